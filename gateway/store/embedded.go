@@ -1,0 +1,104 @@
+// Package store owns the gateway's connection to MongoDB: either a real
+// MongoDB deployment named by a URI, or an embedded MongoDB-compatible store
+// (FerretDB with its SQLite backend) started in-process on a loopback port.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+)
+
+// Embedded is a FerretDB instance running inside this process, listening on
+// a free loopback port and keeping its data in SQLite files under a directory.
+type Embedded struct {
+	uri    string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// StartEmbedded starts FerretDB (SQLite backend) with its data under dir,
+// listening on 127.0.0.1 on a free port, and waits until it answers a ping or
+// ctx ends. The data directory is created if needed; data written by an
+// earlier run is found again.
+func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embedded, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded store: data dir %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o750); err != nil {
+		return nil, fmt.Errorf("embedded store: create data dir: %w", err)
+	}
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + abs + string(os.PathSeparator),
+		Logger:    logger.With("component", "ferretdb"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded store: start FerretDB: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	e := &Embedded{uri: f.MongoDBURI(), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		if err := f.Run(runCtx); err != nil {
+			logger.Error("embedded store stopped", "err", err)
+		}
+	}()
+	if err := waitPing(ctx, e.uri); err != nil {
+		_ = e.Close(context.Background())
+		return nil, fmt.Errorf("embedded store: not answering at %s: %w", e.uri, err)
+	}
+	return e, nil
+}
+
+// URI is the mongodb:// address of the embedded store.
+func (e *Embedded) URI() string { return e.uri }
+
+// Close stops the listener and closes the SQLite backend, waiting for it to
+// finish or ctx to end.
+func (e *Embedded) Close(ctx context.Context) error {
+	e.cancel()
+	select {
+	case <-e.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("embedded store: stop: %w", ctx.Err())
+	}
+}
+
+// waitPing connects to uri and pings it until it answers or ctx ends.
+func waitPing(ctx context.Context, uri string) error {
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(2 * time.Second))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.Background()) }()
+	var last error
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = client.Ping(pctx, readpref.Primary())
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
