@@ -1,0 +1,111 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The shipped configs/toxgate.yaml documents every key with its default.
+func TestShippedConfigIsTheDefaults(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "toxgate.yaml")
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatalf("load shipped config: %v", err)
+	}
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("configs/toxgate.yaml differs from Default():\n file: %+v\n code: %+v", cfg, Default())
+	}
+	raw, _ := os.ReadFile(path)
+	for _, k := range Keys() {
+		leaf := k.Name[strings.LastIndex(k.Name, ".")+1:]
+		if !strings.Contains(string(raw), leaf+":") {
+			t.Errorf("configs/toxgate.yaml does not document %s", k.Name)
+		}
+	}
+}
+
+func TestEnvOverridesFile(t *testing.T) {
+	p := writeFile(t, "server:\n  addr: 127.0.0.1:9000\n  read_timeout: 5s\n")
+	cfg, err := Load(p, []string{"TOXGATE_SERVER_ADDR=127.0.0.1:9100", "TOXGATE_AUTH_ROLES=a, b", "TOXGATE_PLUGINS_PROGRAMS=catalog=/x/y,other=/z", "HOME=/root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "127.0.0.1:9100" {
+		t.Errorf("addr = %q, want env value", cfg.Server.Addr)
+	}
+	if cfg.Server.ReadTimeout != 5*time.Second {
+		t.Errorf("read_timeout = %s, want 5s from file", cfg.Server.ReadTimeout)
+	}
+	if !reflect.DeepEqual(cfg.Auth.Roles, []string{"a", "b"}) {
+		t.Errorf("roles = %v", cfg.Auth.Roles)
+	}
+	if cfg.Plugins.Programs["other"] != "/z" || cfg.Plugins.Programs["catalog"] != "/x/y" {
+		t.Errorf("programs = %v", cfg.Plugins.Programs)
+	}
+}
+
+// A bad value stops the start with an error that names the key.
+func TestBadValuesNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, file string
+		env        []string
+		want       string
+	}{
+		{"bad duration in file", "server:\n  read_timeout: soon\n", nil, "server.read_timeout"},
+		{"bad int in env", "", []string{"TOXGATE_SERVER_MAX_BODY_BYTES=lots"}, "TOXGATE_SERVER_MAX_BODY_BYTES: server.max_body_bytes: invalid integer"},
+		{"bad bool", "modules:\n  watch: maybe\n", nil, "modules.watch: invalid boolean"},
+		{"unknown key", "server:\n  adr: x\n", nil, "unknown key server.adr"},
+		{"unknown section", "nope:\n  x: 1\n", nil, "unknown key nope"},
+		{"negative size", "server:\n  max_body_bytes: -1\n", nil, "server.max_body_bytes: must be a positive integer"},
+		{"bad addr", "", []string{"TOXGATE_SERVER_ADDR=8080"}, "server.addr: invalid listen address"},
+		{"bad level", "log:\n  level: loud\n", nil, "log.level"},
+		{"bad format", "", []string{"TOXGATE_LOG_FORMAT=xml"}, "log.format"},
+		{"bad uri", "", []string{"TOXGATE_MONGODB_URI=postgres://x"}, "mongodb.uri"},
+		{"zero timeout", "modules:\n  timeout: 0s\n", nil, "modules.timeout: must be positive"},
+		{"bad map entry", "", []string{"TOXGATE_PLUGINS_PROGRAMS=catalog"}, "plugins.programs: invalid entry"},
+		{"not yaml", "server: [\n", nil, "not valid YAML"},
+		{"oidc without audience", "oidc:\n  issuer: https://kc/realms/x\n", nil, "oidc.audience"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = writeFile(t, tc.file)
+			}
+			_, err := Load(path, tc.env)
+			if err == nil {
+				t.Fatalf("no error, want one naming %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"), nil)
+	if err == nil || !strings.Contains(err.Error(), "none.yaml") {
+		t.Fatalf("err = %v, want one naming the file", err)
+	}
+}
+
+func TestUnknownEnvIsReported(t *testing.T) {
+	got := UnknownEnv([]string{"TOXGATE_SERVR_ADDR=x", "TOXGATE_SERVER_ADDR=y", "TOXGATE_CONFIG=z", "PATH=/bin"})
+	if !reflect.DeepEqual(got, []string{"TOXGATE_SERVR_ADDR"}) {
+		t.Fatalf("UnknownEnv = %v", got)
+	}
+}

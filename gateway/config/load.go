@@ -1,0 +1,397 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// EnvPrefix starts every environment variable that overrides a key.
+const EnvPrefix = "TOXGATE_"
+
+// Load returns the defaults, overridden by the YAML file at path (if path is
+// not empty) and then by environment variables from environ (os.Environ()
+// form). Every error names the offending key.
+func Load(path string, environ []string) (Config, error) {
+	cfg := Default()
+	fields := leaves(reflect.ValueOf(&cfg).Elem(), "")
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		if err := applyYAML(raw, fields); err != nil {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(environ, fields); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Key describes one configuration key, for documentation and the CLI.
+type Key struct {
+	Name string // dotted key, e.g. server.addr
+	Env  string // environment variable
+	Doc  string
+	Kind string // string, int, bool, duration, list, map
+}
+
+// Keys lists every configuration key in a stable order.
+func Keys() []Key {
+	cfg := Default()
+	fields := leaves(reflect.ValueOf(&cfg).Elem(), "")
+	out := make([]Key, 0, len(fields))
+	for name, f := range fields {
+		out = append(out, Key{Name: name, Env: envName(name), Doc: f.doc, Kind: kindName(f.v)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+type field struct {
+	v   reflect.Value
+	doc string
+}
+
+// leaves maps each dotted key to its settable field.
+func leaves(v reflect.Value, prefix string) map[string]field {
+	out := map[string]field{}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name := sf.Tag.Get("yaml")
+		if name == "" || name == "-" {
+			continue
+		}
+		key := name
+		if prefix != "" {
+			key = prefix + "." + name
+		}
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)) {
+			for k, f := range leaves(fv, key) {
+				out[k] = f
+			}
+			continue
+		}
+		out[key] = field{v: fv, doc: sf.Tag.Get("doc")}
+	}
+	return out
+}
+
+func envName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func kindName(v reflect.Value) string {
+	switch {
+	case v.Type() == reflect.TypeOf(time.Duration(0)):
+		return "duration"
+	case v.Kind() == reflect.Slice:
+		return "list"
+	case v.Kind() == reflect.Map:
+		return "map"
+	case v.Kind() == reflect.Bool:
+		return "bool"
+	case v.Kind() == reflect.Int:
+		return "int"
+	default:
+		return "string"
+	}
+}
+
+func applyYAML(raw []byte, fields map[string]field) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty file
+	}
+	return walk(doc.Content[0], "", fields)
+}
+
+func walk(n *yaml.Node, prefix string, fields map[string]field) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: %s must be a mapping", n.Line, nonEmpty(prefix, "the top level"))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key := k.Value
+		if prefix != "" {
+			key = prefix + "." + k.Value
+		}
+		f, ok := fields[key]
+		if !ok {
+			if hasPrefix(fields, key+".") {
+				if err := walk(val, key, fields); err != nil {
+					return err
+				}
+				continue
+			}
+			return fmt.Errorf("line %d: unknown key %s", k.Line, key)
+		}
+		if err := setNode(f.v, val, key); err != nil {
+			return fmt.Errorf("line %d: %w", val.Line, err)
+		}
+	}
+	return nil
+}
+
+func setNode(v reflect.Value, n *yaml.Node, key string) error {
+	switch v.Kind() {
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			if n.Kind == yaml.ScalarNode {
+				return setString(v, n.Value, key)
+			}
+			return fmt.Errorf("%s: want a list", key)
+		}
+		items := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s: list items must be scalars", key)
+			}
+			items = append(items, c.Value)
+		}
+		v.Set(reflect.ValueOf(items))
+		return nil
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				v.Set(reflect.ValueOf(map[string]string{}))
+				return nil
+			}
+			return fmt.Errorf("%s: want a mapping of name: value", key)
+		}
+		m := map[string]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i+1].Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s.%s: want a scalar", key, n.Content[i].Value)
+			}
+			m[n.Content[i].Value] = n.Content[i+1].Value
+		}
+		v.Set(reflect.ValueOf(m))
+		return nil
+	default:
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: want a single value", key)
+		}
+		if n.Tag == "!!null" {
+			return setString(v, "", key)
+		}
+		return setString(v, n.Value, key)
+	}
+}
+
+// setString parses s into v according to v's type.
+func setString(v reflect.Value, s, key string) error {
+	switch {
+	case v.Type() == reflect.TypeOf(time.Duration(0)):
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%s: invalid duration %q (use e.g. 30s, 5m)", key, s)
+		}
+		v.SetInt(int64(d))
+	case v.Kind() == reflect.Int:
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%s: invalid integer %q", key, s)
+		}
+		v.SetInt(int64(n))
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%s: invalid boolean %q (use true or false)", key, s)
+		}
+		v.SetBool(b)
+	case v.Kind() == reflect.String:
+		v.SetString(s)
+	case v.Kind() == reflect.Slice:
+		var items []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				items = append(items, p)
+			}
+		}
+		if items == nil {
+			items = []string{}
+		}
+		v.Set(reflect.ValueOf(items))
+	case v.Kind() == reflect.Map:
+		m := map[string]string{}
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			name, val, ok := strings.Cut(p, "=")
+			if !ok || strings.TrimSpace(name) == "" {
+				return fmt.Errorf("%s: invalid entry %q (want name=value)", key, p)
+			}
+			m[strings.TrimSpace(name)] = strings.TrimSpace(val)
+		}
+		v.Set(reflect.ValueOf(m))
+	default:
+		return fmt.Errorf("%s: unsupported type %s", key, v.Type())
+	}
+	return nil
+}
+
+func applyEnv(environ []string, fields map[string]field) error {
+	byEnv := make(map[string]string, len(fields))
+	for k := range fields {
+		byEnv[envName(k)] = k
+	}
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if key, ok := byEnv[name]; ok {
+			if err := setString(fields[key].v, val, key); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// UnknownEnv lists TOXGATE_ variables in environ that match no key, so that
+// a misspelt override can be warned about.
+func UnknownEnv(environ []string) []string {
+	known := map[string]bool{EnvPrefix + "CONFIG": true}
+	for _, k := range Keys() {
+		known[k.Env] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix) && !known[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func hasPrefix(fields map[string]field, p string) bool {
+	for k := range fields {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func nonEmpty(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// Validate checks values that parse but make no sense, naming the key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, a...)...))
+	}
+	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
+		bad("server.addr", "invalid listen address %q (want host:port)", c.Server.Addr)
+	}
+	positive := map[string]time.Duration{
+		"server.read_timeout": c.Server.ReadTimeout, "server.write_timeout": c.Server.WriteTimeout,
+		"server.idle_timeout": c.Server.IdleTimeout, "server.shutdown_timeout": c.Server.ShutdownTimeout,
+		"plugins.health_interval": c.Plugins.HealthInterval, "plugins.restart_backoff": c.Plugins.RestartBackoff,
+		"modules.timeout": c.Modules.Timeout, "auth.session_ttl": c.Auth.SessionTTL,
+		"auth.verify_ttl": c.Auth.VerifyTTL,
+	}
+	for _, k := range sortedKeys(positive) {
+		if positive[k] <= 0 {
+			bad(k, "must be positive, got %s", positive[k])
+		}
+	}
+	for k, n := range map[string]int{
+		"server.max_body_bytes": c.Server.MaxBodyBytes, "server.max_header_bytes": c.Server.MaxHeaderBytes,
+		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,
+		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
+	} {
+		if n <= 0 {
+			bad(k, "must be a positive integer, got %d", n)
+		}
+	}
+	if c.Server.MaxHeaderBytes > 0 && c.Server.MaxHeaderBytes < 1024 {
+		bad("server.max_header_bytes", "must be at least 1024, got %d", c.Server.MaxHeaderBytes)
+	}
+	if c.Modules.MaxMemoryPages > 65536 {
+		bad("modules.max_memory_pages", "at most 65536 (4 GiB), got %d", c.Modules.MaxMemoryPages)
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "must be text or json, got %q", c.Log.Format)
+	}
+	if c.MongoDB.Database == "" {
+		bad("mongodb.database", "must not be empty")
+	}
+	if c.MongoDB.URI == "" && c.MongoDB.DataDir == "" {
+		bad("mongodb.data_dir", "must not be empty when mongodb.uri is empty")
+	}
+	if c.MongoDB.URI != "" && !strings.HasPrefix(c.MongoDB.URI, "mongodb://") && !strings.HasPrefix(c.MongoDB.URI, "mongodb+srv://") {
+		bad("mongodb.uri", "must start with mongodb:// or mongodb+srv://")
+	}
+	if c.MongoDB.MaxPoolSize < 0 {
+		bad("mongodb.max_pool_size", "must not be negative")
+	}
+	for name := range c.Plugins.Checksums {
+		if _, ok := c.Plugins.Programs[name]; !ok {
+			bad("plugins.checksums", "checksum for unknown plugin %q", name)
+		}
+	}
+	if c.Auth.BcryptCost < 4 || c.Auth.BcryptCost > 31 {
+		bad("auth.bcrypt_cost", "must be between 4 and 31, got %d", c.Auth.BcryptCost)
+	}
+	if c.Auth.LoginMaxFails <= 0 {
+		bad("auth.login_max_fails", "must be positive, got %d", c.Auth.LoginMaxFails)
+	}
+	if c.Auth.AdminUsername == "" {
+		bad("auth.admin_username", "must not be empty")
+	}
+	if c.SMTP.Host != "" && (c.SMTP.Port <= 0 || c.SMTP.Port > 65535) {
+		bad("smtp.port", "must be a port number, got %d", c.SMTP.Port)
+	}
+	if c.SMTP.Host != "" && c.SMTP.From == "" {
+		bad("smtp.from", "must be set when smtp.host is set")
+	}
+	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
+		bad("oidc.audience", "must be set when oidc.issuer is set")
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
