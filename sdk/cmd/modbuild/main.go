@@ -1,0 +1,50 @@
+// Command modbuild builds toxgate modules into WebAssembly.
+//
+//	go run ./sdk/cmd/modbuild -o bin/modules modules          # every modules/*/ with a main.go
+//	go run ./sdk/cmd/modbuild -o bin/modules modules/example-units
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"toxgate/sdk/wasmbuild"
+)
+
+func main() {
+	out := flag.String("o", "bin/modules", "output directory")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: modbuild [-o dir] DIR...\n  DIR with a main.go is built into -o/<base>.wasm; otherwise each subdirectory with a main.go is.")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for _, dir := range flag.Args() {
+		if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
+			target := filepath.Join(*out, filepath.Base(filepath.Clean(dir))+".wasm")
+			if err := wasmbuild.Build(ctx, dir, target); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Println(target)
+			continue
+		}
+		built, err := wasmbuild.All(ctx, dir, *out)
+		for _, b := range built {
+			fmt.Println(b)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !wasip1
+
+package module
+
+import (
+	"fmt"
+	"os"
+)
+
+// hostLog prints to stderr when the package runs natively (e.g. in an author's tests).
+func hostLog(level int32, line []byte) { fmt.Fprintf(os.Stderr, "level=%d %s\n", level, line) }

@@ -1,0 +1,216 @@
+// Package module is the guest side of the toxgate module ABI: a model author
+// registers a manifest and typed handlers in an init function, and builds the
+// package main with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o model.wasm .
+//
+// Example:
+//
+//	func init() {
+//		module.Register(module.Info{Name: "units", Version: "1.0.0", ...},
+//			module.Handle("/units/convert", convert).Summary("Convert units"))
+//	}
+//	func main() {}
+//
+// Handlers receive the decoded request body and return a value encoded as the
+// JSON response, or an error made with InvalidInput, NotFound or Internal. A
+// panic crashes the instance; the host discards it and answers HTTP 500.
+// See sdk/ABI.md for the wire contract and sdk/README.md for a walk-through.
+package module
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"toxgate/sdk/abi"
+)
+
+// Info is the part of the manifest that is not per route.
+type Info struct {
+	// Name is the module's unique name (lower case, digits, '.', '_', '-').
+	Name string
+	// Version is a semantic version, e.g. "1.2.0".
+	Version string
+	// Title is a short human-readable title.
+	Title string
+	// Description says what the module computes.
+	Description string
+	// Limits asks the host for resources; zero values take host defaults.
+	Limits abi.Limits
+	// Card is the model card.
+	Card abi.ModelCard
+}
+
+// Endpoint is one route of a module, made by Handle and refined by its methods.
+type Endpoint struct {
+	route abi.Route
+	eval  func(input []byte) (any, error)
+}
+
+// Handle makes an endpoint at path that decodes the request body into In, calls
+// fn and encodes its result. The input JSON Schema is derived from In (see
+// SchemaOf) unless Schema overrides it.
+func Handle[In, Out any](path string, fn func(In) (Out, error)) *Endpoint {
+	var zero In
+	schema, err := json.Marshal(SchemaOf(reflect.TypeOf(zero)))
+	if err != nil {
+		panic(fmt.Sprintf("module: schema of %T: %v", zero, err))
+	}
+	return &Endpoint{
+		route: abi.Route{Path: path, InputSchema: schema, Output: abi.Output{Description: "see the model card"}},
+		eval: func(input []byte) (any, error) {
+			var in In
+			if err := decode(input, &in); err != nil {
+				return nil, err
+			}
+			return fn(in)
+		},
+	}
+}
+
+// Summary sets the one-line description shown in the API documentation.
+func (e *Endpoint) Summary(s string) *Endpoint { e.route.Summary = s; return e }
+
+// Output sets the description of the response body (fields and units).
+func (e *Endpoint) Output(description string) *Endpoint {
+	e.route.Output.Description = description
+	return e
+}
+
+// OutputSchema sets a JSON Schema of the response body.
+func (e *Endpoint) OutputSchema(schema string) *Endpoint {
+	e.route.Output.Schema = json.RawMessage(schema)
+	return e
+}
+
+// Table declares that the output member field is an array of flat objects that
+// the host renders as CSV on Accept: text/csv, with the given column order.
+func (e *Endpoint) Table(field string, columns ...string) *Endpoint {
+	e.route.Output.Table = &abi.Table{Field: field, Columns: columns}
+	return e
+}
+
+// Example sets a sample request body shown in the documentation.
+func (e *Endpoint) Example(body string) *Endpoint { e.route.Example = json.RawMessage(body); return e }
+
+// Schema replaces the derived input JSON Schema.
+func (e *Endpoint) Schema(schema string) *Endpoint {
+	e.route.InputSchema = json.RawMessage(schema)
+	return e
+}
+
+var (
+	registered   *abi.Manifest
+	endpoints    []*Endpoint
+	manifestJSON []byte
+)
+
+// Register declares the module. Call it once, from an init function of package main.
+func Register(info Info, eps ...*Endpoint) {
+	if registered != nil {
+		panic("module: Register called twice")
+	}
+	m := &abi.Manifest{
+		ABI: abi.Version, Name: info.Name, Version: info.Version, Title: info.Title,
+		Description: info.Description, Limits: info.Limits, Card: info.Card,
+	}
+	for _, ep := range eps {
+		m.Routes = append(m.Routes, ep.route)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("module: encoding manifest: %v", err))
+	}
+	registered, endpoints, manifestJSON = m, eps, b
+}
+
+// Manifest returns the registered manifest, validated as the host will.
+func Manifest() (abi.Manifest, error) {
+	if registered == nil {
+		return abi.Manifest{}, errors.New("module: Register was not called")
+	}
+	return *registered, registered.Validate()
+}
+
+// Call evaluates input on the registered route path as the host would and
+// returns the output JSON or an *abi.Error. It lets authors test natively.
+func Call(path string, input []byte) ([]byte, error) {
+	for i, ep := range endpoints {
+		if ep.route.Path == path {
+			status, body := evaluate(i, input)
+			if status == abi.StatusOK {
+				return body, nil
+			}
+			var e abi.Error
+			if err := json.Unmarshal(body, &e); err != nil {
+				return nil, err
+			}
+			return nil, &e
+		}
+	}
+	return nil, &abi.Error{Kind: abi.KindNotFound, Message: "no route " + path}
+}
+
+// evaluate runs route i and returns the status byte and the body.
+func evaluate(i int, input []byte) (byte, []byte) {
+	if i < 0 || i >= len(endpoints) {
+		return errorBody(Internal("route index %d out of range", i))
+	}
+	out, err := endpoints[i].eval(input)
+	if err != nil {
+		return errorBody(err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return errorBody(Internal("encoding the output: %v", err))
+	}
+	return abi.StatusOK, b
+}
+
+func errorBody(err error) (byte, []byte) {
+	var e *abi.Error
+	if !errors.As(err, &e) || !e.Kind.Valid() {
+		e = &abi.Error{Kind: abi.KindInternal, Message: err.Error()}
+	}
+	b, mErr := json.Marshal(e)
+	if mErr != nil {
+		b = []byte(`{"kind":"internal","message":"unencodable error"}`)
+	}
+	return abi.StatusError, b
+}
+
+// decode unmarshals the body strictly and turns decoding errors into input errors.
+func decode(input []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(input)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return InvalidInput(te.Field, "must be of type %s, not %s", jsonType(te.Type), te.Value)
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			f = strings.Trim(f, `"`)
+			return InvalidInput(f, "unknown field")
+		}
+		return InvalidInput("", "invalid JSON body: %v", err)
+	}
+	return nil
+}
+
+// InvalidInput returns an error telling the client that field is not acceptable (HTTP 422).
+func InvalidInput(field, format string, args ...any) error {
+	return &abi.Error{Kind: abi.KindInvalidInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound returns an error telling the client that the thing named by field is unknown (HTTP 404).
+func NotFound(field, format string, args ...any) error {
+	return &abi.Error{Kind: abi.KindNotFound, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal returns an error telling the client that the model failed (HTTP 500).
+func Internal(format string, args ...any) error {
+	return &abi.Error{Kind: abi.KindInternal, Message: fmt.Sprintf(format, args...)}
+}

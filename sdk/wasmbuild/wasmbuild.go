@@ -1,0 +1,167 @@
+// Package wasmbuild builds toxgate modules (Go packages main that use
+// toxgate/sdk/module) into WebAssembly reactors, on the host, with the go tool:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o out dir
+//
+// Cached builds are keyed by the content of every source file the module depends
+// on inside its Go module, so tests build each test module once.
+package wasmbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// env returns the environment of a wasip1 build.
+func env() []string {
+	return append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+}
+
+// Build compiles the Go main package in dir into the WebAssembly module out.
+// The file is written to a temporary name and renamed, so a watcher never sees a
+// partial module.
+func Build(ctx context.Context, dir, out string) error {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	tmp := out + ".tmp"
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, ".")
+	cmd.Dir = absDir
+	cmd.Env = env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("wasmbuild: building %s: %w\n%s", dir, err, stderr.String())
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	return nil
+}
+
+// Cached builds the module in dir into cacheDir unless a build of the same
+// sources is there already, and returns the path of the .wasm file. The key is
+// the SHA-256 of the Go version, go.sum and every file of every package the
+// module depends on inside its own Go module.
+func Cached(ctx context.Context, dir, cacheDir string) (string, error) {
+	key, err := SourceHash(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(cacheDir, filepath.Base(filepath.Clean(dir))+"-"+key[:16]+".wasm")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if err := Build(ctx, dir, out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// DefaultCacheDir is where Cached keeps builds when the caller has no better
+// place: the user cache directory, or the temp directory.
+func DefaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "toxgate", "wasmbuild")
+	}
+	return filepath.Join(os.TempDir(), "toxgate-wasmbuild")
+}
+
+type listedPackage struct {
+	Dir    string
+	Module *struct {
+		Main  bool
+		GoMod string
+	}
+	GoFiles, EmbedFiles, OtherFiles []string
+}
+
+// SourceHash returns the hex SHA-256 identifying the sources of the module in dir.
+func SourceHash(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,Module,GoFiles,EmbedFiles,OtherFiles", ".")
+	cmd.Dir = dir
+	cmd.Env = env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: listing dependencies of %s: %w\n%s", dir, err, stderr.String())
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", runtime.Version())
+	var files []string
+	goMods := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(outb))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return "", fmt.Errorf("wasmbuild: reading go list output: %w", err)
+		}
+		if p.Module == nil || !p.Module.Main {
+			continue // the standard library and pinned dependencies are covered by the Go version and go.sum
+		}
+		goMods[p.Module.GoMod] = true
+		for _, group := range [][]string{p.GoFiles, p.EmbedFiles, p.OtherFiles} {
+			for _, f := range group {
+				files = append(files, filepath.Join(p.Dir, f))
+			}
+		}
+	}
+	for gm := range goMods {
+		files = append(files, gm, strings.TrimSuffix(gm, ".mod")+".sum")
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("wasmbuild: %w", err)
+		}
+		sum := sha256.Sum256(b)
+		fmt.Fprintf(h, "%s %x\n", filepath.Base(f), sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// All builds every immediate subdirectory of root that holds a main.go into
+// outDir/<subdirectory>.wasm and returns the paths written.
+func All(ctx context.Context, root, outDir string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("wasmbuild: %w", err)
+	}
+	var built []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+			continue
+		}
+		out := filepath.Join(outDir, e.Name()+".wasm")
+		if err := Build(ctx, dir, out); err != nil {
+			return built, err
+		}
+		built = append(built, out)
+	}
+	return built, nil
+}
