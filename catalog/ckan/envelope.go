@@ -1,0 +1,103 @@
+package ckan
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Content types of action replies.
+const (
+	ContentTypeJSON  = "application/json;charset=utf-8"
+	ContentTypeJSONP = "application/javascript;charset=utf-8"
+	ContentTypeHTML  = "text/html; charset=utf-8"
+)
+
+// Response is a finished action reply.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// ContentType is the Content-Type header value.
+	ContentType string
+	// Body is the reply body.
+	Body []byte
+}
+
+// HelpURL is the "help" member: <site_url>/api/3/action/help_show?name=<action>.
+func HelpURL(siteURL, action string) string {
+	return strings.TrimSuffix(siteURL, "/") + "/api/3/action/help_show?name=" + url.QueryEscape(action)
+}
+
+type successEnvelope struct {
+	Help    string `json:"help"`
+	Success bool   `json:"success"`
+	Result  any    `json:"result"`
+}
+
+type errorEnvelope struct {
+	Help    string         `json:"help"`
+	Error   map[string]any `json:"error"`
+	Success bool           `json:"success"`
+}
+
+// Success renders {"help", "success": true, "result"} with status 200.
+func Success(siteURL, action string, result any) Response {
+	body, err := Marshal(successEnvelope{Help: HelpURL(siteURL, action), Success: true, Result: result})
+	if err != nil {
+		return Failure(siteURL, action, Internal())
+	}
+	return Response{Status: 200, ContentType: ContentTypeJSON, Body: body}
+}
+
+// Failure renders err: a bare JSON string for bad requests, an HTML page for
+// 415, otherwise {"help", "error", "success": false} with err's status.
+func Failure(siteURL, action string, err *Error) Response {
+	if err.Bare {
+		if err.Status == 415 {
+			return Response{Status: 415, ContentType: ContentTypeHTML, Body: []byte("<!doctype html>\n<html lang=en>\n<title>415 Unsupported Media Type</title>\n<h1>Unsupported Media Type</h1>\n<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application/json&#39;.</p>\n")}
+		}
+		body, _ := Marshal(err.Message)
+		return Response{Status: err.Status, ContentType: ContentTypeJSON, Body: body}
+	}
+	body, mErr := Marshal(errorEnvelope{Help: HelpURL(siteURL, action), Error: err.Object()})
+	if mErr != nil {
+		body = []byte(`{"help": "", "error": {"__type": "Internal Server Error", "message": "Internal Server Error"}, "success": false}`)
+		return Response{Status: 500, ContentType: ContentTypeJSON, Body: body}
+	}
+	return Response{Status: err.Status, ContentType: ContentTypeJSON, Body: body}
+}
+
+// Call runs one action on a parsed data dict. asAnonymous is true when CKAN
+// would run it without the caller's identity (JSONP "callback" requests).
+type Call func(data map[string]any, asAnonymous bool) (any, error)
+
+// Serve handles one action request the CKAN way: POST-only actions refuse GET,
+// the data dict is parsed, a "callback" key is removed and makes the call
+// anonymous, the result or error is wrapped in the envelope, and a GET with
+// callback in the query string and status 200 is wrapped as JSONP.
+func Serve(r Request, sideEffectFree bool, call Call) Response {
+	if r.Method != "POST" && !sideEffectFree {
+		return Failure(r.SiteURL, r.Action, POSTRequired())
+	}
+	data, perr := ParseData(r, sideEffectFree)
+	if perr != nil {
+		return Failure(r.SiteURL, r.Action, perr)
+	}
+	_, anonymous := data["callback"]
+	delete(data, "callback")
+	result, err := call(data, anonymous)
+	var resp Response
+	if err != nil {
+		resp = Failure(r.SiteURL, r.Action, AsError(err))
+	} else {
+		resp = Success(r.SiteURL, r.Action, result)
+	}
+	if r.Method == "GET" && resp.Status == 200 && r.Query != "" {
+		if q, err := url.ParseQuery(r.Query); err == nil && q.Get("callback") != "" {
+			cb := q.Get("callback")
+			body := make([]byte, 0, len(cb)+len(resp.Body)+3)
+			body = append(append(append(append(body, cb...), '('), resp.Body...), ");"...)
+			resp.Body, resp.ContentType = body, ContentTypeJSONP
+		}
+	}
+	return resp
+}

@@ -1,0 +1,76 @@
+package ckan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Marshal encodes v as CKAN does (Python simplejson defaults): non-ASCII
+// characters escaped as \uXXXX, separators ", " and ": ", HTML characters
+// left as they are.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("ckan: encode JSON: %w", err)
+	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return pythonStyle(raw), nil
+}
+
+// pythonStyle rewrites compact JSON to simplejson's separators and ASCII
+// escaping in one pass.
+func pythonStyle(in []byte) []byte {
+	out := make([]byte, 0, len(in)+len(in)/8+16)
+	inString := false
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if inString {
+			switch {
+			case c == '\\':
+				out = append(out, c, in[i+1])
+				i++
+			case c == '"':
+				inString = false
+				out = append(out, c)
+			case c < utf8.RuneSelf:
+				out = append(out, c)
+			default:
+				r, size := utf8.DecodeRune(in[i:])
+				i += size - 1
+				out = appendEscapedRune(out, r)
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			out = append(out, c)
+		case ',':
+			out = append(out, ',', ' ')
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendEscapedRune(out []byte, r rune) []byte {
+	if r > 0xFFFF {
+		r -= 0x10000
+		out = appendU(out, 0xD800+(r>>10))
+		return appendU(out, 0xDC00+(r&0x3FF))
+	}
+	return appendU(out, r)
+}
+
+func appendU(out []byte, r rune) []byte {
+	return append(out, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+}
