@@ -40,7 +40,13 @@ func Build(ctx context.Context, dir, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
 	}
-	tmp := out + ".tmp"
+	// A unique temporary name: concurrent builds of the same module must not collide.
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	tmp := f.Name()
+	f.Close()
 	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, ".")
 	cmd.Dir = absDir
 	cmd.Env = env()
