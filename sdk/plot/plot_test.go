@@ -1,0 +1,68 @@
+package plot
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func wellFormed(t *testing.T, svg string) {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		_, err := d.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				return
+			}
+			t.Fatalf("SVG not well-formed: %v", err)
+		}
+	}
+}
+
+func TestLinearPlotHasAxesLegendAndUnits(t *testing.T) {
+	x := []float64{0, 1, 2, 3, 4}
+	p := New("Decay <test>", "time (h)", "concentration (µM)")
+	p.Add("plasma", x, []float64{5, 3, 2, 1, 0.5})
+	p.Add("heart & liver", x, []float64{1, 2, 3, 2, 1})
+	svg := p.SVG()
+	wellFormed(t, svg)
+	for _, want := range []string{"time (h)", "concentration (µM)", "plasma", "heart &amp; liver", "Decay &lt;test&gt;", "<polyline"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if n := strings.Count(svg, "<polyline"); n != 2 {
+		t.Errorf("%d lines, want 2", n)
+	}
+}
+
+func TestLogAxisDecades(t *testing.T) {
+	x := []float64{0, 1, 2, 3}
+	p := New("log", "t", "C (ng/mL)")
+	p.LogY = true
+	p.Add("c", x, []float64{1000, 100, 0, 0.5}) // zero is skipped on a log axis
+	svg := p.SVG()
+	wellFormed(t, svg)
+	for _, tick := range []string{">0.1<", ">1<", ">10<", ">100<", ">1000<"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("log axis lacks decade tick %s", tick)
+		}
+	}
+	if strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") {
+		t.Error("SVG contains non-finite coordinates")
+	}
+}
+
+func TestNiceTicksCoverRange(t *testing.T) {
+	for _, r := range [][2]float64{{0, 1}, {0, 168}, {-3, 7}, {0, 0.0013}, {12, 365}} {
+		ts := niceTicks(r[0], r[1])
+		if ts[0] > r[0] || ts[len(ts)-1] < r[1]-1e-12 || len(ts) > 12 {
+			t.Errorf("ticks %v do not cover %v", ts, r)
+		}
+	}
+}
+
+func TestEmptyPlot(t *testing.T) {
+	wellFormed(t, New("", "x", "y").SVG())
+}
