@@ -1,0 +1,368 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"toxgate/sdk/ode"
+)
+
+// Name and Version identify the model.
+const (
+	Name    = "httk-pbtk"
+	Version = "1.0.0"
+	// MaxDays is the longest simulation accepted.
+	MaxDays = 730
+	// MaxDosesPerDay bounds doses_per_day.
+	MaxDosesPerDay = 24
+	// MaxTSteps bounds tsteps (outputs per hour).
+	MaxTSteps = 60
+)
+
+// Input is the request of /pbpk/httk.
+type Input struct {
+	// ChemName is a name, CAS number or DTXSID from httk's chemical table.
+	ChemName string `json:"chem_name"`
+	// Species is human, rat, mouse, dog or rabbit (case-insensitive).
+	Species string `json:"species"`
+	// DailyDose is the oral dose in mg/kg BW/day.
+	DailyDose *float64 `json:"daily_dose"`
+	// DosesPerDay splits the daily dose into equal oral doses (1..24).
+	DosesPerDay *float64 `json:"doses_per_day"`
+	// Days is the simulated duration in days (0 < days <= MaxDays).
+	Days *float64 `json:"days"`
+	// DefaultToHuman substitutes human in vitro values missing for the species.
+	DefaultToHuman bool `json:"default_to_human,omitempty"`
+	// TSteps is the number of output times per hour (default 4, as solve_pbtk).
+	TSteps int `json:"tsteps,omitempty"`
+}
+
+// Chemical identifies the simulated chemical.
+type Chemical struct {
+	Name   string  `json:"name"`
+	CAS    string  `json:"cas"`
+	DTXSID string  `json:"dtxsid"`
+	MW     float64 `json:"mw_g_per_mol"`
+}
+
+// Dosing describes the simulated regimen.
+type Dosing struct {
+	DailyDoseMgPerKg float64   `json:"daily_dose_mg_per_kg"`
+	DosesPerDay      int       `json:"doses_per_day"`
+	Days             float64   `json:"days"`
+	Route            string    `json:"route"`
+	DoseTimesDays    []float64 `json:"dose_times_days"`
+	// AbsorbedUmolPerDose is each dose in µmol times Fabsgut (what enters
+	// the gut lumen, as in httk).
+	AbsorbedUmolPerDose float64 `json:"absorbed_umol_per_dose"`
+}
+
+// TimeSeries holds solve_pbtk's columns (concentrations µM, amounts µmol,
+// AUC µM·day, time in days).
+type TimeSeries struct {
+	Time         []float64 `json:"time"`
+	Agutlumen    []float64 `json:"Agutlumen"`
+	Cgut         []float64 `json:"Cgut"`
+	Cliver       []float64 `json:"Cliver"`
+	Cven         []float64 `json:"Cven"`
+	Clung        []float64 `json:"Clung"`
+	Cart         []float64 `json:"Cart"`
+	Crest        []float64 `json:"Crest"`
+	Ckidney      []float64 `json:"Ckidney"`
+	Cplasma      []float64 `json:"Cplasma"`
+	Aplasma      []float64 `json:"Aplasma"`
+	Atubules     []float64 `json:"Atubules"`
+	Ametabolized []float64 `json:"Ametabolized"`
+	AUC          []float64 `json:"AUC"`
+}
+
+// Summary gives the headline figures.
+type Summary struct {
+	CmaxUM           float64 `json:"Cmax_uM"`
+	TmaxDays         float64 `json:"Tmax_days"`
+	AUCUMDays        float64 `json:"AUC_uM_days"`
+	CplasmaEndUM     float64 `json:"Cplasma_end_uM"`
+	CssAnalyticUM    float64 `json:"Css_analytic_uM"`
+	MassBalanceError float64 `json:"mass_balance_relative_error"`
+}
+
+// Output is the response of /pbpk/httk.
+type Output struct {
+	Model      string            `json:"model"`
+	Version    string            `json:"version"`
+	Chemical   Chemical          `json:"chemical"`
+	Species    string            `json:"species"`
+	Dosing     Dosing            `json:"dosing"`
+	Parameters *Params           `json:"parameters"`
+	Summary    Summary           `json:"summary"`
+	Units      map[string]string `json:"units"`
+	TimeSeries TimeSeries        `json:"time_series"`
+	PlotSVG    string            `json:"plot_svg"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// State indices of the pbtk model (httk modelpbtk.c order).
+const (
+	sGutlumen = iota
+	sGut
+	sLiver
+	sVen
+	sLung
+	sArt
+	sRest
+	sKidney
+	sTubules
+	sMetabolized
+	sAUC
+	nStates
+)
+
+// system holds the model in units of days, litres and µmol.
+type system struct {
+	a                                                       [nStates * nStates]float64
+	vgut, vliver, vven, vlung, vart, vrest, vkidney, r, hct float64
+}
+
+// newSystem builds the linear pbtk system dA/dt = M·A (per day) from httk
+// parameters, following modelpbtk.c: flows and clearances ×24, volumes ×BW.
+func newSystem(p *Params) *system {
+	s := &system{}
+	bw := p.BW
+	bw75 := math.Pow(bw, 0.75)
+	qc := p.Qcardiacc * 24 * bw75
+	qgfr := p.Qgfrc * 24 * bw75
+	qgut, qliver, qkidney := p.Qgutf*qc, p.Qliverf*qc, p.Qkidneyf*qc
+	qrest := qc - qgut - qliver - qkidney
+	clmet := p.Clmetabolismc * 24 * bw
+	ka := p.Kgutabs * 24
+	s.vgut, s.vliver, s.vven, s.vlung = p.Vgutc*bw, p.Vliverc*bw, p.Vvenc*bw, p.Vlungc*bw
+	s.vart, s.vrest, s.vkidney = p.Vartc*bw, p.Vrestc*bw, p.Vkidneyc*bw
+	s.r, s.hct = p.Rblood2plasma, p.Hematocrit
+	r, fu := p.Rblood2plasma, p.Fup
+	set := func(i, j int, v float64) { s.a[i*nStates+j] += v }
+	// Concentration factors: C_x = A_x / V_x; outflow C_x·R/(K_x·fu).
+	gutOut := r / (p.Kgut2pu * fu) / s.vgut
+	liverOut := r / (p.Kliver2pu * fu) / s.vliver
+	kidneyOut := r / (p.Kkidney2pu * fu) / s.vkidney
+	restOut := r / (p.Krest2pu * fu) / s.vrest
+	lungOut := r / (p.Klung2pu * fu) / s.vlung
+	cart := 1 / s.vart
+	cven := 1 / s.vven
+	set(sGutlumen, sGutlumen, -ka)
+	set(sGut, sGutlumen, ka)
+	set(sGut, sArt, qgut*cart)
+	set(sGut, sGut, -qgut*gutOut)
+	set(sLiver, sArt, qliver*cart)
+	set(sLiver, sGut, qgut*gutOut)
+	set(sLiver, sLiver, -(qliver+qgut)*liverOut-clmet/(p.Kliver2pu*fu)/s.vliver)
+	set(sVen, sLiver, (qliver+qgut)*liverOut)
+	set(sVen, sKidney, qkidney*kidneyOut)
+	set(sVen, sRest, qrest*restOut)
+	set(sVen, sVen, -qc*cven)
+	set(sLung, sVen, qc*cven)
+	set(sLung, sLung, -qc*lungOut)
+	set(sArt, sLung, qc*lungOut)
+	set(sArt, sArt, -qc*cart)
+	set(sRest, sArt, qrest*cart)
+	set(sRest, sRest, -qrest*restOut)
+	set(sKidney, sArt, qkidney*cart-qgfr*fu/r*cart)
+	set(sKidney, sKidney, -qkidney*kidneyOut)
+	set(sTubules, sArt, qgfr*fu/r*cart)
+	set(sMetabolized, sLiver, clmet/(p.Kliver2pu*fu)/s.vliver)
+	set(sAUC, sVen, cven/r)
+	return s
+}
+
+func (s *system) deriv(_ float64, y, dy []float64) {
+	for i := 0; i < nStates; i++ {
+		row := s.a[i*nStates : (i+1)*nStates]
+		var v float64
+		for j, aij := range row {
+			if aij != 0 {
+				v += aij * y[j]
+			}
+		}
+		dy[i] = v
+	}
+}
+
+func (s *system) jacobian(_ float64, _ []float64, j []float64) { copy(j, s.a[:]) }
+
+// CssAnalytic is httk's calc_analytic_css_pbtk: the steady-state plasma
+// concentration (µM) for a constant oral dose rate of dose mg/kg/day.
+func CssAnalytic(p *Params, dose float64) float64 {
+	hourly := dose / 24 // mg/kg/h
+	qc := p.Qcardiacc / math.Pow(p.BW, 0.25)
+	qgfr := p.Qgfrc / math.Pow(p.BW, 0.25)
+	qgut, qliver, qkidney := p.Qgutf*qc, p.Qliverf*qc, p.Qkidneyf*qc
+	qrest := qc - qgut - qliver - qkidney
+	r, fu, cl := p.Rblood2plasma, p.Fup, p.Clmetabolismc
+	ql := qliver + qgut
+	cven := p.Fabsgut * (hourly * ql / (cl/r + ql)) /
+		(qc - ql*ql/(cl/r+ql) - qkidney + qgfr*fu/r - qrest)
+	return cven / r / p.MW * 1000 // mg/L -> µM
+}
+
+// Validate checks the input and returns the canonical species name.
+func (in *Input) Validate() (string, error) {
+	if strings.TrimSpace(in.ChemName) == "" {
+		return "", inputErr("chem_name", "required: a chemical name, CAS number or DTXSID")
+	}
+	if in.Species == "" {
+		return "", inputErr("species", "required: one of human, rat, mouse, dog, rabbit")
+	}
+	species := ""
+	for _, s := range speciesNames {
+		if strings.EqualFold(s, strings.TrimSpace(in.Species)) {
+			species = s
+		}
+	}
+	if species == "" {
+		return "", inputErr("species", "unknown species %q: use one of human, rat, mouse, dog, rabbit", in.Species)
+	}
+	switch {
+	case in.DailyDose == nil:
+		return "", inputErr("daily_dose", "required: oral dose in mg/kg/day")
+	case !(*in.DailyDose > 0) || math.IsInf(*in.DailyDose, 0):
+		return "", inputErr("daily_dose", "must be a positive number of mg/kg/day, got %g", *in.DailyDose)
+	case *in.DailyDose > 1e6:
+		return "", inputErr("daily_dose", "must be at most 1e6 mg/kg/day, got %g", *in.DailyDose)
+	case in.DosesPerDay == nil:
+		return "", inputErr("doses_per_day", "required: number of equal oral doses per day (1 to %d)", MaxDosesPerDay)
+	case *in.DosesPerDay != math.Trunc(*in.DosesPerDay) || *in.DosesPerDay < 1 || *in.DosesPerDay > MaxDosesPerDay:
+		return "", inputErr("doses_per_day", "must be a whole number from 1 to %d, got %g", MaxDosesPerDay, *in.DosesPerDay)
+	case in.Days == nil:
+		return "", inputErr("days", "required: simulated duration in days (up to %d)", MaxDays)
+	case !(*in.Days > 0) || *in.Days > MaxDays:
+		return "", inputErr("days", "must be greater than 0 and at most %d, got %g", MaxDays, *in.Days)
+	case in.TSteps < 0 || in.TSteps > MaxTSteps:
+		return "", inputErr("tsteps", "must be from 1 to %d output times per hour, got %d", MaxTSteps, in.TSteps)
+	}
+	return species, nil
+}
+
+// Simulate runs httk's pbtk model for the input.
+func Simulate(in Input) (*Output, error) {
+	species, err := in.Validate()
+	if err != nil {
+		return nil, err
+	}
+	t, err := loadTables()
+	if err != nil {
+		return nil, fmt.Errorf("httk: loading tables: %w", err)
+	}
+	c, ok := t.lookup(in.ChemName)
+	if !ok {
+		e := inputErr("chem_name", "%q is not in httk's chemical table (by name, CAS or DTXSID)", in.ChemName)
+		e.Suggestions = t.suggest(in.ChemName, species, in.DefaultToHuman, 5)
+		return nil, e
+	}
+	p, err := t.parameterize(c, species, in.DefaultToHuman)
+	if err != nil {
+		if ie, ok := err.(*InputError); ok {
+			ie.Suggestions = t.suggest(in.ChemName, species, in.DefaultToHuman, 5)
+		}
+		return nil, err
+	}
+	return run(in, species, c, p)
+}
+
+func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
+	days, dpd := *in.Days, int(*in.DosesPerDay)
+	tsteps := in.TSteps
+	if tsteps == 0 {
+		tsteps = 4
+	}
+	sys := newSystem(p)
+	doseUmol := *in.DailyDose / float64(dpd) * p.BW / p.MW * 1000 * p.Fabsgut
+	var boluses []ode.Bolus
+	var doseTimes []float64
+	for k := 0; ; k++ {
+		td := float64(k) / float64(dpd)
+		if td >= days-1e-12 {
+			break
+		}
+		boluses = append(boluses, ode.Bolus{Time: td, State: sGutlumen, Amount: doseUmol})
+		doseTimes = append(doseTimes, td)
+	}
+	// Output grid as solve_pbtk: 0, 1e-4 d, then every 1/(24·tsteps) day.
+	n := int(math.Round(days * 24 * float64(tsteps)))
+	times := []float64{0, 1e-4}
+	for k := 1; k <= n; k++ {
+		tk := float64(k) / (24 * float64(tsteps))
+		if tk > days {
+			break
+		}
+		times = append(times, tk)
+	}
+	if times[len(times)-1] < days-1e-12 {
+		times = append(times, days)
+	}
+	prob := ode.Problem{Func: sys.deriv, Jacobian: sys.jacobian, Y0: make([]float64, nStates), Boluses: boluses}
+	sol, err := ode.Solve(prob, times, ode.WithMethod(ode.Rosenbrock), ode.WithTolerances(1e-8, 1e-12),
+		ode.WithConstantJacobian(), ode.WithAutonomous(), ode.WithMaxSteps(2_000_000))
+	if err != nil {
+		return nil, fmt.Errorf("httk pbtk: solving: %w", err)
+	}
+	out := &Output{
+		Model: Name, Version: Version, Species: species, Parameters: p,
+		Chemical: Chemical{Name: c.Name, CAS: c.CAS, DTXSID: c.DTXSID, MW: c.MW},
+		Dosing: Dosing{DailyDoseMgPerKg: *in.DailyDose, DosesPerDay: dpd, Days: days, Route: "oral",
+			DoseTimesDays: doseTimes, AbsorbedUmolPerDose: doseUmol},
+		Units: map[string]string{"time": "day", "C*": "uM", "A*": "umol", "AUC": "uM*day",
+			"Cmax_uM": "uM", "Tmax_days": "day", "Css_analytic_uM": "uM", "daily_dose": "mg/kg/day"},
+	}
+	ts := &out.TimeSeries
+	m := len(times)
+	cols := []*[]float64{&ts.Time, &ts.Agutlumen, &ts.Cgut, &ts.Cliver, &ts.Cven, &ts.Clung, &ts.Cart,
+		&ts.Crest, &ts.Ckidney, &ts.Cplasma, &ts.Aplasma, &ts.Atubules, &ts.Ametabolized, &ts.AUC}
+	for _, cp := range cols {
+		*cp = make([]float64, m)
+	}
+	var maxErr float64
+	for k, y := range sol.Y {
+		ts.Time[k] = times[k]
+		ts.Agutlumen[k] = y[sGutlumen]
+		ts.Cgut[k] = y[sGut] / sys.vgut
+		ts.Cliver[k] = y[sLiver] / sys.vliver
+		ts.Cven[k] = y[sVen] / sys.vven
+		ts.Clung[k] = y[sLung] / sys.vlung
+		ts.Cart[k] = y[sArt] / sys.vart
+		ts.Crest[k] = y[sRest] / sys.vrest
+		ts.Ckidney[k] = y[sKidney] / sys.vkidney
+		ts.Cplasma[k] = y[sVen] / sys.vven / sys.r
+		ts.Aplasma[k] = y[sVen] / sys.r * (1 - sys.hct)
+		ts.Atubules[k] = y[sTubules]
+		ts.Ametabolized[k] = y[sMetabolized]
+		ts.AUC[k] = y[sAUC]
+		var total float64
+		for i := sGutlumen; i <= sMetabolized; i++ {
+			total += y[i]
+		}
+		var dosed float64
+		for _, td := range doseTimes {
+			if td <= times[k] {
+				dosed += doseUmol
+			}
+		}
+		if dosed > 0 {
+			maxErr = math.Max(maxErr, math.Abs(total-dosed)/dosed)
+		}
+	}
+	sm := &out.Summary
+	for k, cp := range ts.Cplasma {
+		if cp > sm.CmaxUM {
+			sm.CmaxUM, sm.TmaxDays = cp, ts.Time[k]
+		}
+	}
+	sm.AUCUMDays = ts.AUC[m-1]
+	sm.CplasmaEndUM = ts.Cplasma[m-1]
+	sm.CssAnalyticUM = CssAnalytic(p, *in.DailyDose)
+	sm.MassBalanceError = maxErr
+	out.PlotSVG = plotProfiles(out)
+	if species != "Human" && in.DefaultToHuman {
+		out.Notes = append(out.Notes, "human in vitro values substituted where the species lacks them (default_to_human)")
+	}
+	return out, nil
+}
