@@ -1,0 +1,69 @@
+# toxgate: `make run` builds everything and serves on the embedded store;
+# `make test` runs every test. See README.md.
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X toxgate/gateway/version.Version=$(VERSION)
+# Plugin programs: plugins/<name>/main.go -> bin/toxgate-<name>
+PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
+# Model modules: modules/<name>/main.go -> bin/modules/<name>.wasm
+MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
+
+.PHONY: all build gateway plugins modules run test vet bench train ci-deps clean help
+
+all: build
+
+help:
+	@echo "make run    build everything and serve on 127.0.0.1:8080 (embedded store under ./data)"
+	@echo "make test   run every test"
+	@echo "make bench  run the benchmarks (loopback only)"
+	@echo "make train  retrain the models (weights are committed; run does not retrain)"
+
+build: gateway plugins modules
+
+gateway:
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toxgate ./gateway/cmd/toxgate
+
+plugins:
+	@mkdir -p $(BIN)
+	@for p in $(PLUGINS); do \
+		echo "$(GO) build -o $(BIN)/toxgate-$$p ./plugins/$$p"; \
+		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toxgate-$$p ./plugins/$$p || exit 1; \
+	done
+
+modules:
+	@mkdir -p $(BIN)/modules
+	@for m in $(MODULES); do \
+		echo "GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/modules/$$m.wasm ./modules/$$m"; \
+		GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(BIN)/modules/$$m.wasm.tmp ./modules/$$m || exit 1; \
+		mv $(BIN)/modules/$$m.wasm.tmp $(BIN)/modules/$$m.wasm; \
+	done
+
+run: build
+	$(BIN)/toxgate -config configs/toxgate.yaml
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+test: build vet
+	TOXGATE_BIN_DIR=$(BIN) $(GO) test -timeout 45m ./...
+
+bench: build
+	TOXGATE_BIN_DIR=$(BIN) $(GO) run ./gateway/cmd/toxgate-bench
+	TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 2s ./sdk/... ./plugins/... ./gateway/... ./modules/...
+
+# ci-deps installs what the tests need on a fresh machine (Debian's chromium
+# for the browser tests). Go modules come from the module proxy by themselves.
+ci-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing chromium (browser tests)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+	$(GO) mod download
+
+clean:
+	rm -rf $(BIN)

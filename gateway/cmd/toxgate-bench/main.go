@@ -1,0 +1,172 @@
+// Command toxgate-bench runs the loopback benchmarks of `make bench`: it
+// starts the real gateway (and baselines such as a bare fasthttp server) on
+// 127.0.0.1, drives them with the closed-loop load generator, and prints each
+// figure beside its baseline measured in the same run.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/harness"
+	"toxgate/gateway/loadgen"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "bare" {
+		serveBare()
+		return
+	}
+	conns := flag.Int("conns", 64, "concurrent connections")
+	dur := flag.Duration("duration", 4*time.Second, "measuring time per round")
+	rounds := flag.Int("rounds", 3, "rounds per scenario (alternating with the baseline); the median is reported")
+	only := flag.String("only", "", "comma-separated scenario names to run (default: all)")
+	flag.Parse()
+
+	if err := run(*conns, *dur, *rounds, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "toxgate-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Env is what a scenario gets: the running gateway and the bare baseline.
+type Env struct {
+	Gateway *harness.Gateway
+	BareURL string
+	Opts    loadgen.Options
+}
+
+// Scenario measures one figure against a baseline in the same run.
+type Scenario struct {
+	Name     string
+	Baseline func(e *Env) loadgen.Target
+	Subject  func(e *Env) loadgen.Target
+	// Setup prepares data before measuring (optional).
+	Setup func(ctx context.Context, e *Env) error
+	// Target is the documented goal, e.g. "≥ 80% of baseline".
+	Target string
+}
+
+var scenarios = []Scenario{
+	{
+		Name:     "IsAlive (full middleware chain) vs bare fasthttp",
+		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.BareURL + "/IsAlive"} },
+		Subject:  func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Target:   "subject ≥ 80% of baseline req/s",
+	},
+}
+
+func run(conns int, dur time.Duration, rounds int, only string) error {
+	ctx := context.Background()
+	bins, err := harness.BuildBinaries()
+	if err != nil {
+		return err
+	}
+	bareURL, stopBare, err := startBare()
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	gw, err := harness.Launch(bins, harness.WithLogSink(io.Discard),
+		harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"}, strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		gw.Stop()
+		os.RemoveAll(gw.DataDir)
+	}()
+	env := &Env{Gateway: gw, BareURL: bareURL, Opts: loadgen.Options{Conns: conns, Duration: dur}}
+	fmt.Printf("toxgate-bench: %d connections, %s per round, %d rounds, median reported (GOMAXPROCS=%s)\n\n",
+		conns, dur, rounds, os.Getenv("GOMAXPROCS"))
+	for _, sc := range scenarios {
+		if only != "" && !strings.Contains(","+only+",", ","+sc.Name+",") {
+			continue
+		}
+		if sc.Setup != nil {
+			if err := sc.Setup(ctx, env); err != nil {
+				return fmt.Errorf("%s: setup: %w", sc.Name, err)
+			}
+		}
+		var base, subj []loadgen.Result
+		for i := 0; i < rounds; i++ {
+			b, err := loadgen.Run(ctx, sc.Baseline(env), env.Opts)
+			if err != nil {
+				return fmt.Errorf("%s: baseline: %w", sc.Name, err)
+			}
+			s, err := loadgen.Run(ctx, sc.Subject(env), env.Opts)
+			if err != nil {
+				return fmt.Errorf("%s: subject: %w", sc.Name, err)
+			}
+			base, subj = append(base, b), append(subj, s)
+		}
+		b, s := median(base), median(subj)
+		fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f%% of baseline req/s   (target: %s)\n",
+			sc.Name, b, s, 100*s.RPS/b.RPS, sc.Target)
+		if s.Errors > 0 || b.Errors > 0 {
+			fmt.Printf("  errors: baseline %q subject %q\n", b.FirstErr, s.FirstErr)
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+func median(rs []loadgen.Result) loadgen.Result {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].RPS < rs[j].RPS })
+	return rs[len(rs)/2]
+}
+
+// startBare runs this program as a bare fasthttp server in a child process.
+func startBare() (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(self, "bare")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return "", nil, fmt.Errorf("bare server: %w", err)
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	return "http://" + strings.TrimSpace(line), stop, nil
+}
+
+// serveBare answers every request with a fixed IsAlive-like JSON body: the
+// fastest a fasthttp server can be on this machine.
+func serveBare() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ln.Addr().String())
+	body := []byte(`{"alive":true,"version":"bare","uptime_s":0}`)
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBody(body)
+	}}
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,111 @@
+package httpcore
+
+import (
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// Metrics holds the gateway's HTTP metrics.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inflight prometheus.Gauge
+	reg      *prometheus.Registry
+}
+
+// NewMetrics creates the HTTP metrics, the Go and process collectors and
+// toxgate_build_info in a new registry.
+func NewMetrics(version string) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toxgate_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toxgate_http_requests_in_flight",
+			Help: "HTTP requests being served.",
+		}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "toxgate_build_info",
+		Help: "Build information of the running gateway (always 1).",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(m.requests, m.duration, m.inflight, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is where other parts of the gateway register their metrics.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Middleware records each request's route, status and latency.
+func (m *Metrics) Middleware() Middleware {
+	return func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+		return func(ctx *fasthttp.RequestCtx) {
+			m.inflight.Inc()
+			defer func() {
+				m.inflight.Dec()
+				route, method := Route(ctx), methodLabel(ctx.Method())
+				m.requests.WithLabelValues(route, method, statusLabel(ctx.Response.StatusCode())).Inc()
+				m.duration.WithLabelValues(route, method).Observe(time.Since(ctx.Time()).Seconds())
+			}()
+			next(ctx)
+		}
+	}
+}
+
+// Handler serves /metrics in the Prometheus text format.
+func (m *Metrics) Handler() fasthttp.RequestHandler {
+	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+}
+
+var statusLabels = func() [600]string {
+	var s [600]string
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func statusLabel(code int) string {
+	if code >= 0 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return strconv.Itoa(code)
+}
+
+// methodLabel keeps the label set small: known methods by name, others as "other".
+func methodLabel(m []byte) string {
+	switch string(m) {
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "HEAD":
+		return "HEAD"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "PATCH":
+		return "PATCH"
+	case "OPTIONS":
+		return "OPTIONS"
+	}
+	return "other"
+}

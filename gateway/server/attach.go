@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+)
+
+// Attach connects the optional parts (plugins, modules, identity) to the
+// app. Each part registers its routes, readiness checks and closers.
+func Attach(ctx context.Context, a *App) error {
+	for _, p := range parts {
+		if err := p.attach(ctx, a); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+type part struct {
+	name   string
+	attach func(ctx context.Context, a *App) error
+}
+
+// parts are attached in this order.
+var parts []part
+
+// Listen opens the TCP listener for addr.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// URL is the base URL users reach the gateway at.
+func (a *App) URL(addr net.Addr) string {
+	if a.cfg.Server.PublicURL != "" {
+		return strings.TrimRight(a.cfg.Server.PublicURL, "/")
+	}
+	return "http://" + addr.String()
+}
+
+// Banner is what the server prints after it starts (how to log in and so on).
+func (a *App) Banner() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.banner...)
+}
+
+// AddBanner adds a line to what is printed at start.
+func (a *App) AddBanner(line string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.banner = append(a.banner, line)
+}
+
+// Reload reloads every reloadable part (SIGHUP).
+func (a *App) Reload(ctx context.Context) {
+	a.mu.Lock()
+	rs := append([]namedReloader(nil), a.reloaders...)
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.reload(ctx); err != nil {
+				a.log.Error("reload failed", "part", r.name, "err", err)
+			} else {
+				a.log.Info("reloaded", "part", r.name)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+type namedReloader struct {
+	name   string
+	reload func(context.Context) error
+}
+
+// AddReloader registers a part reloaded on SIGHUP.
+func (a *App) AddReloader(name string, r func(context.Context) error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reloaders = append(a.reloaders, namedReloader{name, r})
+}
