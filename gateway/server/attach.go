@@ -8,24 +8,25 @@ import (
 	"sync"
 )
 
-// Attach connects the optional parts (plugins, modules, identity) to the
-// app. Each part registers its routes, readiness checks and closers.
+// Attach connects the parts to the app, in order: identity (auth, web
+// pages), plugins (the catalog), modules (the model API). Each part
+// registers its routes, readiness checks, reloaders and closers.
 func Attach(ctx context.Context, a *App) error {
-	for _, p := range parts {
-		if err := p.attach(ctx, a); err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
+	steps := []struct {
+		name   string
+		attach func(context.Context) error
+	}{
+		{"identity", a.attachIdentity},
+		{"plugins", a.attachPlugins},
+		{"modules", a.attachModules},
+	}
+	for _, s := range steps {
+		if err := s.attach(ctx); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
 	return nil
 }
-
-type part struct {
-	name   string
-	attach func(ctx context.Context, a *App) error
-}
-
-// parts are attached in this order.
-var parts []part
 
 // Listen opens the TCP listener for addr.
 func Listen(addr string) (net.Listener, error) {

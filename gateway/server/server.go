@@ -42,6 +42,7 @@ type App struct {
 	fallbacks []Fallback
 	reloaders []namedReloader
 	banner    []string
+	auth      Authenticator
 }
 
 // Fallback serves a request no static route matched and reports whether it
@@ -78,7 +79,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{cfg: cfg, log: log, accessLog: opts.AccessLog, version: opts.Version, started: time.Now()}
+	a := &App{cfg: cfg, log: log, accessLog: opts.AccessLog, version: opts.Version, started: time.Now(), auth: anonymousOnly{}}
 	if a.accessLog == nil {
 		a.accessLog = log
 	}
