@@ -1,0 +1,419 @@
+package chem
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The Morgan algorithm here follows RDKit's GetMorganFingerprint /
+// GetMorganFingerprintAsBitVect (useChirality=false, useBondTypes=true,
+// useFeatures=false): ECFP-like connectivity invariants (atomic number,
+// total degree, total H count, formal charge, isotope mass delta, ring
+// membership) hashed with boost::hash_combine on 32-bit words, environments
+// grown one bond shell per iteration, duplicate environments (same bond
+// set) dropped, identifiers folded modulo nBits.
+
+const hashMagic = 0x9e3779b9
+
+func hashCombine(seed, v uint32) uint32 {
+	return seed ^ (v + hashMagic + (seed << 6) + (seed >> 2))
+}
+
+// atomInvariant is RDKit's getConnectivityInvariants for one atom.
+func (m *Mol) atomInvariant(i int) uint32 {
+	a := &m.atoms[i]
+	th := uint32(a.TotalHs())
+	var h uint32
+	h = hashCombine(h, uint32(a.z))
+	h = hashCombine(h, uint32(m.Degree(i))+th)
+	h = hashCombine(h, th)
+	h = hashCombine(h, uint32(int32(a.charge)))
+	delta := int32(0)
+	if a.isotope > 0 {
+		delta = int32(isotopeMass(int(a.z), int(a.isotope)) - elements[a.z].weight)
+	}
+	h = hashCombine(h, uint32(delta))
+	if m.atomRingCt[i] > 0 {
+		h = hashCombine(h, 1)
+	}
+	return h
+}
+
+type morganEnv struct {
+	nb    []uint64 // bond set of the environment
+	invar uint32
+	atom  int32
+}
+
+func lessWords(a, b []uint64) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// morganIDs calls emit for every environment identifier RDKit would add
+// (radius 0 first, then each shell), before folding.
+func (m *Mol) morganIDs(radius int, emit func(uint32)) {
+	n := len(m.atoms)
+	cur := make([]uint32, n)
+	next := make([]uint32, n)
+	for i := 0; i < n; i++ {
+		cur[i] = m.atomInvariant(i)
+		emit(cur[i])
+	}
+	if radius <= 0 || n == 0 {
+		return
+	}
+	w := (len(m.bonds) + 63) / 64
+	if w == 0 {
+		w = 1
+	}
+	nbh := make([]uint64, n*w)      // neighbourhood of each atom, previous round
+	roundNbh := make([]uint64, n*w) // this round
+	dead := make([]bool, n)
+	var seen [][]uint64
+	envs := make([]morganEnv, 0, n)
+	type pair struct {
+		bt  int32
+		inv uint32
+	}
+	var nbrs []pair
+	for layer := 0; layer < radius; layer++ {
+		envs = envs[:0]
+		for i := 0; i < n; i++ {
+			if dead[i] {
+				continue
+			}
+			if m.Degree(i) == 0 {
+				dead[i] = true
+				continue
+			}
+			rn := roundNbh[i*w : (i+1)*w]
+			nbrs = nbrs[:0]
+			for k, j := range m.Neighbors(i) {
+				bi := m.BondsOf(i)[k]
+				rn[bi/64] |= 1 << (uint(bi) % 64)
+				on := nbh[int(j)*w : (int(j)+1)*w]
+				for x := range rn {
+					rn[x] |= on[x]
+				}
+				nbrs = append(nbrs, pair{int32(m.bonds[bi].order), cur[j]})
+			}
+			sort.Slice(nbrs, func(a, b int) bool {
+				if nbrs[a].bt != nbrs[b].bt {
+					return nbrs[a].bt < nbrs[b].bt
+				}
+				return nbrs[a].inv < nbrs[b].inv
+			})
+			invar := hashCombine(uint32(layer), cur[i])
+			for _, p := range nbrs {
+				ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)
+				invar = hashCombine(invar, ph)
+			}
+			next[i] = invar
+			envs = append(envs, morganEnv{nb: rn, invar: invar, atom: int32(i)})
+		}
+		sort.Slice(envs, func(a, b int) bool {
+			if c := lessWords(envs[a].nb, envs[b].nb); c != 0 {
+				return c < 0
+			}
+			if envs[a].invar != envs[b].invar {
+				return envs[a].invar < envs[b].invar
+			}
+			return envs[a].atom < envs[b].atom
+		})
+		for k := range envs {
+			e := &envs[k]
+			dup := false
+			for _, s := range seen {
+				if lessWords(s, e.nb) == 0 {
+					dup = true
+					break
+				}
+			}
+			if dup {
+				dead[e.atom] = true
+				continue
+			}
+			emit(e.invar)
+			seen = append(seen, append([]uint64(nil), e.nb...))
+		}
+		cur, next = next, cur
+		for i := range next {
+			next[i] = 0
+		}
+		copy(nbh, roundNbh)
+	}
+}
+
+// BitVec is a fixed-size bit vector (a folded fingerprint).
+type BitVec struct {
+	n     int
+	words []uint64
+}
+
+// NewBitVec returns an all-zero vector of n bits.
+func NewBitVec(n int) *BitVec { return &BitVec{n: n, words: make([]uint64, (n+63)/64)} }
+
+// Len returns the number of bits.
+func (b *BitVec) Len() int { return b.n }
+
+// Set turns bit i on.
+func (b *BitVec) Set(i int) { b.words[i/64] |= 1 << (uint(i) % 64) }
+
+// Get reports whether bit i is on.
+func (b *BitVec) Get(i int) bool { return b.words[i/64]&(1<<(uint(i)%64)) != 0 }
+
+// Count returns the number of on bits.
+func (b *BitVec) Count() int {
+	c := 0
+	for _, w := range b.words {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// Words returns the packed 64-bit words (bit i is bit i%64 of word i/64).
+// The slice is shared with the vector.
+func (b *BitVec) Words() []uint64 { return b.words }
+
+// OnBits returns the indices of the on bits in ascending order.
+func (b *BitVec) OnBits() []int {
+	out := make([]int, 0, b.Count())
+	for wi, w := range b.words {
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			out = append(out, wi*64+t)
+			w &= w - 1
+		}
+	}
+	return out
+}
+
+// String returns the on bits as a space-separated list (the format of the
+// reference file), e.g. "2 59 80".
+func (b *BitVec) String() string {
+	var sb strings.Builder
+	for k, i := range b.OnBits() {
+		if k > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.Itoa(i))
+	}
+	return sb.String()
+}
+
+// ParseOnBits builds an n-bit vector from a space-separated list of on-bit
+// indices (the inverse of String).
+func ParseOnBits(n int, s string) (*BitVec, error) {
+	b := NewBitVec(n)
+	for _, f := range strings.Fields(s) {
+		i, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("chem: bad on-bit %q: %w", f, err)
+		}
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("chem: on-bit %d out of range [0,%d)", i, n)
+		}
+		b.Set(i)
+	}
+	return b, nil
+}
+
+// MarshalBinary encodes the vector as a little-endian uint32 bit count
+// followed by the packed little-endian uint64 words.
+func (b *BitVec) MarshalBinary() ([]byte, error) {
+	out := make([]byte, 4+8*len(b.words))
+	binary.LittleEndian.PutUint32(out, uint32(b.n))
+	for i, w := range b.words {
+		binary.LittleEndian.PutUint64(out[4+8*i:], w)
+	}
+	return out, nil
+}
+
+// UnmarshalBinary decodes the MarshalBinary format.
+func (b *BitVec) UnmarshalBinary(data []byte) error {
+	if len(data) < 4 {
+		return errors.New("chem: bit vector data too short")
+	}
+	n := int(binary.LittleEndian.Uint32(data))
+	nw := (n + 63) / 64
+	if len(data) != 4+8*nw {
+		return fmt.Errorf("chem: bit vector of %d bits needs %d bytes, got %d", n, 4+8*nw, len(data))
+	}
+	b.n = n
+	b.words = make([]uint64, nw)
+	for i := range b.words {
+		b.words[i] = binary.LittleEndian.Uint64(data[4+8*i:])
+	}
+	if r := n % 64; r != 0 && b.words[nw-1]>>uint(r) != 0 {
+		return errors.New("chem: bit vector has bits set beyond its length")
+	}
+	return nil
+}
+
+// MarshalText encodes the vector as base64 of MarshalBinary (compact in
+// JSON documents).
+func (b *BitVec) MarshalText() ([]byte, error) {
+	raw, _ := b.MarshalBinary()
+	out := make([]byte, base64.StdEncoding.EncodedLen(len(raw)))
+	base64.StdEncoding.Encode(out, raw)
+	return out, nil
+}
+
+// UnmarshalText decodes the MarshalText format.
+func (b *BitVec) UnmarshalText(text []byte) error {
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+	n, err := base64.StdEncoding.Decode(raw, text)
+	if err != nil {
+		return fmt.Errorf("chem: bit vector text: %w", err)
+	}
+	return b.UnmarshalBinary(raw[:n])
+}
+
+// Morgan returns the Morgan (ECFP-like) fingerprint of m folded to nBits
+// bits, bit-compatible with RDKit's GetMorganFingerprintAsBitVect(m,
+// radius, nBits). radius 2 corresponds to ECFP4.
+func Morgan(m *Mol, radius, nBits int) *BitVec {
+	if nBits <= 0 {
+		nBits = 2048
+	}
+	b := NewBitVec(nBits)
+	m.morganIDs(radius, func(id uint32) { b.Set(int(id % uint32(nBits))) })
+	return b
+}
+
+// CountVec is a sparse vector of feature counts with sorted indices.
+type CountVec struct {
+	N      int      // dimension (2^32 for unfolded identifiers)
+	Idx    []uint32 // ascending feature indices
+	Counts []uint32 // count of each feature
+}
+
+// MorganCounts returns Morgan environment counts: folded modulo nBits like
+// RDKit's GetHashedMorganFingerprint, or unfolded 32-bit identifiers like
+// GetMorganFingerprint when nBits is 0.
+func MorganCounts(m *Mol, radius, nBits int) *CountVec {
+	ids := make([]uint32, 0, len(m.atoms)*(radius+1))
+	m.morganIDs(radius, func(id uint32) {
+		if nBits > 0 {
+			id %= uint32(nBits)
+		}
+		ids = append(ids, id)
+	})
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	cv := &CountVec{N: nBits}
+	if nBits <= 0 {
+		cv.N = 1 << 32
+	}
+	for _, id := range ids {
+		if k := len(cv.Idx); k > 0 && cv.Idx[k-1] == id {
+			cv.Counts[k-1]++
+			continue
+		}
+		cv.Idx = append(cv.Idx, id)
+		cv.Counts = append(cv.Counts, 1)
+	}
+	return cv
+}
+
+// Dense expands a folded count vector into a slice of length N (N must be
+// small enough to allocate, e.g. 2048).
+func (c *CountVec) Dense() []float64 {
+	out := make([]float64, c.N)
+	for k, i := range c.Idx {
+		out[i] = float64(c.Counts[k])
+	}
+	return out
+}
+
+func popAnd(a, b *BitVec) (and, na, nb int) {
+	for i := range a.words {
+		and += bits.OnesCount64(a.words[i] & b.words[i])
+		na += bits.OnesCount64(a.words[i])
+		nb += bits.OnesCount64(b.words[i])
+	}
+	return
+}
+
+// Tanimoto returns |a∧b| / |a∨b| (0 when both are empty). Vectors must have
+// the same length.
+func Tanimoto(a, b *BitVec) float64 {
+	if a.n != b.n {
+		panic("chem: Tanimoto of bit vectors with different lengths")
+	}
+	and, na, nb := popAnd(a, b)
+	if na+nb-and == 0 {
+		return 0
+	}
+	return float64(and) / float64(na+nb-and)
+}
+
+// Dice returns 2|a∧b| / (|a|+|b|) (0 when both are empty).
+func Dice(a, b *BitVec) float64 {
+	if a.n != b.n {
+		panic("chem: Dice of bit vectors with different lengths")
+	}
+	and, na, nb := popAnd(a, b)
+	if na+nb == 0 {
+		return 0
+	}
+	return 2 * float64(and) / float64(na+nb)
+}
+
+func countOverlap(a, b *CountVec) (minSum, sa, sb float64) {
+	i, j := 0, 0
+	for i < len(a.Idx) || j < len(b.Idx) {
+		switch {
+		case j >= len(b.Idx) || (i < len(a.Idx) && a.Idx[i] < b.Idx[j]):
+			sa += float64(a.Counts[i])
+			i++
+		case i >= len(a.Idx) || b.Idx[j] < a.Idx[i]:
+			sb += float64(b.Counts[j])
+			j++
+		default:
+			x, y := float64(a.Counts[i]), float64(b.Counts[j])
+			sa += x
+			sb += y
+			if x < y {
+				minSum += x
+			} else {
+				minSum += y
+			}
+			i++
+			j++
+		}
+	}
+	return
+}
+
+// TanimotoCounts is the count-based Tanimoto (RDKit TanimotoSimilarity on
+// SparseIntVect): Σmin / (Σa + Σb − Σmin).
+func TanimotoCounts(a, b *CountVec) float64 {
+	mn, sa, sb := countOverlap(a, b)
+	if sa+sb-mn == 0 {
+		return 0
+	}
+	return mn / (sa + sb - mn)
+}
+
+// DiceCounts is the count-based Dice similarity: 2Σmin / (Σa + Σb).
+func DiceCounts(a, b *CountVec) float64 {
+	mn, sa, sb := countOverlap(a, b)
+	if sa+sb == 0 {
+		return 0
+	}
+	return 2 * mn / (sa + sb)
+}

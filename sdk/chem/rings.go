@@ -1,0 +1,418 @@
+package chem
+
+import (
+	"math/bits"
+	"sort"
+)
+
+// maxRingSystemBonds bounds the size of one fused ring system; larger
+// systems are rejected to keep ring perception's cost bounded.
+const maxRingSystemBonds = 2000
+
+// perceiveRings marks ring bonds and atoms and computes the symmetrised
+// SSSR: every cycle that is a shortest cycle through some bond and is not
+// the GF(2) sum of strictly smaller cycles (the "relevant" cycles among
+// those candidates). For ordinary molecules this is the SSSR; for cages
+// such as adamantane or cubane it adds the symmetry-equivalent rings RDKit
+// adds (4 and 6 rings respectively).
+func (m *Mol) perceiveRings() error {
+	n := len(m.atoms)
+	m.atomRingCt = make([]uint8, n)
+	if len(m.bonds) < 3 {
+		return nil
+	}
+	m.markRingBonds()
+	// ring systems = connected components over ring bonds
+	comp := make([]int32, n)
+	for i := range comp {
+		comp[i] = -1
+	}
+	var queue []int32
+	nComp := int32(0)
+	for i := 0; i < n; i++ {
+		if comp[i] >= 0 || !m.hasRingBond(i) {
+			continue
+		}
+		var sysBonds []int32
+		var sysAtoms []int32
+		comp[i] = nComp
+		queue = append(queue[:0], int32(i))
+		for len(queue) > 0 {
+			a := queue[0]
+			queue = queue[1:]
+			sysAtoms = append(sysAtoms, a)
+			for k, nb := range m.Neighbors(int(a)) {
+				bi := m.BondsOf(int(a))[k]
+				if !m.bonds[bi].inRing {
+					continue
+				}
+				if a < nb {
+					sysBonds = append(sysBonds, bi)
+				}
+				if comp[nb] < 0 {
+					comp[nb] = nComp
+					queue = append(queue, nb)
+				}
+			}
+		}
+		nComp++
+		if len(sysBonds) > maxRingSystemBonds {
+			return perr(int(m.atoms[i].pos), "ring system with %d ring bonds is too large", len(sysBonds))
+		}
+		m.ringSystem(sysAtoms, sysBonds)
+	}
+	for _, r := range m.rings {
+		for _, a := range r {
+			if m.atomRingCt[a] < 255 {
+				m.atomRingCt[a]++
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Mol) hasRingBond(i int) bool {
+	for _, bi := range m.BondsOf(i) {
+		if m.bonds[bi].inRing {
+			return true
+		}
+	}
+	return false
+}
+
+// markRingBonds flags every bond that is not a bridge (iterative DFS with
+// low-link values).
+func (m *Mol) markRingBonds() {
+	n := len(m.atoms)
+	disc := make([]int32, n)
+	low := make([]int32, n)
+	for i := range disc {
+		disc[i] = -1
+	}
+	type frame struct {
+		v, parentBond int32
+		k             int32
+	}
+	var stack []frame
+	t := int32(0)
+	for r := 0; r < n; r++ {
+		if disc[r] >= 0 {
+			continue
+		}
+		disc[r], low[r] = t, t
+		t++
+		stack = append(stack[:0], frame{int32(r), -1, 0})
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			v := f.v
+			nbrs := m.Neighbors(int(v))
+			if int(f.k) < len(nbrs) {
+				k := f.k
+				f.k++
+				w := nbrs[k]
+				bi := m.BondsOf(int(v))[k]
+				if bi == f.parentBond {
+					continue
+				}
+				if disc[w] < 0 {
+					disc[w], low[w] = t, t
+					t++
+					stack = append(stack, frame{w, bi, 0})
+				} else {
+					// back edge: always on a cycle
+					m.bonds[bi].inRing = true
+					if disc[w] < low[v] {
+						low[v] = disc[w]
+					}
+				}
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				p := stack[len(stack)-1].v
+				if low[v] < low[p] {
+					low[p] = low[v]
+				}
+				if low[v] <= disc[p] {
+					m.bonds[f.parentBond].inRing = true
+				}
+			}
+		}
+	}
+}
+
+type cycle struct {
+	bits  []uint64 // over the system's local bond indices
+	size  int
+	order int
+}
+
+func (m *Mol) ringSystem(atoms, bonds []int32) {
+	nb := len(bonds)
+	words := (nb + 63) / 64
+	local := make(map[int32]int, nb)
+	for i, b := range bonds {
+		local[b] = i
+	}
+	// cyclomatic number of this system
+	want := nb - len(atoms) + 1
+	if want <= 0 {
+		return
+	}
+	// shortest cycle through each ring bond
+	var cands []cycle
+	seen := map[string]bool{}
+	n := len(m.atoms)
+	prevB := make([]int32, n)
+	dist := make([]int32, n)
+	for i := range dist {
+		dist[i] = -1
+	}
+	var touched []int32
+	add := func(bits []uint64) {
+		key := bitsKey(bits)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		c := cycle{bits: bits, order: len(cands)}
+		for _, w := range bits {
+			c.size += popcount(w)
+		}
+		cands = append(cands, c)
+	}
+	queue := make([]int32, 0, len(atoms))
+	for li, bi := range bonds {
+		b := m.bonds[bi]
+		src, dst := b.a, b.b
+		for _, t := range touched {
+			dist[t] = -1
+		}
+		touched = touched[:0]
+		dist[src] = 0
+		touched = append(touched, src)
+		queue = append(queue[:0], src)
+		found := false
+		for qi := 0; qi < len(queue) && !found; qi++ {
+			v := queue[qi]
+			for k, w := range m.Neighbors(int(v)) {
+				wb := m.BondsOf(int(v))[k]
+				if wb == bi || !m.bonds[wb].inRing || dist[w] >= 0 {
+					continue
+				}
+				dist[w] = dist[v] + 1
+				prevB[w] = wb
+				touched = append(touched, w)
+				if w == dst {
+					found = true
+					break
+				}
+				queue = append(queue, w)
+			}
+		}
+		if !found {
+			continue
+		}
+		bits := make([]uint64, words)
+		bits[li/64] |= 1 << (li % 64)
+		for v := dst; v != src; {
+			pb := prevB[v]
+			l := local[pb]
+			bits[l/64] |= 1 << (l % 64)
+			v = m.bonds[pb].a + m.bonds[pb].b - v
+		}
+		add(bits)
+	}
+	rank, chosen := selectRings(cands, words)
+	if rank < want {
+		// rare: add Horton candidates (cycles through a root and an edge)
+		for _, r := range atoms {
+			m.hortonCycles(r, local, words, add)
+		}
+		rank, chosen = selectRings(cands, words)
+	}
+	_ = rank
+	for _, c := range chosen {
+		var rb []int32
+		for li := 0; li < nb; li++ {
+			if c.bits[li/64]&(1<<(li%64)) != 0 {
+				rb = append(rb, bonds[li])
+			}
+		}
+		m.ringBonds = append(m.ringBonds, rb)
+		m.rings = append(m.rings, m.orderRingAtoms(rb))
+	}
+}
+
+// selectRings returns the rank of the candidate set and the relevant
+// cycles (independent of all strictly smaller candidates), sorted by size.
+func selectRings(cands []cycle, words int) (int, []cycle) {
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].size != cands[j].size {
+			return cands[i].size < cands[j].size
+		}
+		return cands[i].order < cands[j].order
+	})
+	var basis [][]uint64 // reduced rows with distinct leading bits
+	var lead []int
+	reduce := func(v []uint64, upto int) []uint64 {
+		r := append([]uint64(nil), v...)
+		for k := 0; k < upto; k++ {
+			l := lead[k]
+			if r[l/64]&(1<<(l%64)) != 0 {
+				for w := range r {
+					r[w] ^= basis[k][w]
+				}
+			}
+		}
+		return r
+	}
+	var out []cycle
+	for i := 0; i < len(cands); {
+		j := i
+		for j < len(cands) && cands[j].size == cands[i].size {
+			j++
+		}
+		nSmaller := len(basis)
+		for k := i; k < j; k++ {
+			r := reduce(cands[k].bits, nSmaller)
+			if !isZero(r) {
+				out = append(out, cands[k])
+			}
+		}
+		for k := i; k < j; k++ {
+			r := reduce(cands[k].bits, len(basis))
+			if l := lowestBit(r); l >= 0 {
+				// eliminate this lead from existing rows to keep rows reduced
+				for q := range basis {
+					if basis[q][l/64]&(1<<(l%64)) != 0 {
+						for w := range r {
+							basis[q][w] ^= r[w]
+						}
+					}
+				}
+				basis = append(basis, r)
+				lead = append(lead, l)
+			}
+		}
+		i = j
+	}
+	return len(basis), out
+}
+
+func (m *Mol) hortonCycles(r int32, local map[int32]int, words int, add func([]uint64)) {
+	n := len(m.atoms)
+	dist := make([]int32, n)
+	prevB := make([]int32, n)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[r] = 0
+	prevB[r] = -1
+	queue := []int32{r}
+	for qi := 0; qi < len(queue); qi++ {
+		v := queue[qi]
+		for k, w := range m.Neighbors(int(v)) {
+			wb := m.BondsOf(int(v))[k]
+			if !m.bonds[wb].inRing || dist[w] >= 0 {
+				continue
+			}
+			dist[w] = dist[v] + 1
+			prevB[w] = wb
+			queue = append(queue, w)
+		}
+	}
+	pathBits := func(v int32, bits []uint64, atoms map[int32]bool) {
+		for v != r {
+			atoms[v] = true
+			pb := prevB[v]
+			l := local[pb]
+			bits[l/64] ^= 1 << (l % 64)
+			v = m.bonds[pb].a + m.bonds[pb].b - v
+		}
+	}
+	for bi := range m.bonds {
+		b := m.bonds[bi]
+		if !b.inRing || dist[b.a] < 0 || dist[b.b] < 0 || prevB[b.a] == int32(bi) || prevB[b.b] == int32(bi) {
+			continue
+		}
+		if _, ok := local[int32(bi)]; !ok {
+			continue
+		}
+		bits := make([]uint64, words)
+		pa, pb := map[int32]bool{}, map[int32]bool{}
+		pathBits(b.a, bits, pa)
+		pathBits(b.b, bits, pb)
+		disjoint := true
+		for v := range pa {
+			if pb[v] {
+				disjoint = false
+				break
+			}
+		}
+		if !disjoint {
+			continue
+		}
+		l := local[int32(bi)]
+		bits[l/64] ^= 1 << (l % 64)
+		add(bits)
+	}
+}
+
+// orderRingAtoms walks a ring given as bonds and returns its atoms in order.
+func (m *Mol) orderRingAtoms(rb []int32) []int32 {
+	inRing := make(map[int32]bool, len(rb))
+	for _, b := range rb {
+		inRing[b] = true
+	}
+	start := m.bonds[rb[0]].a
+	atoms := []int32{start}
+	prevBond := int32(-1)
+	cur := start
+	for len(atoms) <= len(rb) {
+		next := int32(-1)
+		for k, w := range m.Neighbors(int(cur)) {
+			b := m.BondsOf(int(cur))[k]
+			if inRing[b] && b != prevBond {
+				next, prevBond = w, b
+				break
+			}
+		}
+		if next < 0 || next == start {
+			break
+		}
+		atoms = append(atoms, next)
+		cur = next
+	}
+	return atoms
+}
+
+func bitsKey(b []uint64) string {
+	buf := make([]byte, 8*len(b))
+	for i, w := range b {
+		for k := 0; k < 8; k++ {
+			buf[8*i+k] = byte(w >> (8 * k))
+		}
+	}
+	return string(buf)
+}
+
+func isZero(b []uint64) bool {
+	for _, w := range b {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func lowestBit(b []uint64) int {
+	for i, w := range b {
+		if w != 0 {
+			return i*64 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+func popcount(w uint64) int { return bits.OnesCount64(w) }

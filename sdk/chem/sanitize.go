@@ -1,0 +1,780 @@
+package chem
+
+import "sort"
+
+// sanitize mirrors RDKit's SanitizeMol for SMILES input: functional-group
+// clean-up, ring perception, valence and implicit hydrogens, kekulisation,
+// radicals and aromaticity perception.
+func (m *Mol) sanitize() error {
+	m.cleanUpNitro()
+	if err := m.perceiveRings(); err != nil {
+		return err
+	}
+	// aromatic flags on non-ring atoms are an error; aromatic non-ring bonds
+	// (e.g. between two rings written c1ccccc1c1ccccc1) become single.
+	for i := range m.atoms {
+		a := &m.atoms[i]
+		if a.arom && m.atomRingCt[i] == 0 && !m.hasRingBond(i) {
+			return perr(int(a.pos), "non-ring atom marked aromatic")
+		}
+	}
+	for i := range m.bonds {
+		b := &m.bonds[i]
+		if b.order == BondAromatic && !b.inRing {
+			b.order, b.arom = BondSingle, false
+		}
+	}
+	if err := m.assignHydrogens(); err != nil {
+		return err
+	}
+	if err := m.kekulize(); err != nil {
+		return err
+	}
+	for i := range m.atoms {
+		v := m.explicitValence(i)
+		if v > 255 {
+			v = 255
+		}
+		m.atoms[i].expVal = uint8(v)
+	}
+	m.assignRadicals()
+	m.setAromaticity()
+	return nil
+}
+
+// cleanUpNitro converts neutral pentavalent nitrogen with a double bond to
+// oxygen into the charge-separated form (C-N(=O)=O -> C-[N+](=O)[O-]), as
+// RDKit's MolOps::cleanUp does.
+func (m *Mol) cleanUpNitro() {
+	for i := range m.atoms {
+		a := &m.atoms[i]
+		if a.z != 7 || a.charge != 0 || a.arom || m.Degree(i) != 3 {
+			continue
+		}
+		v2 := 0
+		dbO := -1
+		for k, bi := range m.BondsOf(i) {
+			b := &m.bonds[bi]
+			v2 += b.valence2()
+			j := m.Neighbors(i)[k]
+			if b.order == BondDouble && m.atoms[j].z == 8 && m.atoms[j].charge == 0 && dbO < 0 {
+				dbO = int(bi)
+			}
+		}
+		if v2 != 10 || dbO < 0 {
+			continue
+		}
+		b := &m.bonds[dbO]
+		b.order = BondSingle
+		a.charge = 1
+		m.atoms[b.Other(i)].charge = -1
+	}
+}
+
+// Other on the internal bond type.
+func (b *bond) Other(i int) int {
+	if int(b.a) == i {
+		return int(b.b)
+	}
+	return int(b.a)
+}
+
+// chargeAdjust returns RDKit's valence offset for a formal charge: early
+// elements lose valence with positive charge, carbon loses valence with
+// either sign.
+func chargeAdjust(z, charge int) int {
+	chg := charge
+	if elements[z].early {
+		chg = -chg
+	}
+	if z == 6 && chg > 0 {
+		chg = -chg
+	}
+	return chg
+}
+
+// assignHydrogens computes explicit valences with aromatic bonds counted as
+// 1.5 and derives implicit hydrogen counts exactly as RDKit's
+// calcExplicitValence/calcImplicitValence do; impossible valences are errors.
+func (m *Mol) assignHydrogens() error {
+	for i := range m.atoms {
+		a := &m.atoms[i]
+		z := int(a.z)
+		if z == 0 {
+			continue
+		}
+		v2 := 0
+		for _, bi := range m.BondsOf(i) {
+			v2 += m.bonds[bi].valence2()
+		}
+		accum := float64(v2)/2 + float64(a.explicitH)
+		dv := defaultValence(z)
+		chr := chargeAdjust(z, int(a.charge))
+		vals := elements[z].valences
+		if dv >= 0 && accum > float64(dv+chr) && a.arom {
+			pval := dv + chr
+			for _, v := range vals {
+				if v < 0 {
+					break
+				}
+				if float64(v+chr) > accum {
+					break
+				}
+				pval = v + chr
+			}
+			if accum-float64(pval) <= 1.5 {
+				accum = float64(pval)
+			}
+		}
+		ev := int(accum + 0.1 + 0.5) // round(accum+0.1)
+		maxV := vals[len(vals)-1]
+		eff := ev + int(a.charge)
+		if elements[z].nOuter >= 4 {
+			eff = ev - int(a.charge)
+		}
+		if maxV > 0 && eff > maxV {
+			return perr(int(a.pos), "explicit valence %d of atom %d (%s) is greater than permitted", ev, i, elements[z].symbol)
+		}
+		if a.noImplicit || dv < 0 {
+			continue
+		}
+		// implicit hydrogens
+		h := -1
+		if a.arom {
+			if ev <= dv+chr {
+				h = dv + chr - ev
+			} else {
+				ok := false
+				for _, v := range vals {
+					if v < 0 {
+						break
+					}
+					if ev == v+chr {
+						ok = true
+						break
+					}
+				}
+				if !ok {
+					return perr(int(a.pos), "explicit valence %d of aromatic atom %d (%s) is not an allowed valence", ev, i, elements[z].symbol)
+				}
+				h = 0
+			}
+		} else {
+			for _, v := range vals {
+				if v < 0 {
+					break
+				}
+				if ev <= v+chr {
+					h = v + chr - ev
+					break
+				}
+			}
+			if h < 0 {
+				return perr(int(a.pos), "explicit valence %d of atom %d (%s) is greater than permitted", ev, i, elements[z].symbol)
+			}
+		}
+		if h > 255 {
+			h = 255
+		}
+		a.implicitH = uint8(h)
+	}
+	return nil
+}
+
+// maxKekuleSteps bounds the backtracking search for a Kekulé structure.
+const maxKekuleSteps = 200000
+
+// kekulize replaces aromatic bonds from the input by alternating single and
+// double bonds (a perfect matching on the atoms that need a double bond)
+// and clears all aromatic flags, like RDKit's MolOps::Kekulize.
+func (m *Mol) kekulize() error {
+	n := len(m.atoms)
+	anyArom := false
+	for i := range m.bonds {
+		if m.bonds[i].order == BondAromatic {
+			anyArom = true
+			break
+		}
+	}
+	if !anyArom {
+		for i := range m.atoms {
+			m.atoms[i].arom = false
+		}
+		return nil
+	}
+	cand := make([]bool, n)
+	for i := 0; i < n; i++ {
+		a := &m.atoms[i]
+		hasArom := false
+		sbo := 0
+		for _, bi := range m.BondsOf(i) {
+			b := &m.bonds[bi]
+			if b.order == BondAromatic {
+				hasArom = true
+				sbo++
+			} else {
+				sbo += int(b.order)
+			}
+		}
+		if !hasArom {
+			continue
+		}
+		z := int(a.z)
+		if z == 0 {
+			// dummy atoms take a double bond if one is needed
+			cand[i] = true
+			continue
+		}
+		dv := defaultValence(z)
+		if dv < 0 {
+			continue
+		}
+		chr := chargeAdjust(z, int(a.charge))
+		dv += chr
+		nh := int(a.implicitH) + int(a.explicitH)
+		tbo := (func() int {
+			v2 := 0
+			for _, bi := range m.BondsOf(i) {
+				v2 += m.bonds[bi].valence2()
+			}
+			acc := float64(v2)/2 + float64(a.explicitH)
+			if acc > float64(dv) && a.arom {
+				pval := dv
+				for _, v := range elements[z].valences {
+					if v < 0 || float64(v+chr) > acc {
+						break
+					}
+					pval = v + chr
+				}
+				if acc-float64(pval) <= 1.5 {
+					acc = float64(pval)
+				}
+			}
+			return int(acc+0.6) + int(a.implicitH)
+		})()
+		vals := elements[z].valences
+		for vi := 1; tbo > dv && vi < len(vals) && vals[vi] > 0; vi++ {
+			dv = vals[vi] + chr
+		}
+		totalDegree := m.Degree(i) + int(a.implicitH)
+		if totalDegree >= dv {
+			continue
+		}
+		if sbo+nh == dv-1 {
+			cand[i] = true
+		}
+	}
+	// matching over aromatic bonds between candidates
+	match := make([]int32, n) // bond index matched to atom, -1 none
+	for i := range match {
+		match[i] = -1
+	}
+	var atomsToMatch []int
+	for i := 0; i < n; i++ {
+		if cand[i] {
+			atomsToMatch = append(atomsToMatch, i)
+		}
+	}
+	steps := 0
+	var solve func() bool
+	solve = func() bool {
+		steps++
+		if steps > maxKekuleSteps {
+			return false
+		}
+		// pick the unmatched candidate with the fewest options
+		best, bestOpts := -1, 1<<30
+		for _, i := range atomsToMatch {
+			if match[i] >= 0 {
+				continue
+			}
+			opts := 0
+			for k, bi := range m.BondsOf(i) {
+				j := m.Neighbors(i)[k]
+				if m.bonds[bi].order == BondAromatic && cand[j] && match[j] < 0 {
+					opts++
+				}
+			}
+			if opts < bestOpts {
+				best, bestOpts = i, opts
+				if opts <= 1 {
+					break
+				}
+			}
+		}
+		if best < 0 {
+			return true
+		}
+		if bestOpts == 0 {
+			return false
+		}
+		for k, bi := range m.BondsOf(best) {
+			j := m.Neighbors(best)[k]
+			if m.bonds[bi].order != BondAromatic || !cand[j] || match[j] >= 0 {
+				continue
+			}
+			match[best], match[j] = bi, bi
+			if solve() {
+				return true
+			}
+			match[best], match[j] = -1, -1
+		}
+		return false
+	}
+	if !solve() {
+		// report the first candidate that could not be matched
+		pos := -1
+		for _, i := range atomsToMatch {
+			if match[i] < 0 {
+				pos = int(m.atoms[i].pos)
+				break
+			}
+		}
+		if pos < 0 && len(atomsToMatch) > 0 {
+			pos = int(m.atoms[atomsToMatch[0]].pos)
+		}
+		if steps > maxKekuleSteps {
+			return perr(pos, "aromatic system too complex to kekulize")
+		}
+		return perr(pos, "can't kekulize aromatic system (check aromatic atoms and [nH])")
+	}
+	for bi := range m.bonds {
+		b := &m.bonds[bi]
+		if b.order == BondAromatic {
+			if match[b.a] == int32(bi) {
+				b.order = BondDouble
+			} else {
+				b.order = BondSingle
+			}
+		}
+		b.arom = false
+	}
+	for i := range m.atoms {
+		m.atoms[i].arom = false
+	}
+	return nil
+}
+
+// assignRadicals gives bracket atoms below their valence unpaired electrons
+// the way RDKit's assignRadicals does.
+func (m *Mol) assignRadicals() {
+	for i := range m.atoms {
+		a := &m.atoms[i]
+		z := int(a.z)
+		if !a.noImplicit || z == 0 || elements[z].valences[0] < 0 {
+			continue
+		}
+		tv := m.explicitValence(i)
+		chg := int(a.charge)
+		nOuter := elements[z].nOuter
+		base := 8
+		if z <= 2 {
+			base = 2
+		}
+		nr := base - nOuter - tv + chg
+		if nr < 0 {
+			nr = 0
+			vals := elements[z].valences
+			if len(vals) > 1 {
+				for _, v := range vals {
+					if v-tv+chg >= 0 {
+						nr = v - tv + chg
+						break
+					}
+				}
+			}
+		}
+		if nr2 := nOuter - tv - chg; nr2 >= 0 && nr2 < nr {
+			nr = nr2
+		}
+		if nr < 0 {
+			nr = 0
+		}
+		a.radicals = uint8(nr)
+	}
+}
+
+type donorType uint8
+
+const (
+	donorVacant donorType = iota
+	donorOne
+	donorTwo
+	donorOneOrTwo
+	donorAny
+	donorNone
+)
+
+func (m *Mol) degreeTotal(i int) int {
+	return m.Degree(i) + int(m.atoms[i].implicitH) + int(m.atoms[i].explicitH)
+}
+
+// countAtomElec is RDKit's count of electrons an atom can donate to a
+// pi system (-1 if it cannot take part).
+func (m *Mol) countAtomElec(i int) int {
+	a := &m.atoms[i]
+	z := int(a.z)
+	dv := defaultValence(z)
+	if dv <= 1 {
+		return -1
+	}
+	degree := m.degreeTotal(i)
+	if degree > 3 {
+		return -1
+	}
+	nlp := elements[z].nOuter - dv
+	nlp -= int(a.charge)
+	if nlp < 0 {
+		nlp = 0
+	}
+	res := (dv - degree) + nlp - int(a.radicals)
+	if res > 1 {
+		if m.explicitValence(i)-m.Degree(i) > 1 {
+			res = 1
+		}
+	}
+	return res
+}
+
+func (m *Mol) incidentNonCyclicMultiple(i int) int {
+	for k, bi := range m.BondsOf(i) {
+		b := &m.bonds[bi]
+		if !b.inRing && (b.order == BondDouble || b.order == BondTriple || b.order == BondQuadruple) {
+			return int(m.Neighbors(i)[k])
+		}
+	}
+	return -1
+}
+
+func (m *Mol) incidentCyclicMultiple(i int) bool {
+	for _, bi := range m.BondsOf(i) {
+		b := &m.bonds[bi]
+		if b.inRing && (b.order == BondDouble || b.order == BondTriple || b.order == BondQuadruple) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Mol) donorType(i int) donorType {
+	a := &m.atoms[i]
+	if a.z == 0 {
+		return donorAny
+	}
+	nelec := m.countAtomElec(i)
+	switch {
+	case nelec < 0:
+		return donorNone
+	case nelec == 0:
+		if m.incidentNonCyclicMultiple(i) >= 0 {
+			return donorVacant
+		}
+		if m.incidentCyclicMultiple(i) {
+			return donorOne
+		}
+		return donorNone
+	case nelec == 1:
+		if who := m.incidentNonCyclicMultiple(i); who >= 0 {
+			if moreElectronegative(int(m.atoms[who].z), int(a.z)) {
+				return donorVacant
+			}
+			return donorOne
+		}
+		if m.explicitValence(i) != m.Degree(i)+int(a.explicitH) {
+			return donorOne
+		}
+		if a.charge == 1 {
+			return donorVacant
+		}
+		return donorNone
+	default:
+		if who := m.incidentNonCyclicMultiple(i); who >= 0 && moreElectronegative(int(m.atoms[who].z), int(a.z)) {
+			nelec--
+		}
+		if nelec%2 == 1 {
+			return donorOne
+		}
+		return donorTwo
+	}
+}
+
+func (m *Mol) isAromCandidate(i int, d donorType) bool {
+	a := &m.atoms[i]
+	z := int(a.z)
+	if z > 18 && z != 34 && z != 52 {
+		return false
+	}
+	if d == donorNone {
+		return false
+	}
+	if dv := defaultValence(z); dv > 0 {
+		ez := z - int(a.charge)
+		if ez < 0 {
+			ez = 0
+		}
+		if ez > maxElementNum {
+			ez = maxElementNum
+		}
+		if m.explicitValence(i)+int(a.implicitH) > defaultValence(ez) {
+			return false
+		}
+	}
+	if a.radicals > 0 && z != 6 {
+		return false
+	}
+	if m.explicitValence(i)-m.Degree(i) > 1 {
+		nMult := 0
+		for _, bi := range m.BondsOf(i) {
+			o := m.bonds[bi].order
+			if o == BondDouble || o == BondTriple {
+				nMult++
+			}
+		}
+		if nMult > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxAromaticCombos bounds the ring combinations tried per fused system.
+const maxAromaticCombos = 100000
+
+// setAromaticity applies RDKit's default aromaticity model to the Kekulé
+// structure: candidate rings (all atoms candidates), fused systems of rings
+// sharing a bond, and the 4n+2 rule on single rings and on unions of up to
+// six fused rings.
+func (m *Mol) setAromaticity() {
+	n := len(m.atoms)
+	if len(m.rings) == 0 {
+		return
+	}
+	seen := make([]bool, n)
+	isCand := make([]bool, n)
+	edon := make([]donorType, n)
+	var cRings []int // indices into m.rings
+	for ri, r := range m.rings {
+		all := true
+		allDummy := true
+		for _, a := range r {
+			if m.atoms[a].z != 0 {
+				allDummy = false
+			}
+			if seen[a] {
+				if !isCand[a] {
+					all = false
+				}
+				continue
+			}
+			seen[a] = true
+			edon[a] = m.donorType(int(a))
+			isCand[a] = m.isAromCandidate(int(a), edon[a])
+			if !isCand[a] {
+				all = false
+			}
+		}
+		if all && !allDummy {
+			cRings = append(cRings, ri)
+		}
+	}
+	if len(cRings) == 0 {
+		return
+	}
+	nc := len(cRings)
+	// neighbour map: rings sharing a bond, both at most 24 atoms
+	neigh := make([][]int, nc)
+	for i := 0; i < nc; i++ {
+		if len(m.rings[cRings[i]]) > 24 {
+			continue
+		}
+		for j := i + 1; j < nc; j++ {
+			if len(m.rings[cRings[j]]) > 24 {
+				continue
+			}
+			if shareBond(m.ringBonds[cRings[i]], m.ringBonds[cRings[j]]) {
+				neigh[i] = append(neigh[i], j)
+				neigh[j] = append(neigh[j], i)
+			}
+		}
+	}
+	// total atoms in candidate rings (RDKit's stop criterion)
+	allAtoms := map[int32]bool{}
+	for _, ri := range cRings {
+		for _, a := range m.rings[ri] {
+			allAtoms[a] = true
+		}
+	}
+	done := make([]bool, nc)
+	for start := 0; start < nc; start++ {
+		if done[start] {
+			continue
+		}
+		// pick fused system by DFS in RDKit's order
+		var fused []int
+		var pick func(int)
+		pick = func(c int) {
+			done[c] = true
+			fused = append(fused, c)
+			for _, nb := range neigh[c] {
+				if !done[nb] {
+					pick(nb)
+				}
+			}
+		}
+		pick(start)
+		m.huckelFused(cRings, fused, neigh, edon, len(allAtoms))
+	}
+}
+
+func shareBond(a, b []int32) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m *Mol) huckelFused(cRings, fused []int, neigh [][]int, edon []donorType, nAtms int) {
+	nr := len(fused)
+	maxSize := nr
+	if maxSize > 6 {
+		maxSize = 6
+	}
+	doneAtoms := map[int32]bool{}
+	inFused := make(map[int]bool, nr)
+	for _, f := range fused {
+		inFused[f] = true
+	}
+	combos := 0
+	comb := make([]int, 0, 6)
+	for size := 1; size <= maxSize; size++ {
+		if len(doneAtoms) == nAtms {
+			break
+		}
+		comb = comb[:size]
+		for i := range comb {
+			comb[i] = i
+		}
+		for {
+			combos++
+			if combos > maxAromaticCombos {
+				return
+			}
+			cur := make([]int, size)
+			for i, c := range comb {
+				cur[i] = fused[c]
+			}
+			if size == 1 || ringsConnected(cur, neigh) {
+				m.tryHuckel(cRings, cur, edon, doneAtoms)
+			}
+			if !nextCombination(comb, nr) {
+				break
+			}
+		}
+	}
+}
+
+// nextCombination advances comb to the next k-subset of [0,n) in
+// lexicographic order; false when exhausted.
+func nextCombination(comb []int, n int) bool {
+	k := len(comb)
+	i := k - 1
+	for i >= 0 && comb[i] == n-k+i {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	comb[i]++
+	for j := i + 1; j < k; j++ {
+		comb[j] = comb[j-1] + 1
+	}
+	return true
+}
+
+func ringsConnected(cur []int, neigh [][]int) bool {
+	in := make(map[int]bool, len(cur))
+	for _, c := range cur {
+		in[c] = true
+	}
+	seen := map[int]bool{cur[0]: true}
+	stack := []int{cur[0]}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, nb := range neigh[c] {
+			if in[nb] && !seen[nb] {
+				seen[nb] = true
+				stack = append(stack, nb)
+			}
+		}
+	}
+	return len(seen) == len(cur)
+}
+
+func (m *Mol) tryHuckel(cRings, cur []int, edon []donorType, doneAtoms map[int32]bool) {
+	union := map[int32]bool{}
+	for _, c := range cur {
+		for _, a := range m.rings[cRings[c]] {
+			union[a] = true
+		}
+	}
+	lo, hi := 0, 0
+	for a := range union {
+		switch edon[a] {
+		case donorAny:
+			hi += 2
+		case donorOneOrTwo:
+			lo++
+			hi += 2
+		case donorOne:
+			lo++
+			hi++
+		case donorTwo:
+			lo += 2
+			hi += 2
+		}
+	}
+	arom := false
+	if hi >= 6 {
+		for e := lo; e <= hi; e++ {
+			if (e-2)%4 == 0 {
+				arom = true
+				break
+			}
+		}
+	} else if hi == 2 {
+		arom = true
+	}
+	if !arom {
+		return
+	}
+	bondCount := map[int32]int{}
+	for _, c := range cur {
+		ri := cRings[c]
+		for _, a := range m.rings[ri] {
+			m.atoms[a].arom = true
+			doneAtoms[a] = true
+		}
+		for _, b := range m.ringBonds[ri] {
+			bondCount[b]++
+		}
+	}
+	keys := make([]int32, 0, len(bondCount))
+	for b, c := range bondCount {
+		if c == 1 {
+			keys = append(keys, b)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, b := range keys {
+		bd := &m.bonds[b]
+		bd.arom = true
+		if bd.order == BondSingle || bd.order == BondDouble {
+			bd.order = BondAromatic
+		}
+	}
+}
