@@ -28,6 +28,11 @@ func (a *App) routes(testRoutes bool) {
 	r.GET("/api", version(1))
 	r.GET("/api/1", version(1))
 	r.GET("/api/3", version(3))
+	// CKAN actions: core actions (users, tokens) first, then plugins.
+	for _, prefix := range []string{"/api/3/action/{name}", "/api/action/{name}"} {
+		r.GET(prefix, a.action)
+		r.POST(prefix, a.action)
+	}
 	if testRoutes {
 		r.GET("/debug/pprof/{profile:*}", pprofhandler.PprofHandler)
 		r.GET("/debug/panic", func(*fasthttp.RequestCtx) { panic("test panic") })

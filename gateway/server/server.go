@@ -43,6 +43,9 @@ type App struct {
 	reloaders []namedReloader
 	banner    []string
 	auth      Authenticator
+
+	coreActions   map[string]CoreAction
+	pluginActions ActionHandler
 }
 
 // Fallback serves a request no static route matched and reports whether it

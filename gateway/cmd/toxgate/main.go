@@ -26,6 +26,7 @@ const usage = `usage: toxgate [-config file] [command]
 
 commands:
   serve         run the gateway (default)
+  user ...      administer accounts (toxgate user help)
   config keys   list every configuration key, its environment variable and meaning
   version       print the version
 
@@ -49,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		return serve(*cfgPath, *testRoutes, stdout, stderr)
+	case "user":
+		return userCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version.Version)
 		return 0
