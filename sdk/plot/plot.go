@@ -135,7 +135,13 @@ func (p *Plot) SVG() string {
 	fmt.Fprintf(&b, `<clipPath id="area"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`, left, top, pw, ph)
 	for i, s := range p.Series {
 		col := palette[i%len(palette)]
-		var pts strings.Builder
+		pts := make([]byte, 0, 16*min(len(s.X), 4*int(pw)))
+		d := decimator{emit: func(px, py float64) {
+			pts = strconv.AppendFloat(pts, px, 'f', 1, 64)
+			pts = append(pts, ',')
+			pts = strconv.AppendFloat(pts, py, 'f', 1, 64)
+			pts = append(pts, ' ')
+		}}
 		for k := range s.X {
 			x, y := s.X[k], s.Y[k]
 			if !finite(x) || !finite(y) || (p.LogY && y <= 0) {
@@ -144,9 +150,10 @@ func (p *Plot) SVG() string {
 			if p.LogY && y < ymin {
 				y = ymin
 			}
-			fmt.Fprintf(&pts, "%.1f,%.1f ", fx(x), fy(y))
+			d.add(fx(x), fy(y))
 		}
-		fmt.Fprintf(&b, `<polyline clip-path="url(#area)" fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, col, strings.TrimSpace(pts.String()))
+		d.flush()
+		fmt.Fprintf(&b, `<polyline clip-path="url(#area)" fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, col, strings.TrimSpace(string(pts)))
 		ly := top + 10 + 18*float64(i)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2.5"/>`, left+pw+12, ly, left+pw+34, ly, col)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" dominant-baseline="middle">%s</text>`, left+pw+40, ly, esc(s.Name))
@@ -190,3 +197,50 @@ func fmtTick(v float64) string {
 func esc(s string) string { return html.EscapeString(s) }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// decimator reduces a dense polyline to at most four points per pixel
+// column (first, lowest, highest, last), which keeps peaks and troughs of
+// long simulations while bounding the SVG size.
+type decimator struct {
+	emit                func(x, y float64)
+	col                 float64
+	n                   int
+	first, lo, hi, last [2]float64
+}
+
+func (d *decimator) add(x, y float64) {
+	c := math.Floor(x)
+	if d.n > 0 && c != d.col {
+		d.flush()
+	}
+	p := [2]float64{x, y}
+	if d.n == 0 {
+		d.col, d.first, d.lo, d.hi = c, p, p, p
+	}
+	if y < d.lo[1] {
+		d.lo = p
+	}
+	if y > d.hi[1] {
+		d.hi = p
+	}
+	d.last = p
+	d.n++
+}
+
+func (d *decimator) flush() {
+	if d.n == 0 {
+		return
+	}
+	pts := [][2]float64{d.first, d.lo, d.hi, d.last}
+	if d.hi[0] < d.lo[0] {
+		pts[1], pts[2] = d.hi, d.lo
+	}
+	prev := [2]float64{math.NaN(), math.NaN()}
+	for _, p := range pts {
+		if p != prev {
+			d.emit(p[0], p[1])
+			prev = p
+		}
+	}
+	d.n = 0
+}

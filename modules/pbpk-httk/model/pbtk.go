@@ -121,6 +121,7 @@ const (
 // system holds the model in units of days, litres and µmol.
 type system struct {
 	a                                                       [nStates * nStates]float64
+	nz                                                      []entry // non-zeros of a
 	vgut, vliver, vven, vlung, vart, vrest, vkidney, r, hct float64
 }
 
@@ -171,19 +172,26 @@ func newSystem(p *Params) *system {
 	set(sTubules, sArt, qgfr*fu/r*cart)
 	set(sMetabolized, sLiver, clmet/(p.Kliver2pu*fu)/s.vliver)
 	set(sAUC, sVen, cven/r)
+	for i := 0; i < nStates; i++ {
+		for j := 0; j < nStates; j++ {
+			if v := s.a[i*nStates+j]; v != 0 {
+				s.nz = append(s.nz, entry{i, j, v})
+			}
+		}
+	}
 	return s
 }
 
+// entry is one non-zero coefficient of the system matrix.
+type entry struct {
+	i, j int
+	v    float64
+}
+
 func (s *system) deriv(_ float64, y, dy []float64) {
-	for i := 0; i < nStates; i++ {
-		row := s.a[i*nStates : (i+1)*nStates]
-		var v float64
-		for j, aij := range row {
-			if aij != 0 {
-				v += aij * y[j]
-			}
-		}
-		dy[i] = v
+	clear(dy)
+	for _, e := range s.nz {
+		dy[e.i] += e.v * y[e.j]
 	}
 }
 
@@ -300,7 +308,14 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 		times = append(times, days)
 	}
 	prob := ode.Problem{Func: sys.deriv, Jacobian: sys.jacobian, Y0: make([]float64, nStates), Boluses: boluses}
-	sol, err := ode.Solve(prob, times, ode.WithMethod(ode.Rosenbrock), ode.WithTolerances(1e-8, 1e-12),
+	// Tolerances: 1e-6 relative, and 1e-6 of one dose absolute (amounts in
+	// µmol; the AUC state in µM·day scaled by the venous volume).
+	atol := make([]float64, nStates)
+	for i := range atol {
+		atol[i] = 1e-5 * doseUmol
+	}
+	atol[sAUC] = 1e-5 * doseUmol / (sys.vven * sys.r)
+	sol, err := ode.Solve(prob, times, ode.WithMethod(ode.Rosenbrock), ode.WithTolerances(1e-5, 1e-12), ode.WithAbsTolVec(atol),
 		ode.WithConstantJacobian(), ode.WithAutonomous(), ode.WithMaxSteps(2_000_000))
 	if err != nil {
 		return nil, fmt.Errorf("httk pbtk: solving: %w", err)
@@ -321,6 +336,7 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 		*cp = make([]float64, m)
 	}
 	var maxErr float64
+	nd := 0 // doses given so far
 	for k, y := range sol.Y {
 		ts.Time[k] = times[k]
 		ts.Agutlumen[k] = y[sGutlumen]
@@ -340,13 +356,10 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 		for i := sGutlumen; i <= sMetabolized; i++ {
 			total += y[i]
 		}
-		var dosed float64
-		for _, td := range doseTimes {
-			if td <= times[k] {
-				dosed += doseUmol
-			}
+		for nd < len(doseTimes) && doseTimes[nd] <= times[k] {
+			nd++
 		}
-		if dosed > 0 {
+		if dosed := float64(nd) * doseUmol; dosed > 0 {
 			maxErr = math.Max(maxErr, math.Abs(total-dosed)/dosed)
 		}
 	}
