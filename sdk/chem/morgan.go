@@ -32,7 +32,7 @@ func (m *Mol) atomInvariant(i int) uint32 {
 	var h uint32
 	h = hashCombine(h, uint32(a.z))
 	h = hashCombine(h, uint32(m.Degree(i))+th)
-	h = hashCombine(h, th)
+	h = hashCombine(h, th+uint32(m.hNeighbors(i))) // RDKit counts graph H neighbours here
 	h = hashCombine(h, uint32(int32(a.charge)))
 	delta := int32(0)
 	if a.isotope > 0 {

@@ -5,6 +5,9 @@ import (
 	"sort"
 )
 
+// maxPathsPerBond bounds the equally short ring paths enumerated per bond.
+const maxPathsPerBond = 8
+
 // maxRingSystemBonds bounds the size of one fused ring system; larger
 // systems are rejected to keep ring perception's cost bounded.
 const maxRingSystemBonds = 2000
@@ -213,15 +216,34 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 		if !found {
 			continue
 		}
+		// enumerate up to maxPathsPerBond shortest dst->src paths through the
+		// BFS layers (all of them in ordinary molecules), each closing a ring
+		// with the bond itself
+		nPaths := 0
 		bits := make([]uint64, words)
 		bits[li/64] |= 1 << (li % 64)
-		for v := dst; v != src; {
-			pb := prevB[v]
-			l := local[pb]
-			bits[l/64] |= 1 << (l % 64)
-			v = m.bonds[pb].a + m.bonds[pb].b - v
+		var walk func(v int32)
+		walk = func(v int32) {
+			if nPaths >= maxPathsPerBond {
+				return
+			}
+			if v == src {
+				add(append([]uint64(nil), bits...))
+				nPaths++
+				return
+			}
+			for k, w := range m.Neighbors(int(v)) {
+				wb := m.BondsOf(int(v))[k]
+				if wb == bi || !m.bonds[wb].inRing || dist[w] < 0 || dist[w] != dist[v]-1 {
+					continue
+				}
+				l := local[wb]
+				bits[l/64] ^= 1 << (l % 64)
+				walk(w)
+				bits[l/64] ^= 1 << (l % 64)
+			}
 		}
-		add(bits)
+		walk(dst)
 	}
 	rank, chosen := selectRings(cands, words)
 	if rank < want {
@@ -267,35 +289,52 @@ func selectRings(cands []cycle, words int) (int, []cycle) {
 		}
 		return r
 	}
-	var out []cycle
-	for i := 0; i < len(cands); {
-		j := i
-		for j < len(cands) && cands[j].size == cands[i].size {
-			j++
+	var sssr []cycle
+	var extra []cycle
+	for _, c := range cands {
+		r := reduce(c.bits, len(basis))
+		l := lowestBit(r)
+		if l < 0 {
+			extra = append(extra, c)
+			continue
 		}
-		nSmaller := len(basis)
-		for k := i; k < j; k++ {
-			r := reduce(cands[k].bits, nSmaller)
-			if !isZero(r) {
-				out = append(out, cands[k])
+		for q := range basis {
+			if basis[q][l/64]&(1<<(l%64)) != 0 {
+				for w := range r {
+					basis[q][w] ^= r[w]
+				}
 			}
 		}
-		for k := i; k < j; k++ {
-			r := reduce(cands[k].bits, len(basis))
-			if l := lowestBit(r); l >= 0 {
-				// eliminate this lead from existing rows to keep rows reduced
-				for q := range basis {
-					if basis[q][l/64]&(1<<(l%64)) != 0 {
-						for w := range r {
-							basis[q][w] ^= r[w]
-						}
+		basis = append(basis, r)
+		lead = append(lead, l)
+		sssr = append(sssr, c)
+	}
+	// RDKit's symmetrisation: an extra ring joins if it could replace an SSSR
+	// ring of the same size without losing a bond only that ring provides.
+	out := append([]cycle(nil), sssr...)
+	for _, c := range extra {
+		for si, s := range sssr {
+			if s.size != c.size {
+				continue
+			}
+			ok := true
+			for w := range s.bits {
+				uniq := s.bits[w]
+				for sj, o := range sssr {
+					if sj != si {
+						uniq &^= o.bits[w]
 					}
 				}
-				basis = append(basis, r)
-				lead = append(lead, l)
+				if uniq&^c.bits[w] != 0 {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				out = append(out, c)
+				break
 			}
 		}
-		i = j
 	}
 	return len(basis), out
 }
