@@ -109,3 +109,14 @@ func TestUnknownEnvIsReported(t *testing.T) {
 		t.Fatalf("UnknownEnv = %v", got)
 	}
 }
+
+// The production example loads without error.
+func TestProductionExampleLoads(t *testing.T) {
+	cfg, err := Load(filepath.Join("..", "..", "configs", "production.example.yaml"), nil)
+	if err != nil {
+		t.Fatalf("production example: %v", err)
+	}
+	if cfg.MongoDB.URI == "" || !cfg.Auth.SecureCookies || cfg.Log.Format != "json" {
+		t.Errorf("production example not applied: %+v", cfg)
+	}
+}
