@@ -1,0 +1,112 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"toxgate/sdk/ode"
+	"toxgate/sdk/plot"
+)
+
+func summarize(ph *Physiology, sol *ode.Solution, doseMg, doseUmol, tinf float64) *Output {
+	n := len(sol.T)
+	um := map[string][]float64{}
+	add := func(name string, f func(y []float64) float64) {
+		s := make([]float64, n)
+		for k, y := range sol.Y {
+			s[k] = f(y)
+		}
+		um[name] = s
+	}
+	add("plasma", func(y []float64) float64 { return y[sVen] / ph.vven / BP })
+	for i, name := range tissueNames {
+		add(name, func(y []float64) float64 { return y[sTissue0+i] / ph.v[i] })
+	}
+	vh := ph.vHeartEC + ph.vHeartIC
+	add("heart", func(y []float64) float64 { return (y[sHeartEC] + y[sHeartIC]) / vh })
+	add("heart_extracellular", func(y []float64) float64 { return y[sHeartEC] / ph.vHeartEC })
+	add("heart_intracellular_free", func(y []float64) float64 { return freeIntracellular(y[sHeartIC] / ph.vHeartIC) })
+	add("heart_DNA_bound", func(y []float64) float64 {
+		ct := y[sHeartIC] / ph.vHeartIC
+		return ct - freeIntracellular(ct)
+	})
+	ng := map[string][]float64{}
+	for k, v := range um {
+		s := make([]float64, n)
+		for j := range v {
+			s[j] = v[j] * MW // µM × g/mol = µg/L = ng/mL
+		}
+		ng[k] = s
+	}
+	out := &Output{Model: Name, Version: Version, Physiology: ph,
+		Series: Series{TimeH: sol.T, NgPerML: ng, UM: um},
+		Units: map[string]string{"time_h": "h", "ng_per_mL": "ng/mL", "uM": "µmol/L",
+			"heart_intracellular_free": "per litre of intracellular water", "heart_DNA_bound": "per litre of heart tissue intracellular volume",
+			"AUC": "mg·h/L", "dose_mg": "mg/m²", "age": "years", "weight": "kg", "height": "cm"}}
+	sm := &out.Summary
+	sm.DoseMgTotal, sm.DoseUmol = doseMg, doseUmol
+	cp := ng["plasma"]
+	for k, c := range cp {
+		if c > sm.CmaxNgPerML {
+			sm.CmaxNgPerML, sm.TmaxH = c, sol.T[k]
+		}
+	}
+	for _, c := range ng["heart"] {
+		sm.HeartCmaxNgPerML = math.Max(sm.HeartCmaxNgPerML, c)
+	}
+	last := sol.Y[n-1]
+	sm.AUC0tMgHPerL = last[sAUCp] * MW / 1000
+	sm.HeartAUCMgHPerL = last[sAUCh] * MW / 1000
+	sm.HeartDNABoundAUCMgH = last[sAUChb] * MW / 1000
+	lz := terminalSlope(sol.T, cp)
+	if lz > 0 {
+		sm.TerminalHalfLifeH = math.Ln2 / lz
+		sm.AUCInfMgHPerL = sm.AUC0tMgHPerL + cp[n-1]/1000/lz
+		sm.ClearanceLPerH = doseMg / sm.AUCInfMgHPerL
+	}
+	rate := doseUmol / tinf
+	for k, y := range sol.Y {
+		dosed := rate * math.Min(sol.T[k], tinf)
+		if dosed <= 0 {
+			continue
+		}
+		var total float64
+		for i := sVen; i <= sElimRen; i++ {
+			total += y[i]
+		}
+		sm.MassBalanceError = math.Max(sm.MassBalanceError, math.Abs(total-dosed)/dosed)
+	}
+	out.PlotSVG = plotProfiles(out)
+	return out
+}
+
+// terminalSlope fits log C over the last third of the profile (at least
+// the last 24 h) by least squares and returns λz (1/h).
+func terminalSlope(t, c []float64) float64 {
+	tend := t[len(t)-1]
+	from := tend - math.Max(24, tend/3)
+	var sx, sy, sxx, sxy, m float64
+	for k := range t {
+		if t[k] < from || c[k] <= 0 {
+			continue
+		}
+		x, y := t[k], math.Log(c[k])
+		sx, sy, sxx, sxy, m = sx+x, sy+y, sxx+x*x, sxy+x*y, m+1
+	}
+	if m < 3 {
+		return 0
+	}
+	return -(m*sxy - sx*sy) / (m*sxx - sx*sx)
+}
+
+func plotProfiles(out *Output) string {
+	p := plot.New(fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²)", out.Summary.DoseMgTotal, out.Physiology.BSA),
+		"time (h)", "concentration (ng/mL)")
+	p.LogY = true
+	p.YMin = out.Summary.CmaxNgPerML * 1e-4
+	s := out.Series
+	for _, name := range []string{"plasma", "heart", "heart_DNA_bound", "heart_intracellular_free", "liver", "kidney", "muscle"} {
+		p.Add(name, s.TimeH, s.NgPerML[name])
+	}
+	return p.SVG()
+}
