@@ -60,20 +60,20 @@ const (
 
 // Physiology is the individual's physiology derived from the inputs.
 type Physiology struct {
-	BSA           float64              `json:"bsa_m2"`
-	CardiacOutput float64              `json:"cardiac_output_L_per_h"`
-	BloodVolume   float64              `json:"blood_volume_L"`
-	Volumes       map[string]float64   `json:"volumes_L"`
-	Flows         map[string]float64   `json:"flows_L_per_h"`
-	Kp            map[string]float64   `json:"kp_tissue_to_plasma"`
-	Heart         map[string]float64   `json:"heart"`
-	v             [nTissues]float64    // tissue volumes, L
-	q             [nTissues]float64    // blood flows, L/h
-	vart, vven    float64              // arterial and venous blood, L
-	vHeartEC      float64              // heart extracellular, L
-	vHeartIC      float64              // heart intracellular, L
-	qHeart, ps    float64              // heart blood flow, permeability-surface product (L/h)
-	kpec          float64              // heart extracellular:plasma partition
+	BSA           float64            `json:"bsa_m2"`
+	CardiacOutput float64            `json:"cardiac_output_L_per_h"`
+	BloodVolume   float64            `json:"blood_volume_L"`
+	Volumes       map[string]float64 `json:"volumes_L"`
+	Flows         map[string]float64 `json:"flows_L_per_h"`
+	Kp            map[string]float64 `json:"kp_tissue_to_plasma"`
+	Heart         map[string]float64 `json:"heart"`
+	v             [nTissues]float64  // tissue volumes, L
+	q             [nTissues]float64  // blood flows, L/h
+	vart, vven    float64            // arterial and venous blood, L
+	vHeartEC      float64            // heart extracellular, L
+	vHeartIC      float64            // heart intracellular, L
+	qHeart, ps    float64            // heart blood flow, permeability-surface product (L/h)
+	kpec          float64            // heart extracellular:plasma partition
 }
 
 // BSADuBois is body surface area (m²) by Du Bois & Du Bois (1916).
