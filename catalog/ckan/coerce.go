@@ -80,6 +80,8 @@ func AsInt(v any) (int, string) {
 		}
 	case int:
 		return x, ""
+	case int64:
+		return int(x), ""
 	case bool:
 		if x {
 			return 1, ""

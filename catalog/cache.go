@@ -1,0 +1,410 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"toxgate/catalog/search"
+)
+
+// state is the in-memory copy of the catalog with its search index.
+type state struct {
+	mu        sync.RWMutex
+	datasets  map[string]*Dataset
+	byName    map[string]string
+	resources map[string]string
+	orgs      map[string]*Organization
+	orgByName map[string]string
+	index     *search.Index
+	applied   int64
+}
+
+func newState() *state {
+	return &state{
+		datasets:  map[string]*Dataset{},
+		byName:    map[string]string{},
+		resources: map[string]string{},
+		orgs:      map[string]*Organization{},
+		orgByName: map[string]string{},
+		index:     search.New(),
+	}
+}
+
+// putDataset stores d unless the cached copy is as new or newer. Callers hold
+// the write lock.
+func (st *state) putDataset(d *Dataset) {
+	if old := st.datasets[d.ID]; old != nil {
+		if old.Rev >= d.Rev {
+			return
+		}
+		st.unlinkDataset(old)
+	}
+	st.datasets[d.ID] = d
+	st.byName[d.Name] = d.ID
+	for _, r := range d.Resources {
+		st.resources[r.ID] = d.ID
+	}
+	st.index.Put(st.docFor(d))
+}
+
+// removeDataset forgets a purged dataset. Callers hold the write lock.
+func (st *state) removeDataset(id string) {
+	if old := st.datasets[id]; old != nil {
+		st.unlinkDataset(old)
+		delete(st.datasets, id)
+		st.index.Delete(id)
+	}
+}
+
+func (st *state) unlinkDataset(d *Dataset) {
+	if st.byName[d.Name] == d.ID {
+		delete(st.byName, d.Name)
+	}
+	for _, r := range d.Resources {
+		if st.resources[r.ID] == d.ID {
+			delete(st.resources, r.ID)
+		}
+	}
+}
+
+// putOrg stores o unless the cached copy is as new or newer, re-indexing its
+// datasets when its name or title changed. Callers hold the write lock.
+func (st *state) putOrg(o *Organization) {
+	old := st.orgs[o.ID]
+	if old != nil {
+		if old.Rev >= o.Rev {
+			return
+		}
+		if st.orgByName[old.Name] == o.ID {
+			delete(st.orgByName, old.Name)
+		}
+	}
+	st.orgs[o.ID] = o
+	st.orgByName[o.Name] = o.ID
+	if old != nil && (old.Name != o.Name || old.Title != o.Title) {
+		for _, d := range st.datasets {
+			if d.OwnerOrg == o.ID {
+				st.index.Put(st.docFor(d))
+			}
+		}
+	}
+}
+
+func (st *state) removeOrg(id string) {
+	if old := st.orgs[id]; old != nil {
+		if st.orgByName[old.Name] == id {
+			delete(st.orgByName, old.Name)
+		}
+		delete(st.orgs, id)
+	}
+}
+
+// dataset finds a dataset by id or name. Callers hold a lock.
+func (st *state) dataset(idOrName string) *Dataset {
+	if d := st.datasets[idOrName]; d != nil {
+		return d
+	}
+	if id, ok := st.byName[idOrName]; ok {
+		return st.datasets[id]
+	}
+	return nil
+}
+
+// org finds an organization by id or name. Callers hold a lock.
+func (st *state) org(idOrName string) *Organization {
+	if o := st.orgs[idOrName]; o != nil {
+		return o
+	}
+	if id, ok := st.orgByName[idOrName]; ok {
+		return st.orgs[id]
+	}
+	return nil
+}
+
+// isoZ formats t for range queries and sorting.
+func isoZ(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// Field boosts of CKAN's dismax handler: qf="name^4 title^4 tags^2 groups^2 text".
+const (
+	boostName = 4
+	boostTags = 2
+	boostText = 1
+)
+
+// docFor builds the search document of d. Callers hold a lock.
+func (st *state) docFor(d *Dataset) *search.Doc {
+	f := map[string][]string{
+		"id": {d.ID}, "name": {d.Name}, "title": {d.Title}, "state": {d.State},
+		"type": {d.Type}, "dataset_type": {d.Type}, "creator_user_id": {d.CreatorUserID},
+		"metadata_created": {isoZ(d.MetadataCreated)}, "metadata_modified": {isoZ(d.MetadataModified)},
+		"title_string": {d.Title}, "tags": d.Tags, "site_id": {"default"},
+	}
+	if d.Private {
+		f["capacity"] = []string{"private"}
+	} else {
+		f["capacity"] = []string{"public"}
+	}
+	text := map[string]float64{}
+	add := func(s string, w float64) {
+		for _, t := range search.Tokens(s) {
+			text[t] += w
+		}
+	}
+	var all []string
+	addField := func(name string, p *string) {
+		if p != nil && *p != "" {
+			f[name] = []string{*p}
+			all = append(all, *p)
+		}
+	}
+	addField("notes", d.Notes)
+	addField("author", d.Author)
+	addField("maintainer", d.Maintainer)
+	addField("license_id", d.LicenseID)
+	addField("url", d.URL)
+	addField("version", d.Version)
+	if d.OwnerOrg != "" {
+		f["owner_org"] = []string{d.OwnerOrg}
+		if o := st.orgs[d.OwnerOrg]; o != nil {
+			f["organization"] = []string{o.Name}
+			all = append(all, o.Name, o.Title)
+		}
+	}
+	for _, r := range d.Resources {
+		if r.State == StateDeleted {
+			continue
+		}
+		if r.Format != "" {
+			f["res_format"] = append(f["res_format"], r.Format)
+		}
+		if r.Name != nil && *r.Name != "" {
+			f["res_name"] = append(f["res_name"], *r.Name)
+			all = append(all, *r.Name)
+		}
+		if r.Description != nil && *r.Description != "" {
+			f["res_description"] = append(f["res_description"], *r.Description)
+			all = append(all, *r.Description)
+		}
+		f["res_url"] = append(f["res_url"], r.URL)
+		if r.ResourceType != nil {
+			f["res_type"] = append(f["res_type"], *r.ResourceType)
+		}
+	}
+	for _, e := range d.Extras {
+		f["extras_"+e.Key] = []string{e.Value}
+		all = append(all, e.Value)
+	}
+	text[strings.ToLower(d.Name)] += boostName
+	add(d.Name, boostName)
+	add(d.Title, boostName)
+	for _, t := range d.Tags {
+		add(t, boostTags)
+		all = append(all, t)
+	}
+	all = append(all, d.Name, d.Title)
+	for _, s := range all {
+		add(s, boostText)
+	}
+	f["text"] = all
+	return &search.Doc{
+		ID:     d.ID,
+		Fields: f,
+		Text:   text,
+		Sort: map[string]string{
+			"name": d.Name, "title_string": strings.ToLower(d.Title),
+			"metadata_modified": isoZ(d.MetadataModified), "metadata_created": isoZ(d.MetadataCreated),
+		},
+	}
+}
+
+// syncer batches freshness checks: every request waits for one check of the
+// change marker that started after it arrived; requests arriving while a
+// check runs share the next one.
+type syncer struct {
+	mu      sync.Mutex
+	waiting []chan error
+	running bool
+}
+
+// Sync brings the in-memory catalog up to date with every change committed
+// to the store before the call, by whichever process. Actions call it
+// first, so a dataset created or changed anywhere is found by the very next
+// request.
+func (s *Service) Sync(ctx context.Context) error {
+	ch := make(chan error, 1)
+	s.sy.mu.Lock()
+	s.sy.waiting = append(s.sy.waiting, ch)
+	if !s.sy.running {
+		s.sy.running = true
+		go s.syncLoop()
+	}
+	s.sy.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("catalog sync: %w", ctx.Err())
+	}
+}
+
+func (s *Service) syncLoop() {
+	for {
+		s.sy.mu.Lock()
+		batch := s.sy.waiting
+		s.sy.waiting = nil
+		if len(batch) == 0 {
+			s.sy.running = false
+			s.sy.mu.Unlock()
+			return
+		}
+		s.sy.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := s.pull(ctx)
+		cancel()
+		for _, ch := range batch {
+			ch <- err
+		}
+	}
+}
+
+// maxPullSteps bounds the change records read one by one; a reader further
+// behind reloads everything.
+const maxPullSteps = 512
+
+// pull applies the change log records after the last applied one.
+func (s *Service) pull(ctx context.Context) error {
+	s.st.mu.RLock()
+	applied := s.st.applied
+	s.st.mu.RUnlock()
+	var pending []*changeEntry
+	for seq := applied + 1; ; seq++ {
+		e, err := s.c.change(ctx, seq)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			break
+		}
+		if len(pending) == maxPullSteps {
+			last, err := s.c.lastChange(ctx)
+			if err != nil {
+				return err
+			}
+			return s.reloadAll(ctx, last)
+		}
+		pending = append(pending, e)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var ds []*Dataset
+	var os []*Organization
+	var goneDS, goneOrg []string
+	for _, e := range pending {
+		if seen[e.Kind+e.ID] {
+			continue
+		}
+		seen[e.Kind+e.ID] = true
+		switch e.Kind {
+		case kindDataset:
+			d, err := s.c.findDataset(ctx, e.ID)
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				goneDS = append(goneDS, e.ID)
+			} else {
+				ds = append(ds, d)
+			}
+		case kindOrg:
+			o, err := s.c.findOrg(ctx, e.ID)
+			if err != nil {
+				return err
+			}
+			if o == nil {
+				goneOrg = append(goneOrg, e.ID)
+			} else {
+				os = append(os, o)
+			}
+		}
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	for _, o := range os {
+		s.st.putOrg(o)
+	}
+	for _, id := range goneOrg {
+		s.st.removeOrg(id)
+	}
+	for _, d := range ds {
+		s.st.putDataset(d)
+	}
+	for _, id := range goneDS {
+		s.st.removeDataset(id)
+	}
+	if last := pending[len(pending)-1].Seq; last > s.st.applied {
+		s.st.applied = last
+	}
+	return nil
+}
+
+// reloadAll rebuilds the in-memory catalog from the store; seq is the marker
+// value read before loading.
+func (s *Service) reloadAll(ctx context.Context, seq int64) error {
+	start := time.Now()
+	fresh := newState()
+	cur, err := s.c.orgs.Find(ctx, bson.M{})
+	if err != nil {
+		return fmt.Errorf("load organizations: %w", err)
+	}
+	var orgs []*Organization
+	if err := cur.All(ctx, &orgs); err != nil {
+		return fmt.Errorf("load organizations: %w", err)
+	}
+	for _, o := range orgs {
+		fresh.putOrg(o)
+	}
+	cur, err = s.c.datasets.Find(ctx, bson.M{})
+	if err != nil {
+		return fmt.Errorf("load datasets: %w", err)
+	}
+	defer func() { _ = cur.Close(ctx) }()
+	for cur.Next(ctx) {
+		d := new(Dataset)
+		if err := cur.Decode(d); err != nil {
+			return fmt.Errorf("decode dataset: %w", err)
+		}
+		fresh.putDataset(d)
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("load datasets: %w", err)
+	}
+	fresh.applied = seq
+	s.st.mu.Lock()
+	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
+	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
+	s.st.applied = seq
+	s.st.mu.Unlock()
+	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start))
+	return nil
+}
+
+// sortedNames returns the names of datasets passing keep, ascending
+// (bytewise). Callers hold a lock.
+func (st *state) sortedNames(keep func(*Dataset) bool) []string {
+	names := make([]string, 0, len(st.datasets))
+	for _, d := range st.datasets {
+		if keep(d) {
+			names = append(names, d.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

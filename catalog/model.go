@@ -1,0 +1,179 @@
+// Package catalog is the catalog domain: CKAN's datasets, resources,
+// organizations and memberships with CKAN's validation, authorization by org
+// role, and package_search, stored in MongoDB (mongo-driver v2). It knows
+// nothing of HTTP or go-plugin: a caller hands it an action name, the
+// caller's identity and the parsed data dict (see catalog/ckan) and gets the
+// result or a *ckan.Error.
+//
+// Reads are served from an in-memory copy of the catalog (and its search
+// index) that is brought up to date before every request from a change
+// marker in the store, so several plugin processes or gateways over the same
+// database stay consistent: see Service.Sync.
+package catalog
+
+import (
+	"time"
+)
+
+// Caller is the identity an action runs as; the zero value is anonymous.
+type Caller struct {
+	// UserID is the user's id.
+	UserID string
+	// Name is the CKAN user name.
+	Name string
+	// Sysadmin passes every authorization check.
+	Sysadmin bool
+}
+
+// Anonymous reports whether the caller has no identity.
+func (c Caller) Anonymous() bool { return c.UserID == "" && c.Name == "" }
+
+// Dataset states.
+const (
+	StateActive  = "active"
+	StateDraft   = "draft"
+	StateDeleted = "deleted"
+)
+
+// Dataset is a stored dataset (CKAN package).
+type Dataset struct {
+	ID               string     `bson:"_id"`
+	Name             string     `bson:"name"`
+	Title            string     `bson:"title"`
+	Author           *string    `bson:"author"`
+	AuthorEmail      *string    `bson:"author_email"`
+	Maintainer       *string    `bson:"maintainer"`
+	MaintainerEmail  *string    `bson:"maintainer_email"`
+	Notes            *string    `bson:"notes"`
+	URL              *string    `bson:"url"`
+	Version          *string    `bson:"version"`
+	LicenseID        *string    `bson:"license_id"`
+	CreatorUserID    string     `bson:"creator_user_id"`
+	OwnerOrg         string     `bson:"owner_org"`
+	State            string     `bson:"state"`
+	Private          bool       `bson:"private"`
+	Type             string     `bson:"type"`
+	MetadataCreated  time.Time  `bson:"metadata_created"`
+	MetadataModified time.Time  `bson:"metadata_modified"`
+	Tags             []string   `bson:"tags"`
+	Extras           []Extra    `bson:"extras"`
+	Resources        []Resource `bson:"resources"`
+	// Rev is the revision, raised by every write and checked by the next
+	// one (optimistic concurrency).
+	Rev int64 `bson:"rev"`
+}
+
+// Extra is a free key/value pair of a dataset or organization.
+type Extra struct {
+	Key   string `bson:"key" json:"key"`
+	Value string `bson:"value" json:"value"`
+}
+
+// Resource is a data item of a dataset. Keys CKAN does not define are kept
+// in Extras and returned flat.
+type Resource struct {
+	ID               string         `bson:"id"`
+	URL              string         `bson:"url"`
+	Name             *string        `bson:"name"`
+	Description      *string        `bson:"description"`
+	Format           string         `bson:"format"`
+	Hash             string         `bson:"hash"`
+	Mimetype         *string        `bson:"mimetype"`
+	MimetypeInner    *string        `bson:"mimetype_inner"`
+	Size             *int64         `bson:"size"`
+	Created          string         `bson:"created"`
+	LastModified     *string        `bson:"last_modified"`
+	MetadataModified string         `bson:"metadata_modified"`
+	CacheURL         *string        `bson:"cache_url"`
+	CacheLastUpdated *string        `bson:"cache_last_updated"`
+	ResourceType     *string        `bson:"resource_type"`
+	URLType          *string        `bson:"url_type"`
+	State            string         `bson:"state"`
+	Extras           map[string]any `bson:"extras,omitempty"`
+}
+
+// Organization is a stored organization with its memberships.
+type Organization struct {
+	ID          string    `bson:"_id"`
+	Name        string    `bson:"name"`
+	Title       string    `bson:"title"`
+	Description string    `bson:"description"`
+	ImageURL    string    `bson:"image_url"`
+	State       string    `bson:"state"`
+	Created     time.Time `bson:"created"`
+	Extras      []Extra   `bson:"extras"`
+	Members     []Member  `bson:"members"`
+	Rev         int64     `bson:"rev"`
+}
+
+// Member is a user's role in an organization.
+type Member struct {
+	// ID is the membership id.
+	ID string `bson:"id"`
+	// UserID is the member.
+	UserID string `bson:"user_id"`
+	// Capacity is admin, editor or member.
+	Capacity string `bson:"capacity"`
+}
+
+// User is the read-only view of a user document written by the gateway core.
+type User struct {
+	ID       string    `bson:"_id"`
+	Name     string    `bson:"name"`
+	Email    string    `bson:"email"`
+	Fullname string    `bson:"fullname"`
+	About    string    `bson:"about"`
+	State    string    `bson:"state"`
+	Sysadmin bool      `bson:"sysadmin"`
+	Created  time.Time `bson:"created"`
+}
+
+// clone copies d deeply enough for a write to change it freely.
+func (d *Dataset) clone() *Dataset {
+	c := *d
+	c.Tags = append([]string(nil), d.Tags...)
+	c.Extras = append([]Extra(nil), d.Extras...)
+	c.Resources = make([]Resource, len(d.Resources))
+	for i, r := range d.Resources {
+		c.Resources[i] = r
+		if r.Extras != nil {
+			c.Resources[i].Extras = make(map[string]any, len(r.Extras))
+			for k, v := range r.Extras {
+				c.Resources[i].Extras[k] = v
+			}
+		}
+	}
+	return &c
+}
+
+// activeResources are the resources that are not deleted, in order.
+func (d *Dataset) activeResources() []Resource {
+	out := make([]Resource, 0, len(d.Resources))
+	for _, r := range d.Resources {
+		if r.State != StateDeleted {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// clone copies o with its own member and extras slices.
+func (o *Organization) clone() *Organization {
+	c := *o
+	c.Members = append([]Member(nil), o.Members...)
+	c.Extras = append([]Extra(nil), o.Extras...)
+	return &c
+}
+
+// role is the capacity of userID in o ("" when not a member).
+func (o *Organization) role(userID string) string {
+	if userID == "" {
+		return ""
+	}
+	for _, m := range o.Members {
+		if m.UserID == userID {
+			return m.Capacity
+		}
+	}
+	return ""
+}

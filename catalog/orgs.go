@@ -1,0 +1,562 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"toxgate/catalog/ckan"
+)
+
+func init() {
+	register("organization_list", true, "Organizations (all_fields, sort, limit, offset, q).", organizationList)
+	register("organization_show", true, "One organization (include_datasets, include_users).", organizationShow)
+	register("organization_create", false, "Create an organization; the caller becomes its admin.", organizationCreate)
+	register("organization_update", false, "Replace an organization's fields.", organizationUpdate)
+	register("organization_patch", false, "Change the given fields of an organization.", organizationPatch)
+	register("organization_delete", false, "Delete an organization (it must have no datasets).", organizationDelete)
+	register("organization_member_create", false, "Add a user to an organization or change their role.", memberCreate)
+	register("organization_member_delete", false, "Remove a user from an organization.", memberDelete)
+	register("member_list", true, "Members of an organization as [id, type, capacity].", memberList)
+	register("organization_list_for_user", true, "Organizations where a user holds a permission.", organizationListForUser)
+	register("member_roles_list", true, "The organization roles.", memberRolesList)
+}
+
+// packageCount counts the active datasets of org visible to c (private
+// ones included for members).
+func (st *state) packageCount(c Caller, orgID string) int {
+	n := 0
+	for _, d := range st.datasets {
+		if d.OwnerOrg == orgID && d.State == StateActive && st.canRead(c, d) {
+			n++
+		}
+	}
+	return n
+}
+
+func organizationList(_ context.Context, s *Service, r *Request) (any, error) {
+	allFields, _ := ckan.AsBool(r.Data["all_fields"])
+	sortSpec := strings.TrimSpace(ckan.String(r.Data, "sort"))
+	if sortSpec == "" {
+		sortSpec = "title asc"
+	}
+	if sortSpec == "packages" {
+		sortSpec = "package_count desc"
+	}
+	f := strings.Fields(sortSpec)
+	if len(f) > 2 || (len(f) == 2 && f[1] != "asc" && f[1] != "desc") || strings.Contains(sortSpec, ",") ||
+		(f[0] != "name" && f[0] != "title" && f[0] != "package_count") {
+		return nil, ckan.ValidationMessage(fmt.Sprintf("Cannot sort by field `%s`", f[0]))
+	}
+	desc := len(f) == 2 && f[1] == "desc"
+	maxLimit := 1000
+	if allFields {
+		maxLimit = 25
+	}
+	limit, err := ckan.Natural(r.Data, "limit", maxLimit)
+	if err != nil {
+		return nil, err
+	}
+	offset, err := ckan.Natural(r.Data, "offset", 0)
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(ckan.String(r.Data, "q"))
+	var only map[string]bool
+	if names := ckan.StringList(r.Data, "organizations"); len(names) > 0 {
+		only = map[string]bool{}
+		for _, n := range names {
+			for _, p := range strings.Split(n, ",") {
+				only[strings.TrimSpace(p)] = true
+			}
+		}
+	}
+	type row struct {
+		o     *Organization
+		count int
+	}
+	s.st.mu.RLock()
+	var rows []row
+	for _, o := range s.st.orgs {
+		if o.State != StateActive || (only != nil && !only[o.Name]) {
+			continue
+		}
+		if q != "" && !strings.Contains(strings.ToLower(o.Name), q) && !strings.Contains(strings.ToLower(o.Title), q) && !strings.Contains(strings.ToLower(o.Description), q) {
+			continue
+		}
+		rows = append(rows, row{o: o, count: s.st.packageCount(r.Caller, o.ID)})
+	}
+	s.st.mu.RUnlock()
+	key := func(x row) string {
+		if f[0] == "name" {
+			return x.o.Name
+		}
+		return strings.ToLower(x.o.Title)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if f[0] == "package_count" && a.count != b.count {
+			return (a.count < b.count) != desc
+		}
+		if ka, kb := key(a), key(b); ka != kb {
+			return (ka < kb) != desc
+		}
+		return a.o.Name < b.o.Name
+	})
+	offset = min(offset, len(rows))
+	rows = rows[offset:]
+	if limit < len(rows) {
+		rows = rows[:limit]
+	}
+	if !allFields {
+		names := make([]string, len(rows))
+		for i, x := range rows {
+			names[i] = x.o.Name
+		}
+		return names, nil
+	}
+	out := make([]map[string]any, len(rows))
+	for i, x := range rows {
+		out[i] = orgDict(x.o, x.count)
+	}
+	return out, nil
+}
+
+// orgRef reads "id" and finds the organization (deleted ones included).
+func (s *Service) orgRef(r *Request) (*Organization, error) {
+	ref, _ := str(r.Data["id"])
+	if ref == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	o := s.st.org(ref)
+	s.st.mu.RUnlock()
+	if o == nil {
+		return nil, ckan.NotFound("Group was not found.")
+	}
+	return o, nil
+}
+
+func organizationShow(ctx context.Context, s *Service, r *Request) (any, error) {
+	o, err := s.orgRef(r)
+	if err != nil {
+		return nil, err
+	}
+	includeDatasets, _ := ckan.AsBool(r.Data["include_datasets"])
+	includeUsers := true
+	if v, ok := r.Data["include_users"]; ok {
+		includeUsers, _ = ckan.AsBool(v)
+	}
+	s.st.mu.RLock()
+	m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
+	var pkgs []*DatasetDict
+	if includeDatasets {
+		var ds []*Dataset
+		for _, d := range s.st.datasets {
+			if d.OwnerOrg == o.ID && d.State == StateActive && s.st.canRead(r.Caller, d) {
+				ds = append(ds, d)
+			}
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
+		for i, d := range ds {
+			if i == 10 {
+				break
+			}
+			pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
+		}
+	}
+	members := append([]Member(nil), o.Members...)
+	s.st.mu.RUnlock()
+	extras := append([]Extra{}, o.Extras...)
+	sortExtras(extras)
+	m["extras"], m["tags"], m["groups"] = extras, []any{}, []any{}
+	if includeDatasets {
+		if pkgs == nil {
+			pkgs = []*DatasetDict{}
+		}
+		m["packages"] = pkgs
+	}
+	if includeUsers {
+		ids := make([]string, len(members))
+		for i, mb := range members {
+			ids[i] = mb.UserID
+		}
+		users, err := s.c.findUsers(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		list := make([]map[string]any, 0, len(members))
+		for _, mb := range members {
+			if u := users[mb.UserID]; u != nil && u.State != StateDeleted {
+				ud := userDict(u, 0)
+				ud["capacity"] = mb.Capacity
+				list = append(list, ud)
+			}
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i]["name"].(string) < list[j]["name"].(string) })
+		m["users"] = list
+	}
+	return m, nil
+}
+
+// orgFields validates the editable organization fields into o.
+func (st *state) orgFields(o *Organization, data map[string]any, create bool) *ckan.Error {
+	errs := map[string]any{}
+	if v, ok := data["name"]; ok || create {
+		name, _ := str(v)
+		if name == "" {
+			errs["name"] = []string{ckan.MsgMissing}
+		} else {
+			msgs := nameErrors(name, false)
+			if other := st.org(name); other != nil && other.ID != o.ID && other.Name == name {
+				msgs = append(msgs, "Group name already exists in database")
+			}
+			if len(msgs) > 0 {
+				errs["name"] = msgs
+			}
+			o.Name = name
+		}
+	}
+	o.Title, _ = str(data["title"])
+	o.Description, _ = str(data["description"])
+	o.ImageURL, _ = str(data["image_url"])
+	extras, derr := listOfDicts(data, "extras")
+	if derr != nil {
+		return derr
+	}
+	o.Extras = nil
+	for _, e := range extras {
+		k, _ := str(e["key"])
+		v, _ := str(e["value"])
+		if k != "" {
+			o.Extras = append(o.Extras, Extra{Key: k, Value: v})
+		}
+	}
+	if len(errs) > 0 {
+		return ckan.Validation(errs)
+	}
+	return nil
+}
+
+func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	c := r.Caller
+	if c.Anonymous() {
+		return nil, needsUser("organization_create")
+	}
+	o := &Organization{State: StateActive, Created: now(), Rev: 1}
+	s.st.mu.RLock()
+	verr := s.st.orgFields(o, r.Data, true)
+	if v, ok := r.Data["id"]; ok && v != nil && v != "" && verr == nil {
+		id, _ := str(v)
+		switch {
+		case !c.Sysadmin:
+			verr = ckan.FieldError("id", "The input field id was not expected.")
+		case !isUUID(id):
+			verr = ckan.FieldError("id", "Invalid id")
+		case s.st.orgs[canonicalUUID(id)] != nil:
+			verr = ckan.FieldError("id", "Group id already exists")
+		default:
+			o.ID = canonicalUUID(id)
+		}
+	}
+	s.st.mu.RUnlock()
+	if verr != nil {
+		return nil, verr
+	}
+	if o.ID == "" {
+		o.ID = newID()
+	}
+	if c.UserID != "" {
+		o.Members = append(o.Members, Member{ID: newID(), UserID: c.UserID, Capacity: RoleAdmin})
+	}
+	if users, derr := listOfDicts(r.Data, "users"); derr != nil {
+		return nil, derr
+	} else {
+		for _, u := range users {
+			name, _ := str(u["name"])
+			if name == "" {
+				name, _ = str(u["id"])
+			}
+			capacity, _ := str(u["capacity"])
+			if capacity == "" {
+				capacity = RoleMember
+			}
+			usr, err := s.c.findUser(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if usr == nil || rolePerms[capacity] == nil || usr.ID == c.UserID {
+				continue
+			}
+			o.Members = append(o.Members, Member{ID: newID(), UserID: usr.ID, Capacity: capacity})
+		}
+	}
+	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
+		if isDup(err) {
+			return nil, ckan.FieldError("name", "Group name already exists in database")
+		}
+		return nil, fmt.Errorf("insert organization: %w", err)
+	}
+	if err := s.committedOrg(ctx, o); err != nil {
+		return nil, err
+	}
+	r.Data = map[string]any{"id": o.ID}
+	return organizationShow(ctx, s, r)
+}
+
+func (s *Service) orgAdmin(r *Request, verb string) (*Organization, error) {
+	if r.Caller.Anonymous() {
+		return nil, needsUser("organization_" + verb)
+	}
+	o, err := s.orgRef(r)
+	if err != nil {
+		return nil, err
+	}
+	s.st.mu.RLock()
+	ok := s.st.hasPerm(r.Caller, o.ID, PermAdmin)
+	s.st.mu.RUnlock()
+	if !ok {
+		word := map[string]string{"update": "edit", "patch": "edit", "delete": "delete"}[verb]
+		return nil, denied(r.Caller, "%s organization %s", word, o.ID)
+	}
+	return o, nil
+}
+
+func organizationUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
+	return s.orgReplace(ctx, r, "update", func(*Organization) map[string]any { return r.Data })
+}
+
+func organizationPatch(ctx context.Context, s *Service, r *Request) (any, error) {
+	return s.orgReplace(ctx, r, "patch", func(base *Organization) map[string]any {
+		m := map[string]any{"name": base.Name, "title": base.Title, "description": base.Description, "image_url": base.ImageURL}
+		extras := make([]any, len(base.Extras))
+		for i, e := range base.Extras {
+			extras[i] = map[string]any{"key": e.Key, "value": e.Value}
+		}
+		m["extras"] = extras
+		for k, v := range r.Data {
+			m[k] = v
+		}
+		return m
+	})
+}
+
+func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, input func(*Organization) map[string]any) (any, error) {
+	o, err := s.orgAdmin(r, verb)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
+		n := base.clone()
+		s.st.mu.RLock()
+		verr := s.st.orgFields(n, input(base), false)
+		s.st.mu.RUnlock()
+		if verr != nil {
+			return nil, verr
+		}
+		return n, nil
+	}); err != nil {
+		return nil, err
+	}
+	r.Data = map[string]any{"id": o.ID}
+	return organizationShow(ctx, s, r)
+}
+
+func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error) {
+	o, err := s.orgAdmin(r, "delete")
+	if err != nil {
+		return nil, err
+	}
+	s.st.mu.RLock()
+	has := false
+	for _, d := range s.st.datasets {
+		if d.OwnerOrg == o.ID && d.State != StateDeleted {
+			has = true
+			break
+		}
+	}
+	s.st.mu.RUnlock()
+	if has {
+		return nil, ckan.ValidationMessage("Organization cannot be deleted while it still has datasets")
+	}
+	_, err = s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
+		n := base.clone()
+		n.State = StateDeleted
+		return n, nil
+	})
+	return nil, err
+}
+
+// memberTarget checks the caller may manage o's members and resolves the user.
+func (s *Service) memberTarget(ctx context.Context, r *Request, action string) (*Organization, *User, error) {
+	if r.Caller.Anonymous() {
+		return nil, nil, needsUser(action)
+	}
+	ref, _ := str(r.Data["id"])
+	username, _ := str(r.Data["username"])
+	errs := map[string]any{}
+	if ref == "" {
+		errs["id"] = ckan.MsgMissing
+	}
+	if username == "" {
+		errs["username"] = ckan.MsgMissing
+	}
+	if len(errs) > 0 {
+		return nil, nil, ckan.Validation(errs)
+	}
+	s.st.mu.RLock()
+	o := s.st.org(ref)
+	ok := o != nil && s.st.hasPerm(r.Caller, o.ID, PermAdmin)
+	s.st.mu.RUnlock()
+	if o == nil {
+		return nil, nil, ckan.NotFound("Organization not found")
+	}
+	if !ok {
+		return nil, nil, denied(r.Caller, "edit organization %s", o.ID)
+	}
+	u, err := s.c.findUser(ctx, username)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u == nil || u.State == StateDeleted {
+		return nil, nil, ckan.ValidationMessage(fmt.Sprintf("User %s does not exist.", username))
+	}
+	return o, u, nil
+}
+
+func memberCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	role, _ := str(r.Data["role"])
+	if role == "" {
+		role, _ = str(r.Data["capacity"])
+	}
+	o, u, err := s.memberTarget(ctx, r, "organization_member_create")
+	if err != nil {
+		return nil, err
+	}
+	if rolePerms[role] == nil {
+		return nil, ckan.ValidationMessage("role does not exist.")
+	}
+	if u.ID == r.Caller.UserID && role != RoleAdmin && !r.Caller.Sysadmin && o.role(u.ID) == RoleAdmin {
+		return nil, ckan.NotAuthorized(fmt.Sprintf("User %s not authorized to edit organization %s: Administrators cannot revoke their own admin status", r.Caller.Name, o.ID))
+	}
+	var member Member
+	next, err := s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
+		n := base.clone()
+		for i := range n.Members {
+			if n.Members[i].UserID == u.ID {
+				n.Members[i].Capacity = role
+				member = n.Members[i]
+				return n, nil
+			}
+		}
+		member = Member{ID: newID(), UserID: u.ID, Capacity: role}
+		n.Members = append(n.Members, member)
+		return n, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": member.ID, "table_name": "user", "table_id": u.ID, "capacity": member.Capacity, "group_id": next.ID, "state": StateActive}, nil
+}
+
+func memberDelete(ctx context.Context, s *Service, r *Request) (any, error) {
+	o, u, err := s.memberTarget(ctx, r, "organization_member_delete")
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
+		n := base.clone()
+		kept := n.Members[:0]
+		for _, m := range n.Members {
+			if m.UserID != u.ID {
+				kept = append(kept, m)
+			}
+		}
+		n.Members = kept
+		return n, nil
+	})
+	return nil, err
+}
+
+func memberList(_ context.Context, s *Service, r *Request) (any, error) {
+	o, err := s.orgRef(r)
+	if err != nil {
+		return nil, err
+	}
+	objectType, _ := str(r.Data["object_type"])
+	capacity, _ := str(r.Data["capacity"])
+	out := [][]string{}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	if objectType == "" || objectType == "user" {
+		for _, m := range o.Members {
+			if capacity == "" || capacity == m.Capacity {
+				out = append(out, []string{m.UserID, "user", m.Capacity})
+			}
+		}
+	}
+	if objectType == "" || objectType == "package" {
+		if capacity == "" || capacity == "organization" {
+			var ids []string
+			for _, d := range s.st.datasets {
+				if d.OwnerOrg == o.ID && d.State == StateActive && s.st.canRead(r.Caller, d) {
+					ids = append(ids, d.ID)
+				}
+			}
+			sort.Strings(ids)
+			for _, id := range ids {
+				out = append(out, []string{id, "package", "organization"})
+			}
+		}
+	}
+	return out, nil
+}
+
+func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, error) {
+	who := r.Caller
+	if ref, _ := str(r.Data["id"]); ref != "" && ref != r.Caller.UserID && ref != r.Caller.Name {
+		u, err := s.c.findUser(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			return nil, ckan.NotFound("User not found")
+		}
+		who = Caller{UserID: u.ID, Name: u.Name, Sysadmin: u.Sysadmin}
+	}
+	if who.Anonymous() {
+		return []any{}, nil
+	}
+	perm, _ := str(r.Data["permission"])
+	if perm == "" {
+		perm = PermManageGroup
+	}
+	s.st.mu.RLock()
+	var list []map[string]any
+	for _, o := range s.st.orgs {
+		if o.State != StateActive {
+			continue
+		}
+		role := o.role(who.UserID)
+		if !who.Sysadmin && !roleGrants(role, perm) {
+			continue
+		}
+		m := orgDict(o, s.st.packageCount(who, o.ID))
+		if who.Sysadmin && role == "" {
+			role = RoleAdmin
+		}
+		m["capacity"] = role
+		list = append(list, m)
+	}
+	s.st.mu.RUnlock()
+	sort.Slice(list, func(i, j int) bool { return list[i]["name"].(string) < list[j]["name"].(string) })
+	if list == nil {
+		list = []map[string]any{}
+	}
+	return list, nil
+}
+
+func memberRolesList(context.Context, *Service, *Request) (any, error) {
+	return []map[string]string{{"text": "Admin", "value": "admin"}, {"text": "Editor", "value": "editor"}, {"text": "Member", "value": "member"}}, nil
+}

@@ -1,0 +1,193 @@
+package catalog
+
+import (
+	"context"
+
+	"toxgate/catalog/ckan"
+)
+
+func init() {
+	register("resource_show", true, "One resource by id.", resourceShow)
+	register("resource_create", false, "Add a resource to a dataset (package_id required).", resourceCreate)
+	register("resource_update", false, "Replace a resource.", resourceUpdate)
+	register("resource_patch", false, "Change the given fields of a resource.", resourcePatch)
+	register("resource_delete", false, "Delete a resource.", resourceDelete)
+}
+
+// findResource locates an active resource by id. Callers hold a lock.
+func (st *state) findResource(id string) (*Dataset, int) {
+	d := st.datasets[st.resources[id]]
+	if d == nil {
+		return nil, -1
+	}
+	pos := 0
+	for i, r := range d.Resources {
+		if r.State == StateDeleted {
+			continue
+		}
+		if r.ID == id {
+			return d, i
+		}
+		pos++
+	}
+	return nil, -1
+}
+
+// position is the index of resource i among the active resources of d.
+func position(d *Dataset, i int) int {
+	pos := 0
+	for j := 0; j < i; j++ {
+		if d.Resources[j].State != StateDeleted {
+			pos++
+		}
+	}
+	return pos
+}
+
+func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	d, i := s.st.findResource(id)
+	if d == nil {
+		return nil, ckan.NotFound("Resource was not found.")
+	}
+	if !s.st.canRead(r.Caller, d) {
+		return nil, denied(r.Caller, "read resource %s", id)
+	}
+	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
+}
+
+func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	pkg, _ := str(r.Data["package_id"])
+	if pkg == "" {
+		return nil, ckan.FieldError("package_id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	d := s.st.dataset(pkg)
+	var authErr error
+	if d == nil {
+		authErr = ckan.NotFound("")
+	} else if !s.st.canEdit(r.Caller, d, PermUpdateDataset) {
+		authErr = denied(r.Caller, "create resources on dataset %s", pkg)
+	}
+	s.st.mu.RUnlock()
+	if authErr != nil {
+		return nil, authErr
+	}
+	var newID string
+	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
+		at := now()
+		s.st.mu.RLock()
+		res, rerr := s.st.buildResource(r.Data, nil, base.ID, at)
+		s.st.mu.RUnlock()
+		if rerr != nil {
+			return nil, ckan.Validation(rerr)
+		}
+		for _, old := range base.Resources {
+			if old.ID == res.ID {
+				return nil, ckan.FieldError("id", "Resource id already exists.")
+			}
+		}
+		n := base.clone()
+		n.Resources = append(n.Resources, res)
+		n.MetadataModified = at
+		newID = res.ID
+		return n, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resourceOf(next, newID, r.SiteURL), nil
+}
+
+// resourceOf renders resource id of d.
+func resourceOf(d *Dataset, id, siteURL string) map[string]any {
+	for i := range d.Resources {
+		if d.Resources[i].ID == id {
+			return resourceDict(d, &d.Resources[i], position(d, i), siteURL)
+		}
+	}
+	return nil
+}
+
+// changeResource finds resource id, checks update rights on its dataset and
+// replaces the resource with what build returns.
+func (s *Service) changeResource(ctx context.Context, r *Request, verb string, build func(old *Resource, datasetID string) (*Resource, error)) (*Dataset, string, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, "", ckan.FieldError("id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	d, _ := s.st.findResource(id)
+	var authErr error
+	if d == nil {
+		authErr = ckan.NotFound("Resource was not found.")
+	} else if !s.st.canEdit(r.Caller, d, PermUpdateDataset) {
+		authErr = denied(r.Caller, "%s resource %s", verb, id)
+	}
+	s.st.mu.RUnlock()
+	if authErr != nil {
+		return nil, "", authErr
+	}
+	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
+		n := base.clone()
+		for i := range n.Resources {
+			if n.Resources[i].ID != id || n.Resources[i].State == StateDeleted {
+				continue
+			}
+			res, err := build(&n.Resources[i], base.ID)
+			if err != nil {
+				return nil, err
+			}
+			n.Resources[i] = *res
+			n.MetadataModified = now()
+			return n, nil
+		}
+		return nil, ckan.NotFound("Resource was not found.")
+	})
+	return next, id, err
+}
+
+func resourceUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
+	return s.resourceReplace(ctx, r, "edit", func(*Resource) map[string]any { return r.Data })
+}
+
+func resourcePatch(ctx context.Context, s *Service, r *Request) (any, error) {
+	return s.resourceReplace(ctx, r, "edit", func(old *Resource) map[string]any {
+		m := resourceInputMap(old)
+		for k, v := range r.Data {
+			m[k] = v
+		}
+		return m
+	})
+}
+
+func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, input func(old *Resource) map[string]any) (any, error) {
+	next, id, err := s.changeResource(ctx, r, verb, func(old *Resource, datasetID string) (*Resource, error) {
+		at := now()
+		s.st.mu.RLock()
+		res, rerr := s.st.buildResource(input(old), old, datasetID, at)
+		s.st.mu.RUnlock()
+		if rerr != nil {
+			return nil, ckan.Validation(rerr)
+		}
+		return &res, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resourceOf(next, id, r.SiteURL), nil
+}
+
+func resourceDelete(ctx context.Context, s *Service, r *Request) (any, error) {
+	_, _, err := s.changeResource(ctx, r, "delete", func(old *Resource, _ string) (*Resource, error) {
+		res := *old
+		res.State = StateDeleted
+		return &res, nil
+	})
+	return nil, err
+}

@@ -1,0 +1,390 @@
+package search
+
+import (
+	"path"
+	"strings"
+	"time"
+)
+
+// Error is a malformed query, sort or filter.
+type Error struct {
+	// Message says what is wrong.
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Message }
+
+// TextFields are matched by tokens rather than by exact value.
+var TextFields = map[string]bool{"text": true, "title": true, "notes": true, "res_name": true, "res_description": true}
+
+// node is a parsed Lucene expression.
+type node interface {
+	match(d *Doc) bool
+	terms(acc []string) []string
+}
+
+type andNode []node
+type orNode []node
+type notNode struct{ n node }
+
+type termNode struct {
+	field   string // "" means text
+	value   string
+	phrase  bool
+	lo, hi  string // range bounds when isRange
+	isRange bool
+}
+
+func (a andNode) match(d *Doc) bool {
+	for _, n := range a {
+		if !n.match(d) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a andNode) terms(acc []string) []string {
+	for _, n := range a {
+		acc = n.terms(acc)
+	}
+	return acc
+}
+
+func (o orNode) match(d *Doc) bool {
+	for _, n := range o {
+		if n.match(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o orNode) terms(acc []string) []string {
+	for _, n := range o {
+		acc = n.terms(acc)
+	}
+	return acc
+}
+
+func (n notNode) match(d *Doc) bool           { return !n.n.match(d) }
+func (n notNode) terms(acc []string) []string { return acc }
+
+func (t termNode) terms(acc []string) []string {
+	if t.field == "" || t.field == "text" || TextFields[t.field] {
+		return append(acc, Tokens(t.value)...)
+	}
+	return acc
+}
+
+func (t termNode) match(d *Doc) bool {
+	if t.isRange {
+		for _, v := range d.Fields[t.field] {
+			if (t.lo == "*" || v >= t.lo) && (t.hi == "*" || v <= t.hi) {
+				return true
+			}
+		}
+		return false
+	}
+	if t.value == "*" && !t.phrase {
+		if t.field == "" {
+			return true
+		}
+		return len(d.Fields[t.field]) > 0
+	}
+	wild := !t.phrase && strings.ContainsAny(t.value, "*?")
+	if t.field == "" || t.field == "text" {
+		if wild {
+			return anyToken(d, t.value)
+		}
+		return hasAll(d, Tokens(t.value))
+	}
+	values := d.Fields[t.field]
+	if TextFields[t.field] {
+		want := Tokens(t.value)
+		for _, v := range values {
+			if containsAll(Tokens(v), want) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range values {
+		if wild {
+			if ok, _ := path.Match(t.value, v); ok {
+				return true
+			}
+		} else if v == t.value {
+			return true
+		}
+	}
+	return false
+}
+
+func anyToken(d *Doc, pattern string) bool {
+	pattern = strings.ToLower(pattern)
+	for tok := range d.Text {
+		if ok, _ := path.Match(pattern, tok); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAll(have, want []string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// token kinds of the lexer.
+const (
+	tWord = iota
+	tQuoted
+	tRange
+	tOpen
+	tClose
+)
+
+type token struct {
+	kind  int
+	text  string
+	field string // for words written field:value
+	colon bool   // word ended with ':' (value follows as next token)
+}
+
+func lex(s string) ([]token, error) {
+	var out []token
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '(':
+			out = append(out, token{kind: tOpen})
+			i++
+		case c == ')':
+			out = append(out, token{kind: tClose})
+			i++
+		case c == '"':
+			j := i + 1
+			var b strings.Builder
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' && j+1 < len(s) {
+					j++
+				}
+				b.WriteByte(s[j])
+				j++
+			}
+			if j >= len(s) {
+				return nil, &Error{Message: "Cannot parse '" + s + "': Lexical error: unterminated quoted string"}
+			}
+			out = append(out, token{kind: tQuoted, text: b.String()})
+			i = j + 1
+		case c == '[' || c == '{':
+			j := strings.IndexAny(s[i:], "]}")
+			if j < 0 {
+				return nil, &Error{Message: "Cannot parse '" + s + "': unterminated range"}
+			}
+			out = append(out, token{kind: tRange, text: s[i+1 : i+j]})
+			i += j + 1
+		default:
+			var b strings.Builder
+			field := ""
+			colon := false
+			for i < len(s) {
+				c := s[i]
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && b.Len() == 0 && field == "") {
+					break
+				}
+				if c == '\\' && i+1 < len(s) {
+					b.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == ':' && field == "" && !colon {
+					field = b.String()
+					b.Reset()
+					i++
+					if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
+						colon = true
+						break
+					}
+					continue
+				}
+				b.WriteByte(c)
+				i++
+			}
+			out = append(out, token{kind: tWord, text: b.String(), field: field, colon: colon})
+		}
+	}
+	return out, nil
+}
+
+type parser struct {
+	toks []token
+	pos  int
+	src  string
+}
+
+// Parse parses a Lucene-style query: field:value terms, quoted values,
+// ranges [a TO b], groups, AND/OR/NOT, +required and -negated terms. Terms
+// are ANDed by default (CKAN sets q.op=AND).
+func Parse(s string) (node, error) {
+	toks, err := lex(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks, src: s}
+	n, err := p.expr("")
+	if err != nil {
+		return nil, err
+	}
+	if p.pos < len(p.toks) {
+		return nil, &Error{Message: "Cannot parse '" + s + "': unexpected ')'"}
+	}
+	return n, nil
+}
+
+func (p *parser) peekWord(w string) bool {
+	return p.pos < len(p.toks) && p.toks[p.pos].kind == tWord && p.toks[p.pos].field == "" && !p.toks[p.pos].colon && p.toks[p.pos].text == w
+}
+
+func (p *parser) expr(field string) (node, error) {
+	var ors orNode
+	for {
+		a, err := p.and(field)
+		if err != nil {
+			return nil, err
+		}
+		ors = append(ors, a)
+		if !p.peekWord("OR") {
+			break
+		}
+		p.pos++
+	}
+	if len(ors) == 1 {
+		return ors[0], nil
+	}
+	return ors, nil
+}
+
+func (p *parser) and(field string) (node, error) {
+	var ands andNode
+	for p.pos < len(p.toks) && p.toks[p.pos].kind != tClose && !p.peekWord("OR") {
+		if p.peekWord("AND") {
+			p.pos++
+			continue
+		}
+		n, err := p.unary(field)
+		if err != nil {
+			return nil, err
+		}
+		ands = append(ands, n)
+	}
+	if len(ands) == 0 {
+		return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+	}
+	if len(ands) == 1 {
+		return ands[0], nil
+	}
+	return ands, nil
+}
+
+func (p *parser) unary(field string) (node, error) {
+	t := p.toks[p.pos]
+	if t.kind == tWord && t.field == "" && !t.colon && (t.text == "NOT" || t.text == "-" || t.text == "!") {
+		p.pos++
+		if p.pos >= len(p.toks) {
+			return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+		}
+		n, err := p.unary(field)
+		return notNode{n}, err
+	}
+	if t.kind == tWord && len(t.text)+len(t.field) > 0 {
+		lead := t.field
+		if lead == "" {
+			lead = t.text
+		}
+		if lead[0] == '-' || lead[0] == '+' || lead[0] == '!' {
+			neg := lead[0] != '+'
+			if t.field != "" {
+				p.toks[p.pos].field = t.field[1:]
+			} else {
+				p.toks[p.pos].text = t.text[1:]
+			}
+			n, err := p.unary(field)
+			if err != nil {
+				return nil, err
+			}
+			if neg {
+				return notNode{n}, nil
+			}
+			return n, nil
+		}
+	}
+	return p.primary(field)
+}
+
+func (p *parser) primary(field string) (node, error) {
+	t := p.toks[p.pos]
+	p.pos++
+	switch t.kind {
+	case tOpen:
+		n, err := p.expr(field)
+		if err != nil {
+			return nil, err
+		}
+		if p.pos >= len(p.toks) || p.toks[p.pos].kind != tClose {
+			return nil, &Error{Message: "Cannot parse '" + p.src + "': missing ')'"}
+		}
+		p.pos++
+		return n, nil
+	case tQuoted:
+		return termNode{field: field, value: t.text, phrase: true}, nil
+	case tRange:
+		return rangeNode(field, t.text, p.src)
+	case tClose:
+		return nil, &Error{Message: "Cannot parse '" + p.src + "': unexpected ')'"}
+	}
+	if t.field != "" {
+		if t.colon {
+			if p.pos >= len(p.toks) {
+				return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+			}
+			return p.primary(t.field)
+		}
+		return termNode{field: t.field, value: t.text}, nil
+	}
+	return termNode{field: field, value: t.text}, nil
+}
+
+func rangeNode(field, body, src string) (node, error) {
+	parts := strings.Fields(body)
+	if len(parts) != 3 || parts[1] != "TO" {
+		return nil, &Error{Message: "Cannot parse '" + src + "': bad range"}
+	}
+	return termNode{field: field, isRange: true, lo: rangeBound(parts[0]), hi: rangeBound(parts[2])}, nil
+}
+
+func rangeBound(s string) string {
+	if strings.HasPrefix(s, "NOW") {
+		return time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
+	}
+	return s
+}

@@ -1,0 +1,273 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"toxgate/catalog/ckan"
+	"toxgate/catalog/search"
+)
+
+func init() {
+	register("package_search", true, "Search datasets (q, fq, sort, rows, start, facet.field, include_private).", packageSearch)
+	register("tag_list", true, "Names of the tags in use (query).", tagList)
+	register("license_list", true, "The licenses datasets may use.", licenseList)
+	register("status_show", true, "Site and API version information.", statusShow)
+	register("help_show", true, "The description of an action (name).", helpShow)
+}
+
+// rowsMax is ckan.search.rows_max.
+const rowsMax = 1000
+
+var searchParams = map[string]bool{
+	"q": true, "fl": true, "fq": true, "fq_list": true, "rows": true, "sort": true, "start": true, "wt": true,
+	"qf": true, "bf": true, "boost": true, "facet": true, "facet.mincount": true, "facet.limit": true,
+	"facet.field": true, "extras": true, "tie": true, "defType": true, "mm": true, "df": true,
+	"include_private": true, "include_drafts": true, "include_deleted": true, "use_default_schema": true,
+}
+
+func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
+	var bad []string
+	for k := range r.Data {
+		if !searchParams[k] && !strings.HasPrefix(k, "ext_") {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		quoted := make([]string, len(bad))
+		for i, b := range bad {
+			quoted[i] = "'" + b + "'"
+		}
+		return nil, ckan.SearchQueryError("Invalid search parameters: [" + strings.Join(quoted, ", ") + "]")
+	}
+	rows, err := ckan.Natural(r.Data, "rows", 10)
+	if err != nil {
+		return nil, err
+	}
+	rows = min(rows, rowsMax)
+	start, err := ckan.Natural(r.Data, "start", 0)
+	if err != nil {
+		return nil, err
+	}
+	flag := func(k string) bool { v, _ := ckan.AsBool(r.Data[k]); return v }
+	includePrivate, includeDrafts, includeDeleted := flag("include_private"), flag("include_drafts"), flag("include_deleted")
+	filters := ckan.StringList(r.Data, "fq_list")
+	fq := ckan.String(r.Data, "fq")
+	filters = append(filters, fq)
+	checkState := !strings.Contains(fq, "+state")
+
+	q := ckan.String(r.Data, "q")
+	sortSpec := ckan.String(r.Data, "sort")
+	if strings.TrimSpace(sortSpec) == "" || sortSpec == "rank" {
+		sortSpec = "score desc, metadata_modified desc"
+	}
+	query := search.Query{Q: q, Filters: filters, Sort: sortSpec, Start: start, Rows: rows, FacetLimit: 50, FacetMinCount: 1}
+	facetOn := true
+	if v, ok := r.Data["facet"]; ok {
+		facetOn, _ = ckan.AsBool(v)
+	}
+	if facetOn {
+		query.FacetFields = facetFields(r.Data["facet.field"])
+		if v, ok := r.Data["facet.limit"]; ok {
+			n, msg := ckan.AsInt(v)
+			if msg != "" {
+				return nil, ckan.FieldError("facet.limit", msg)
+			}
+			query.FacetLimit = n
+		}
+		if v, ok := r.Data["facet.mincount"]; ok {
+			n, msg := ckan.AsInt(v)
+			if msg != "" {
+				return nil, ckan.FieldError("facet.mincount", msg)
+			}
+			query.FacetMinCount = n
+		}
+	}
+	c := r.Caller
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	query.Allow = func(id string) bool {
+		d := s.st.datasets[id]
+		if d == nil {
+			return false
+		}
+		if checkState {
+			switch d.State {
+			case StateActive:
+			case StateDraft:
+				if !includeDrafts {
+					return false
+				}
+			case StateDeleted:
+				if !includeDeleted {
+					return false
+				}
+			}
+		}
+		if d.Private && !includePrivate {
+			return false
+		}
+		return s.st.canRead(c, d)
+	}
+	res, serr := s.st.index.Search(query)
+	var se *search.Error
+	if errors.As(serr, &se) {
+		return nil, ckan.SearchError(se.Message)
+	}
+	if serr != nil {
+		return nil, serr
+	}
+	results := make([]any, 0, len(res.IDs))
+	fl := ckan.StringList(r.Data, "fl")
+	if len(fl) == 1 {
+		fl = strings.FieldsFunc(fl[0], func(r rune) bool { return r == ',' || r == ' ' })
+	}
+	for _, id := range res.IDs {
+		dict := s.st.datasetDict(s.st.datasets[id], r.SiteURL)
+		if len(fl) > 0 {
+			results = append(results, pick(dict, fl))
+		} else {
+			results = append(results, dict)
+		}
+	}
+	facets := map[string]map[string]int{}
+	searchFacets := map[string]any{}
+	for _, field := range query.FacetFields {
+		counts := map[string]int{}
+		items := []map[string]any{}
+		for _, f := range res.Facets[field] {
+			counts[f.Value] = f.Count
+			items = append(items, map[string]any{"name": f.Value, "display_name": s.st.facetDisplay(field, f.Value), "count": f.Count})
+		}
+		sort.SliceStable(items, func(i, j int) bool { return items[i]["display_name"].(string) > items[j]["display_name"].(string) })
+		facets[field] = counts
+		searchFacets[field] = map[string]any{"title": field, "items": items}
+	}
+	return map[string]any{"count": res.Count, "results": results, "facets": facets, "search_facets": searchFacets, "sort": sortSpec}, nil
+}
+
+// facetFields reads facet.field: a JSON list (often sent as a string).
+func facetFields(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		var list []string
+		if err := json.Unmarshal([]byte(x), &list); err == nil {
+			return list
+		}
+		if x != "" {
+			return []string{x}
+		}
+	case []any:
+		out := []string{}
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				// a repeated query key may itself hold a JSON list
+				var list []string
+				if json.Unmarshal([]byte(s), &list) == nil {
+					out = append(out, list...)
+				} else {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// facetDisplay is a facet item's display_name: org title, license title, or
+// the value. Callers hold a lock.
+func (st *state) facetDisplay(field, value string) string {
+	switch field {
+	case "organization":
+		if o := st.org(value); o != nil && strings.TrimSpace(o.Title) != "" {
+			return o.Title
+		}
+	case "license_id":
+		if l := licenseByID[value]; l != nil {
+			return l.Title
+		}
+	}
+	return value
+}
+
+// pick keeps only the fl fields of a dataset dict.
+func pick(d *DatasetDict, fields []string) map[string]any {
+	b, _ := json.Marshal(d)
+	var all map[string]any
+	_ = json.Unmarshal(b, &all)
+	out := make(map[string]any, len(fields))
+	for _, f := range fields {
+		if v, ok := all[f]; ok {
+			out[f] = v
+		}
+	}
+	return out
+}
+
+func tagList(_ context.Context, s *Service, r *Request) (any, error) {
+	q := ckan.String(r.Data, "query")
+	if q == "" {
+		q = ckan.String(r.Data, "q")
+	}
+	q = strings.ToLower(q)
+	allFields, _ := ckan.AsBool(r.Data["all_fields"])
+	seen := map[string]bool{}
+	s.st.mu.RLock()
+	for _, d := range s.st.datasets {
+		if d.State != StateActive || !s.st.canRead(r.Caller, d) {
+			continue
+		}
+		for _, t := range d.Tags {
+			if q == "" || strings.Contains(strings.ToLower(t), q) {
+				seen[t] = true
+			}
+		}
+	}
+	s.st.mu.RUnlock()
+	names := make([]string, 0, len(seen))
+	for t := range seen {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	if !allFields {
+		return names, nil
+	}
+	out := make([]tagDict, len(names))
+	for i, t := range names {
+		out[i] = tagDict{DisplayName: t, ID: nameUUID(t), Name: t, State: StateActive}
+	}
+	return out, nil
+}
+
+func licenseList(context.Context, *Service, *Request) (any, error) { return Licenses, nil }
+
+// CKANVersion is the CKAN API version the catalog follows.
+const CKANVersion = "2.11.5"
+
+func statusShow(_ context.Context, s *Service, r *Request) (any, error) {
+	return map[string]any{
+		"site_title": s.opts.SiteTitle, "site_description": s.opts.SiteDescription, "site_url": strings.TrimSuffix(r.SiteURL, "/"),
+		"error_emails_to": nil, "locale_default": "en", "extensions": []string{"toxgate_catalog"},
+		"ckan_version": CKANVersion, "toxgate_version": s.opts.Version,
+	}, nil
+}
+
+func helpShow(_ context.Context, _ *Service, r *Request) (any, error) {
+	name, _ := str(r.Data["name"])
+	if name == "" {
+		return nil, ckan.FieldError("name", ckan.MsgMissing)
+	}
+	a, ok := actions[name]
+	if !ok {
+		return nil, ckan.NotFound(fmt.Sprintf("Action function not found: %s", name))
+	}
+	return a.Description, nil
+}

@@ -1,0 +1,142 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"toxgate/catalog/ckan"
+)
+
+// Options configure a Service.
+type Options struct {
+	// SiteTitle and SiteDescription are reported by status_show.
+	SiteTitle, SiteDescription string
+	// Version is the toxgate version reported by status_show.
+	Version string
+	// Logger receives the catalog's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Service runs catalog actions against one MongoDB database.
+type Service struct {
+	c      collections
+	lockMu sync.Mutex
+	locks  map[string]*keyLock
+	// known is the highest change sequence number this process has seen.
+	known atomic.Int64
+	st    *state
+	sy    syncer
+	log   *slog.Logger
+	opts  Options
+}
+
+// Request is one action call.
+type Request struct {
+	// Action is the action name.
+	Action string
+	// Caller is who calls.
+	Caller Caller
+	// Data is the parsed data dict (see ckan.ParseData).
+	Data map[string]any
+	// SiteURL is the public base URL (for upload links).
+	SiteURL string
+}
+
+// Action describes one action the catalog serves.
+type Action struct {
+	// Name is the action name.
+	Name string
+	// GET is true for side-effect-free actions, which accept GET.
+	GET bool
+	// Description is one line for API docs.
+	Description string
+}
+
+type handler func(ctx context.Context, s *Service, r *Request) (any, error)
+
+type actionDef struct {
+	Action
+	run handler
+}
+
+var actions = map[string]actionDef{}
+
+func register(name string, get bool, desc string, run handler) {
+	actions[name] = actionDef{Action: Action{Name: name, GET: get, Description: desc}, run: run}
+}
+
+// New opens the catalog on db: it makes the indexes and loads the catalog
+// into memory.
+func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SiteTitle == "" {
+		opts.SiteTitle = "toxgate"
+	}
+	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{}}
+	if err := s.c.ensureIndexes(ctx); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	seq, err := s.c.lastChange(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if err := s.reloadAll(ctx, seq); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return s, nil
+}
+
+// Actions lists the actions the catalog serves, by name.
+func (s *Service) Actions() []Action {
+	out := make([]Action, 0, len(actions))
+	for _, a := range actions {
+		out = append(out, a.Action)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup reports whether name is a catalog action and whether it accepts GET.
+func (s *Service) Lookup(name string) (get, ok bool) {
+	a, ok := actions[name]
+	return a.GET, ok
+}
+
+// Do runs one action. The error is a *ckan.Error for every outcome CKAN
+// defines; anything else is an internal failure (logged here).
+func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
+	a, ok := actions[r.Action]
+	if !ok {
+		return nil, ckan.UnknownAction(r.Action)
+	}
+	if r.Data == nil {
+		r.Data = map[string]any{}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("catalog action panicked", "action", r.Action, "panic", p, "stack", string(debug.Stack()))
+			result, err = nil, ckan.Internal()
+		}
+	}()
+	if err := s.Sync(ctx); err != nil {
+		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
+		return nil, ckan.Internal()
+	}
+	result, err = a.run(ctx, s, &r)
+	var ce *ckan.Error
+	if err != nil && !errors.As(err, &ce) {
+		s.log.Error("catalog action failed", "action", r.Action, "err", err)
+		return nil, ckan.Internal()
+	}
+	return result, err
+}

@@ -1,0 +1,205 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"toxgate/catalog/ckan"
+)
+
+// maxAttempts bounds the optimistic-concurrency retries of one write.
+const maxAttempts = 8
+
+// errConflict is returned when a dataset kept changing under a write.
+var errConflict = ckan.ValidationMessage("The dataset was changed by another request at the same time; please retry")
+
+// mutateDataset applies mutate to the freshest stored copy of dataset id and
+// writes the result only if the stored revision is still the one it read
+// (the revision is checked in the update filter). When another writer came
+// first it reads again and re-applies mutate, so no update is lost.
+func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {
+	defer s.lockFor(id)()
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		base, err := s.c.findDataset(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if base == nil {
+			return nil, ckan.NotFound("Package was not found.")
+		}
+		next, err := mutate(base)
+		if err != nil {
+			return nil, err
+		}
+		next.ID, next.Rev = base.ID, base.Rev+1
+		if next.Name != base.Name {
+			if err := s.freeName(ctx, next.Name, next.ID); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := s.c.replaceDataset(ctx, next, base.Rev)
+		if mongo.IsDuplicateKeyError(err) {
+			return nil, ckan.FieldError("name", "That URL is already in use.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return next, s.committedDataset(ctx, next)
+		}
+		s.log.Debug("dataset changed concurrently, retrying", "id", id, "attempt", attempt+1)
+	}
+	return nil, errConflict
+}
+
+// insertDataset stores a new dataset.
+func (s *Service) insertDataset(ctx context.Context, d *Dataset) error {
+	if err := s.freeName(ctx, d.Name, d.ID); err != nil {
+		return err
+	}
+	d.Rev = 1
+	_, err := s.c.datasets.InsertOne(ctx, d)
+	if mongo.IsDuplicateKeyError(err) {
+		if existing, ferr := s.c.findDataset(ctx, d.ID); ferr == nil && existing != nil {
+			return ckan.FieldError("id", "Dataset id already exists")
+		}
+		return ckan.FieldError("name", "That URL is already in use.")
+	}
+	if err != nil {
+		return fmt.Errorf("insert dataset: %w", err)
+	}
+	return s.committedDataset(ctx, d)
+}
+
+// freeName renames a deleted dataset that holds name to its id, as CKAN does
+// when the name is reused.
+func (s *Service) freeName(ctx context.Context, name, forID string) error {
+	s.st.mu.RLock()
+	holder := s.st.datasets[s.st.byName[name]]
+	s.st.mu.RUnlock()
+	if holder == nil || holder.ID == forID || holder.Name != name {
+		return nil
+	}
+	if holder.State != StateDeleted {
+		return ckan.FieldError("name", "That URL is already in use.")
+	}
+	_, err := s.mutateDataset(ctx, holder.ID, func(base *Dataset) (*Dataset, error) {
+		if base.State != StateDeleted {
+			return nil, ckan.FieldError("name", "That URL is already in use.")
+		}
+		n := base.clone()
+		n.Name = base.ID
+		return n, nil
+	})
+	return err
+}
+
+// committedDataset records a dataset write in the change marker and in the
+// in-memory catalog.
+func (s *Service) committedDataset(ctx context.Context, d *Dataset) error {
+	s.st.mu.Lock()
+	s.st.putDataset(d)
+	s.st.mu.Unlock()
+	return s.record(ctx, kindDataset, d.ID)
+}
+
+// purgeDataset deletes a dataset for good.
+func (s *Service) purgeDataset(ctx context.Context, id string) error {
+	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
+		return fmt.Errorf("purge dataset %s: %w", id, err)
+	}
+	s.st.mu.Lock()
+	s.st.removeDataset(id)
+	s.st.mu.Unlock()
+	return s.record(ctx, kindDataset, id)
+}
+
+// mutateOrg is mutateDataset for organizations.
+func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
+	defer s.lockFor(id)()
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		base, err := s.c.findOrg(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if base == nil {
+			return nil, ckan.NotFound("Organization was not found.")
+		}
+		next, err := mutate(base)
+		if err != nil {
+			return nil, err
+		}
+		next.ID, next.Rev = base.ID, base.Rev+1
+		ok, err := s.c.replaceOrg(ctx, next, base.Rev)
+		if mongo.IsDuplicateKeyError(err) {
+			return nil, ckan.FieldError("name", "Group name already exists in database")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return next, s.committedOrg(ctx, next)
+		}
+	}
+	return nil, ckan.ValidationMessage("The organization was changed by another request at the same time; please retry")
+}
+
+func (s *Service) committedOrg(ctx context.Context, o *Organization) error {
+	s.st.mu.Lock()
+	s.st.putOrg(o)
+	s.st.mu.Unlock()
+	return s.record(ctx, kindOrg, o.ID)
+}
+
+func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
+
+// record appends a change to the change log.
+func (s *Service) record(ctx context.Context, kind, id string) error {
+	s.st.mu.RLock()
+	next := s.st.applied + 1
+	s.st.mu.RUnlock()
+	next = max(next, s.known.Load()+1)
+	seq, err := s.c.record(ctx, next, kind, id)
+	if err != nil {
+		return err
+	}
+	for {
+		k := s.known.Load()
+		if seq <= k || s.known.CompareAndSwap(k, seq) {
+			return nil
+		}
+	}
+}
+
+// lockFor serializes this process's writes to one record (the embedded
+// store does not apply a filtered update atomically, so the revision check
+// alone protects only against other processes on a real MongoDB). The
+// returned function releases it.
+func (s *Service) lockFor(id string) func() {
+	s.lockMu.Lock()
+	l := s.locks[id]
+	if l == nil {
+		l = &keyLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.lockMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.lockMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.lockMu.Unlock()
+	}
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
