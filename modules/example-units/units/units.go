@@ -5,6 +5,7 @@ package units
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -31,14 +32,14 @@ type Error struct{ Field, Message string }
 func (e *Error) Error() string { return e.Field + ": " + e.Message }
 
 type unit struct {
-	molar bool    // mol/L based rather than g/L based
-	scale float64 // value × scale = base unit (g/L or mol/L)
+	molar bool // mol/L based rather than g/L based
+	exp   int  // value × 10^exp = base unit (g/L or mol/L); powers of ten keep factors exact
 }
 
 var known = map[string]unit{
-	"g/L": {false, 1}, "mg/mL": {false, 1}, "mg/L": {false, 1e-3}, "ug/mL": {false, 1e-3},
-	"ug/L": {false, 1e-6}, "ng/mL": {false, 1e-6}, "ng/L": {false, 1e-9}, "pg/mL": {false, 1e-9},
-	"M": {true, 1}, "mM": {true, 1e-3}, "uM": {true, 1e-6}, "nM": {true, 1e-9}, "pM": {true, 1e-12},
+	"g/L": {false, 0}, "mg/mL": {false, 0}, "mg/L": {false, -3}, "ug/mL": {false, -3},
+	"ug/L": {false, -6}, "ng/mL": {false, -6}, "ng/L": {false, -9}, "pg/mL": {false, -9},
+	"M": {true, 0}, "mM": {true, -3}, "uM": {true, -6}, "nM": {true, -9}, "pM": {true, -12},
 }
 
 // Units lists the accepted unit names ("u" stands for micro; "µ" is accepted too).
@@ -69,7 +70,7 @@ func Factor(from, to string, molarMass float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := uf.scale / ut.scale
+	f := math.Pow10(uf.exp - ut.exp)
 	if uf.molar != ut.molar {
 		if molarMass <= 0 {
 			return 0, &Error{"molar_mass", "a positive molar mass (g/mol) is needed to convert between mass and molar units"}

@@ -1,0 +1,108 @@
+package modulehost
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config configures a Host. Zero values take the defaults noted on each field.
+type Config struct {
+	// ModulesDir holds the *.wasm modules loaded at start (and watched when Watch
+	// is set). Uploaded modules are written there. Empty: no directory; uploads
+	// are kept in memory only.
+	ModulesDir string
+	// CacheDir holds wazero's compilation cache, so restarts skip compiling.
+	// Empty: an in-memory cache. The directory holds native code: protect it.
+	CacheDir string
+	// PoolSize is the number of instances per module when its manifest does not
+	// ask (default 4); MaxPoolSize is the most a manifest may ask (default 64).
+	PoolSize, MaxPoolSize int
+	// Timeout is the per-call deadline when the manifest does not ask (default
+	// 10s); MaxTimeout the most a manifest may ask (default 60s).
+	Timeout, MaxTimeout time.Duration
+	// MemoryPages caps a module's linear memory, in 64 KiB pages, when its manifest
+	// does not ask (default 512 = 32 MiB); MaxMemoryPages is the most a manifest
+	// may ask (default 1024 = 64 MiB).
+	MemoryPages, MaxMemoryPages uint32
+	// MaxInputBytes caps a request body when the manifest does not ask (default
+	// 1 MiB); a manifest may ask up to 16 MiB. The HTTP server's own body limit
+	// must not be lower.
+	MaxInputBytes int
+	// MaxOutputBytes caps one call's output (default 16 MiB).
+	MaxOutputBytes int
+	// MaxModuleBytes caps an uploaded module (default 64 MiB).
+	MaxModuleBytes int
+	// Watch reloads modules when files in ModulesDir change.
+	Watch bool
+	// ReservedPrefixes are path prefixes no module may claim (default: the
+	// gateway's own routes, see DefaultReservedPrefixes).
+	ReservedPrefixes []string
+}
+
+// DefaultReservedPrefixes are the gateway's own paths, which modules may not claim.
+var DefaultReservedPrefixes = []string{
+	"/models", "/v2/", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
+	"/IsAlive", "/isalive", "/health", "/auth/", "/login", "/logout", "/static/", "/ui/",
+}
+
+func (c Config) withDefaults() Config {
+	if c.PoolSize == 0 {
+		c.PoolSize = 4
+	}
+	if c.MaxPoolSize == 0 {
+		c.MaxPoolSize = max(64, c.PoolSize)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.MaxTimeout == 0 {
+		c.MaxTimeout = max(60*time.Second, c.Timeout)
+	}
+	if c.MaxMemoryPages == 0 {
+		c.MaxMemoryPages = max(1024, c.MemoryPages)
+	}
+	if c.MemoryPages == 0 {
+		c.MemoryPages = min(512, c.MaxMemoryPages)
+	}
+	if c.MaxInputBytes == 0 {
+		c.MaxInputBytes = 1 << 20
+	}
+	if c.MaxOutputBytes == 0 {
+		c.MaxOutputBytes = 16 << 20
+	}
+	if c.MaxModuleBytes == 0 {
+		c.MaxModuleBytes = 64 << 20
+	}
+	if c.ReservedPrefixes == nil {
+		c.ReservedPrefixes = DefaultReservedPrefixes
+	}
+	return c
+}
+
+// Validate reports the first inconsistent setting.
+func (c Config) Validate() error {
+	var errs []error
+	if c.PoolSize < 0 || c.MaxPoolSize < 0 || c.PoolSize > c.MaxPoolSize && c.MaxPoolSize > 0 {
+		errs = append(errs, fmt.Errorf("pool size %d must be between 1 and max pool size %d", c.PoolSize, c.MaxPoolSize))
+	}
+	if c.Timeout < 0 || c.MaxTimeout < 0 || c.Timeout > c.MaxTimeout && c.MaxTimeout > 0 {
+		errs = append(errs, fmt.Errorf("timeout %v must be positive and at most max timeout %v", c.Timeout, c.MaxTimeout))
+	}
+	if c.MemoryPages > c.MaxMemoryPages && c.MaxMemoryPages > 0 || c.MaxMemoryPages > 65536 {
+		errs = append(errs, fmt.Errorf("memory pages %d must be at most max memory pages %d (≤ 65536)", c.MemoryPages, c.MaxMemoryPages))
+	}
+	if c.Watch && c.ModulesDir == "" {
+		errs = append(errs, errors.New("watch needs a modules dir"))
+	}
+	for _, p := range c.ReservedPrefixes {
+		if !strings.HasPrefix(p, "/") {
+			errs = append(errs, fmt.Errorf("reserved prefix %q must start with '/'", p))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("modulehost: config: %w", errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package modulehost
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"toxgate/sdk/abi"
+)
+
+// tableCSV renders the table member of a JSON output as CSV (RFC 4180, header row).
+func tableCSV(output []byte, t *abi.Table) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(output, &top); err != nil {
+		return nil, fmt.Errorf("output is not an object: %w", err)
+	}
+	raw, ok := top[t.Field]
+	if !ok {
+		return nil, fmt.Errorf("output has no member %q", t.Field)
+	}
+	var rows []json.RawMessage
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("output member %q is not an array: %w", t.Field, err)
+	}
+	cols := t.Columns
+	if len(cols) == 0 && len(rows) > 0 {
+		var err error
+		if cols, err = orderedKeys(rows[0]); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(cols)
+	rec := make([]string, len(cols))
+	for i, r := range rows {
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal(r, &row); err != nil {
+			return nil, fmt.Errorf("row %d is not an object: %w", i, err)
+		}
+		for j, c := range cols {
+			rec[j] = cell(row[c])
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+// cell renders one JSON value as a CSV cell: strings unquoted, null empty,
+// numbers and booleans as written, arrays and objects as JSON.
+func cell(v json.RawMessage) string {
+	if len(v) == 0 || string(v) == "null" {
+		return ""
+	}
+	if v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+	}
+	return string(v)
+}
+
+// orderedKeys returns the member names of a JSON object in document order.
+func orderedKeys(obj json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(strings.NewReader(string(obj)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("table row is not an object")
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// wantsCSV reports whether an Accept header prefers text/csv to JSON.
+func wantsCSV(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	qCSV, qJSON := -1.0, -1.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.TrimSpace(k) == "q" {
+				fmt.Sscanf(v, "%g", &q)
+			}
+		}
+		switch mt {
+		case "text/csv":
+			qCSV = max(qCSV, q)
+		case "application/json", "application/*", "*/*":
+			qJSON = max(qJSON, q)
+		}
+	}
+	return qCSV > 0 && qCSV >= qJSON
+}

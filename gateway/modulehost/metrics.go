@@ -1,0 +1,49 @@
+package modulehost
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	loads    *prometheus.CounterVec
+	modules  prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_model_calls_total",
+			Help: "Model calls by module and outcome code (ok or the error code).",
+		}, []string{"module", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toxgate_model_call_duration_seconds",
+			Help:    "Time spent in a model call, from validated input to output.",
+			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
+		}, []string{"module"}),
+		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_module_loads_total",
+			Help: "Module load attempts by result (loaded, refused).",
+		}, []string{"result"}),
+		modules: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toxgate_modules_loaded",
+			Help: "Modules currently serving.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.loads, m.modules} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("modulehost: registering metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,89 @@
+package modulehost
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"toxgate/sdk/abi"
+)
+
+// noLoader refuses every external reference: module schemas are untrusted and
+// must not make the host read files or fetch URLs.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
+}
+
+// compileSchemas compiles the input schema of every route of m.
+func compileSchemas(m abi.Manifest) ([]*jsonschema.Schema, error) {
+	out := make([]*jsonschema.Schema, len(m.Routes))
+	for i, r := range m.Routes {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.InputSchema))
+		if err != nil {
+			return nil, fmt.Errorf("manifest.routes[%d].input_schema: %w", i, err)
+		}
+		c := jsonschema.NewCompiler()
+		c.UseLoader(noLoader{})
+		url := fmt.Sprintf("urn:toxgate:%s:route:%d", m.Name, i)
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("manifest.routes[%d].input_schema: %w", i, err)
+		}
+		if out[i], err = c.Compile(url); err != nil {
+			return nil, fmt.Errorf("manifest.routes[%d].input_schema: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// inputError is a request body refused before the guest runs.
+type inputError struct {
+	field, message string
+}
+
+// validateInput decodes body and validates it against s; it returns the first
+// problem with the field it concerns (dotted path).
+func validateInput(s *jsonschema.Schema, body []byte) *inputError {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return &inputError{message: "the body is not valid JSON: " + err.Error()}
+	}
+	err = s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &inputError{message: err.Error()}
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	field := strings.Join(ve.InstanceLocation, ".")
+	join := func(name string) string {
+		if field == "" {
+			return name
+		}
+		return field + "." + name
+	}
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) > 0 {
+			return &inputError{field: join(k.Missing[0]), message: "is required"}
+		}
+	case *kind.AdditionalProperties:
+		if len(k.Properties) > 0 {
+			return &inputError{field: join(k.Properties[0]), message: "is not an accepted field"}
+		}
+	}
+	return &inputError{field: field, message: ve.ErrorKind.LocalizedString(printer)}
+}

@@ -1,0 +1,186 @@
+package modulehost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/sdk/abi"
+)
+
+// Error codes of the model API. Every error body is
+// {"error":{"code":CODE,"message":MESSAGE,"field":FIELD}} (field optional).
+const (
+	CodeInvalidJSON          = "invalid_json"           // 400
+	CodeNotFound             = "not_found"              // 404: unknown model, or the model does not know the input
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodePayloadTooLarge      = "payload_too_large"      // 413
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415
+	CodeInvalidInput         = "invalid_input"          // 422
+	CodeModelError           = "model_error"            // 500: the model reported an internal error
+	CodeModuleCrashed        = "module_crashed"         // 500: trap or panic; the instance was discarded
+	CodeOutOfMemory          = "out_of_memory"          // 500: memory cap reached; the instance was discarded
+	CodeOutputTooLarge       = "output_too_large"       // 500
+	CodeBadModuleOutput      = "bad_module_output"      // 500: the module broke the ABI
+	CodeOverloaded           = "overloaded"             // 503: no instance free before the deadline
+	CodeUnavailable          = "unavailable"            // 503
+	CodeTimeout              = "timeout"                // 504: the call passed its deadline
+	CodeModuleRejected       = "module_rejected"        // 422 on upload: the module was refused
+)
+
+// ErrorBody is the error shape of every model endpoint.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the content of ErrorBody.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// WriteError writes the model API's error shape.
+func WriteError(ctx *fasthttp.RequestCtx, status int, code, message, field string) {
+	b, _ := json.Marshal(ErrorBody{ErrorDetail{Code: code, Message: message, Field: field}})
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(b)
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		WriteError(ctx, fasthttp.StatusInternalServerError, "internal", "encoding the response failed", "")
+		return
+	}
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(b)
+}
+
+// ServeModel serves ctx if its path is a route of a loaded module and reports
+// whether it did. Call it from the router's NotFound handler, after auth.
+func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
+	r, ok := h.reg.Load().routes[string(ctx.Path())]
+	if !ok {
+		return false
+	}
+	if !ctx.IsPost() {
+		ctx.Response.Header.Set("Allow", "POST")
+		WriteError(ctx, fasthttp.StatusMethodNotAllowed, CodeMethodNotAllowed, "model routes accept POST only", "")
+		return true
+	}
+	if mt, _, _ := strings.Cut(string(ctx.Request.Header.ContentType()), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+		WriteError(ctx, fasthttp.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "send the input as Content-Type: application/json", "")
+		return true
+	}
+	path := string(ctx.Path())
+	body := ctx.PostBody()
+	for attempt := 0; ; attempt++ {
+		if done := h.serveOn(ctx, r, body); done {
+			return true
+		}
+		// The module was swapped out between lookup and call: use the new one.
+		r, ok = h.reg.Load().routes[path]
+		if !ok || attempt == 3 {
+			WriteError(ctx, fasthttp.StatusServiceUnavailable, CodeUnavailable, "the model was removed while the request was in flight", "")
+			return true
+		}
+	}
+}
+
+// serveOn runs one call on route r; it returns false if the module was retired.
+func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
+	mod := r.e.mod
+	man := mod.Manifest()
+	rt := man.Routes[r.idx]
+	limits := mod.Limits()
+	if len(body) > limits.MaxInputBytes {
+		WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			"the body has "+itoa(len(body))+" bytes; this model accepts at most "+itoa(limits.MaxInputBytes), "")
+		return true
+	}
+	if ie := validateInput(r.e.schemas[r.idx], body); ie != nil {
+		status, code := fasthttp.StatusUnprocessableEntity, CodeInvalidInput
+		if strings.HasPrefix(ie.message, "the body is not valid JSON") {
+			status, code = fasthttp.StatusBadRequest, CodeInvalidJSON
+		}
+		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
+		WriteError(ctx, status, code, ie.message, ie.field)
+		return true
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), time.Duration(limits.TimeoutMS)*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	out, err := mod.Call(cctx, r.idx, body)
+	if errors.Is(err, wasmrt.ErrRetired) {
+		return false
+	}
+	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
+	ctx.Response.Header.Set("X-Model", man.Name+"/"+man.Version)
+	if err != nil {
+		status, code, msg, field := errorFor(err, limits)
+		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
+		WriteError(ctx, status, code, msg, field)
+		return true
+	}
+	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
+	if rt.Output.Table != nil && wantsCSV(string(ctx.Request.Header.Peek("Accept"))) {
+		if csvBody, err := tableCSV(out, rt.Output.Table); err == nil {
+			ctx.Response.Header.SetContentType("text/csv; charset=utf-8")
+			ctx.SetBody(csvBody)
+			return true
+		} else {
+			h.log.Warn("table output could not be rendered as CSV; answering JSON", "module", man.Name, "route", rt.Path, "error", err)
+		}
+	}
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.SetBody(out)
+	return true
+}
+
+// errorFor maps a call error to status, code, message and field.
+func errorFor(err error, limits abi.Limits) (int, string, string, string) {
+	var ge *abi.Error
+	if errors.As(err, &ge) {
+		switch ge.Kind {
+		case abi.KindInvalidInput:
+			return fasthttp.StatusUnprocessableEntity, CodeInvalidInput, ge.Message, ge.Field
+		case abi.KindNotFound:
+			return fasthttp.StatusNotFound, CodeNotFound, ge.Message, ge.Field
+		default:
+			return fasthttp.StatusInternalServerError, CodeModelError, ge.Message, ge.Field
+		}
+	}
+	var f *wasmrt.Failure
+	if errors.As(err, &f) {
+		switch f.Kind {
+		case wasmrt.FailTimeout:
+			return fasthttp.StatusGatewayTimeout, CodeTimeout, "the model did not answer within " + itoa(limits.TimeoutMS) + " ms; the call was stopped", ""
+		case wasmrt.FailBusy:
+			return fasthttp.StatusServiceUnavailable, CodeOverloaded, "all instances of the model stayed busy until the deadline; retry later", ""
+		case wasmrt.FailOutOfMemory:
+			return fasthttp.StatusInternalServerError, CodeOutOfMemory, "the model ran out of its " + itoa(int(limits.MemoryPages)/16) + " MiB of memory; the instance was discarded", ""
+		case wasmrt.FailOutputTooLarge:
+			return fasthttp.StatusInternalServerError, CodeOutputTooLarge, "the model's output is larger than the gateway allows", ""
+		case wasmrt.FailBadOutput:
+			return fasthttp.StatusInternalServerError, CodeBadModuleOutput, "the module returned a malformed result", ""
+		case wasmrt.FailCanceled:
+			return fasthttp.StatusServiceUnavailable, CodeUnavailable, "the call was canceled (the gateway is shutting down)", ""
+		default:
+			return fasthttp.StatusInternalServerError, CodeModuleCrashed, "the model crashed while computing this request; the instance was discarded", ""
+		}
+	}
+	return fasthttp.StatusInternalServerError, CodeModuleCrashed, "the model call failed", ""
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
