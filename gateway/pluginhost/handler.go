@@ -1,0 +1,102 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/catalog/ckan"
+	"toxgate/plugins/contract"
+)
+
+// TypeUnavailable is the error __type of the 503 reply while a plugin is down.
+const TypeUnavailable = "Service Unavailable"
+
+// HandleAction answers one CKAN action request: unknown actions get CKAN's
+// bare-string 400, a GET of a POST-only action CKAN's 400, a plugin that is
+// down a CKAN-shaped 503 at once; otherwise the request goes raw to the
+// plugin and its status, content type and body are returned as they are.
+func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Identity) {
+	site := h.cfg.SiteURL
+	if site == "" {
+		site = string(ctx.URI().Scheme()) + "://" + string(ctx.Host())
+	}
+	r, ok := (*h.routes.Load())[action]
+	if !ok {
+		writeCKAN(ctx, ckan.Failure(site, action, ckan.UnknownAction(action)))
+		return
+	}
+	method := string(ctx.Method())
+	if method != fasthttp.MethodPost && !r.spec.GET {
+		writeCKAN(ctx, ckan.Failure(site, action, ckan.POSTRequired()))
+		return
+	}
+	req := &contract.Request{
+		Action:      action,
+		Method:      method,
+		ContentType: string(ctx.Request.Header.ContentType()),
+		Query:       string(ctx.URI().QueryString()),
+		Body:        append([]byte(nil), ctx.PostBody()...),
+		SiteURL:     site,
+		Caller:      caller,
+	}
+	start := time.Now()
+	resp, err := h.call(r.m, req)
+	h.metrics.seconds.WithLabelValues(r.m.cfg.Name).Observe(time.Since(start).Seconds())
+	if err != nil {
+		status := 503
+		msg := "The " + r.m.cfg.Name + " service is temporarily unavailable; please retry"
+		if errors.Is(err, context.DeadlineExceeded) {
+			status, msg = 504, "The "+r.m.cfg.Name+" service did not answer in time"
+		}
+		h.metrics.calls.WithLabelValues(r.m.cfg.Name, action, strconv.Itoa(status)).Inc()
+		ctx.Response.Header.Set("Retry-After", "1")
+		writeCKAN(ctx, ckan.Failure(site, action, &ckan.Error{Status: status, Type: TypeUnavailable, Message: msg}))
+		return
+	}
+	h.metrics.calls.WithLabelValues(r.m.cfg.Name, action, strconv.Itoa(resp.Status)).Inc()
+	ctx.SetStatusCode(resp.Status)
+	ctx.SetContentType(resp.ContentType)
+	ctx.SetBody(resp.Body)
+}
+
+// errDown means the plugin has no running process.
+var errDown = errors.New("plugin is down")
+
+// call sends req to the current process of m, following a swap that
+// happens between picking the process and registering the call.
+func (h *Host) call(m *managed, req *contract.Request) (*contract.Response, error) {
+	for {
+		inst := m.cur.Load()
+		if inst == nil {
+			return nil, errDown
+		}
+		if !inst.acquire() {
+			if m.cur.Load() == inst {
+				return nil, errDown
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.CallTimeout)
+		resp, err := inst.rpc.Call(ctx, req)
+		cancel()
+		inst.release()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if inst.client.Exited() {
+				m.crashed(inst, err)
+			} else {
+				m.log.Warn("plugin call failed", "action", req.Action, "err", err)
+			}
+		}
+		return resp, err
+	}
+}
+
+func writeCKAN(ctx *fasthttp.RequestCtx, r ckan.Response) {
+	ctx.SetStatusCode(r.Status)
+	ctx.SetContentType(r.ContentType)
+	ctx.SetBody(r.Body)
+}

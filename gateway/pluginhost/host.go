@@ -1,0 +1,532 @@
+// Package pluginhost runs the gateway's action plugins (such as the catalog)
+// as go-plugin child processes: it starts them, routes each action to the
+// plugin that declared it, health-checks them, restarts a crashed plugin with
+// back-off (answering a CKAN-shaped 503 at once while it is down), and hot
+// reloads a plugin on demand or when its binary changes: the new process is
+// started and pinged, swapped in atomically, and the old one stops after
+// its in-flight calls have finished.
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"toxgate/plugins/contract"
+)
+
+// Identity is the authenticated caller passed with each action call.
+type Identity = contract.Identity
+
+// PluginConfig names one plugin program.
+type PluginConfig struct {
+	// Name identifies the plugin (e.g. "catalog"); used by Reload.
+	Name string
+	// Path is the plugin binary.
+	Path string
+	// SHA256 is the expected hex checksum of the binary; empty skips the check.
+	SHA256 string
+}
+
+// Config configures a Host. Zero durations take the defaults in brackets.
+type Config struct {
+	// Plugins are started in order; on duplicate action names the first wins.
+	Plugins []PluginConfig
+	// HealthInterval is how often each plugin is pinged [5s].
+	HealthInterval time.Duration
+	// RestartBackoff is the first wait before restarting a crashed plugin,
+	// doubled after each failed start [250ms].
+	RestartBackoff time.Duration
+	// MaxRestartBackoff caps the restart wait [30s].
+	MaxRestartBackoff time.Duration
+	// WatchBinaries reloads a plugin when its binary changes on disk.
+	WatchBinaries bool
+	// WatchInterval is how often binaries are checked [2s].
+	WatchInterval time.Duration
+	// MongoURI and MongoDatabase are handed to plugins (environment
+	// variables TOXGATE_MONGODB_URI and TOXGATE_MONGODB_DATABASE).
+	MongoURI, MongoDatabase string
+	// Transport is "grpc" [default] or "netrpc".
+	Transport string
+	// CallTimeout bounds one action call [60s].
+	CallTimeout time.Duration
+	// StartTimeout bounds a plugin's start and handshake [60s].
+	StartTimeout time.Duration
+	// SiteURL is the public base URL; empty derives it from each request.
+	SiteURL string
+	// LogLevel is passed to plugins (TOXGATE_LOG_LEVEL) [info].
+	LogLevel string
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.HealthInterval, 5*time.Second)
+	def(&c.RestartBackoff, 250*time.Millisecond)
+	def(&c.MaxRestartBackoff, 30*time.Second)
+	def(&c.WatchInterval, 2*time.Second)
+	def(&c.CallTimeout, 60*time.Second)
+	def(&c.StartTimeout, 60*time.Second)
+	if c.Transport == "" {
+		c.Transport = contract.TransportGRPC
+	}
+}
+
+// Action is an action declared by a plugin.
+type Action struct {
+	// Plugin is the name of the plugin serving it.
+	Plugin string
+	// Name is the action name.
+	Name string
+	// GET is true when the action accepts GET.
+	GET bool
+	// Description is one line for API docs.
+	Description string
+}
+
+// Host supervises the plugins.
+type Host struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	plugins []*managed
+	routes  atomic.Pointer[map[string]route]
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+type route struct {
+	m    *managed
+	spec contract.ActionSpec
+}
+
+// New checks cfg and prepares a Host; Start launches the plugins. reg may be
+// nil (no metrics registered).
+func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Host, error) {
+	cfg.defaults()
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.Transport != contract.TransportGRPC && cfg.Transport != contract.TransportNetRPC {
+		return nil, fmt.Errorf("pluginhost: unknown transport %q", cfg.Transport)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("pluginhost: %w", err)
+	}
+	h := &Host{cfg: cfg, log: logger, metrics: m}
+	seen := map[string]bool{}
+	for _, pc := range cfg.Plugins {
+		if pc.Name == "" || pc.Path == "" {
+			return nil, errors.New("pluginhost: a plugin needs a name and a path")
+		}
+		if seen[pc.Name] {
+			return nil, fmt.Errorf("pluginhost: plugin %q configured twice", pc.Name)
+		}
+		seen[pc.Name] = true
+		var sum []byte
+		if pc.SHA256 != "" {
+			if sum, err = hex.DecodeString(pc.SHA256); err != nil || len(sum) != sha256.Size {
+				return nil, fmt.Errorf("pluginhost: plugin %q: bad sha256 %q", pc.Name, pc.SHA256)
+			}
+		}
+		h.plugins = append(h.plugins, &managed{h: h, cfg: pc, sum: sum, wake: make(chan struct{}, 1), log: logger.With("plugin", pc.Name)})
+	}
+	empty := map[string]route{}
+	h.routes.Store(&empty)
+	return h, nil
+}
+
+// Start launches every plugin and its supervisor. It fails if a plugin
+// cannot be started now; supervisors keep retrying in the background until
+// Close either way.
+func (h *Host) Start(ctx context.Context) error {
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	var errs []error
+	for _, m := range h.plugins {
+		if err := m.start(ctx); err != nil {
+			errs = append(errs, err)
+			m.setDown(err)
+		}
+	}
+	h.rebuildRoutes()
+	for _, m := range h.plugins {
+		h.wg.Add(1)
+		go m.supervise()
+	}
+	if h.cfg.WatchBinaries {
+		h.wg.Add(1)
+		go h.watch()
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops supervision and every plugin, waiting for in-flight calls
+// until ctx ends.
+func (h *Host) Close(ctx context.Context) error {
+	if h.cancel != nil {
+		h.cancel()
+	}
+	h.wg.Wait()
+	for _, m := range h.plugins {
+		m.mu.Lock()
+		if inst := m.cur.Swap(nil); inst != nil {
+			inst.retire(ctx)
+		}
+		m.mu.Unlock()
+		h.metrics.up.WithLabelValues(m.cfg.Name).Set(0)
+	}
+	return nil
+}
+
+// Ready is nil when every plugin is running, else an error naming the
+// first plugin that is not.
+func (h *Host) Ready() error {
+	for _, m := range h.plugins {
+		if m.cur.Load() == nil {
+			m.mu.Lock()
+			last := m.lastErr
+			m.mu.Unlock()
+			if last != nil {
+				return fmt.Errorf("plugin %s is not running: %w", m.cfg.Name, last)
+			}
+			return fmt.Errorf("plugin %s is not running", m.cfg.Name)
+		}
+	}
+	return nil
+}
+
+// Reload replaces plugin name with a fresh process of its binary: start,
+// describe, ping, swap, then stop the old process once its in-flight calls
+// are done (or ctx ends). On failure the old process keeps serving.
+func (h *Host) Reload(ctx context.Context, name string) error {
+	for _, m := range h.plugins {
+		if m.cfg.Name == name {
+			return m.reload(ctx)
+		}
+	}
+	return fmt.Errorf("pluginhost: no plugin named %q", name)
+}
+
+// Actions lists the declared actions, by name.
+func (h *Host) Actions() []Action {
+	routes := *h.routes.Load()
+	out := make([]Action, 0, len(routes))
+	for name, r := range routes {
+		out = append(out, Action{Plugin: r.m.cfg.Name, Name: name, GET: r.spec.GET, Description: r.spec.Description})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// rebuildRoutes maps each declared action to its plugin, from the last
+// manifest of every plugin (kept while a plugin is down, so its actions
+// answer 503 rather than "unknown").
+func (h *Host) rebuildRoutes() {
+	routes := map[string]route{}
+	for _, m := range h.plugins {
+		m.mu.Lock()
+		specs := m.actions
+		m.mu.Unlock()
+		for _, a := range specs {
+			if prev, dup := routes[a.Name]; dup {
+				h.log.Warn("action declared by two plugins; first wins", "action", a.Name, "kept", prev.m.cfg.Name, "ignored", m.cfg.Name)
+				continue
+			}
+			routes[a.Name] = route{m: m, spec: a}
+		}
+	}
+	h.routes.Store(&routes)
+}
+
+// managed is one configured plugin and its current process.
+type managed struct {
+	h    *Host
+	cfg  PluginConfig
+	sum  []byte
+	log  *slog.Logger
+	cur  atomic.Pointer[instance]
+	wake chan struct{}
+
+	mu      sync.Mutex // serializes start, reload and restart
+	actions []contract.ActionSpec
+	lastErr error
+	binStat binStat
+}
+
+// instance is one running plugin process.
+type instance struct {
+	client *plugin.Client
+	rpc    contract.ActionPlugin
+	proto  plugin.ClientProtocol
+	pid    int
+
+	mu       sync.Mutex
+	inflight int
+	retired  bool
+	idle     chan struct{}
+}
+
+// acquire registers a call on the instance; false once it is retired.
+func (i *instance) acquire() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.retired {
+		return false
+	}
+	i.inflight++
+	return true
+}
+
+func (i *instance) release() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.inflight--
+	if i.retired && i.inflight == 0 && i.idle != nil {
+		close(i.idle)
+		i.idle = nil
+	}
+}
+
+// retire refuses new calls, waits for in-flight ones (or ctx), then stops
+// the process.
+func (i *instance) retire(ctx context.Context) {
+	i.mu.Lock()
+	i.retired = true
+	var wait chan struct{}
+	if i.inflight > 0 {
+		wait = make(chan struct{})
+		i.idle = wait
+	}
+	i.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
+	}
+	i.client.Kill()
+}
+
+// launch starts a new process of the plugin binary and checks it answers.
+func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, error) {
+	cfg := m.h.cfg
+	cmd := exec.Command(m.cfg.Path)
+	cmd.Env = []string{
+		contract.EnvMongoURI + "=" + cfg.MongoURI,
+		contract.EnvMongoDatabase + "=" + cfg.MongoDatabase,
+		contract.EnvTransport + "=" + cfg.Transport,
+		contract.EnvLogLevel + "=" + cfg.LogLevel,
+	}
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	cc := &plugin.ClientConfig{
+		HandshakeConfig:  contract.Handshake,
+		Plugins:          contract.ClientPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: contract.Protocols(cfg.Transport),
+		GRPCDialOptions:  contract.GRPCDialOptions(),
+		StartTimeout:     cfg.StartTimeout,
+		SkipHostEnv:      true,
+		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+		Stderr:           &logWriter{log: m.log},
+	}
+	if m.sum != nil {
+		cc.SecureConfig = &plugin.SecureConfig{Checksum: m.sum, Hash: sha256.New()}
+	}
+	client := plugin.NewClient(cc)
+	fail := func(err error) (*instance, *contract.Manifest, error) {
+		client.Kill()
+		return nil, nil, fmt.Errorf("plugin %s: %w", m.cfg.Name, err)
+	}
+	proto, err := client.Client()
+	if err != nil {
+		return fail(fmt.Errorf("start %s: %w", m.cfg.Path, err))
+	}
+	raw, err := proto.Dispense(contract.PluginKey)
+	if err != nil {
+		return fail(fmt.Errorf("dispense: %w", err))
+	}
+	rpc, ok := raw.(contract.ActionPlugin)
+	if !ok {
+		return fail(fmt.Errorf("dispensed %T, not an action plugin", raw))
+	}
+	if err := proto.Ping(); err != nil {
+		return fail(fmt.Errorf("ping: %w", err))
+	}
+	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	manifest, err := rpc.Describe(dctx)
+	if err != nil {
+		return fail(err)
+	}
+	inst := &instance{client: client, rpc: rpc, proto: proto}
+	if rc := client.ReattachConfig(); rc != nil {
+		inst.pid = rc.Pid
+	}
+	return inst, manifest, nil
+}
+
+// start launches the plugin when it is not running.
+func (m *managed) start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur.Load() != nil {
+		return nil
+	}
+	m.binStat, _ = statBinary(m.cfg.Path)
+	inst, manifest, err := m.launch(ctx)
+	if err != nil {
+		m.lastErr = err
+		return err
+	}
+	m.actions, m.lastErr = manifest.Actions, nil
+	m.cur.Store(inst)
+	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(1)
+	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions))
+	return nil
+}
+
+func (m *managed) reload(ctx context.Context) error {
+	m.mu.Lock()
+	st, _ := statBinary(m.cfg.Path)
+	inst, manifest, err := m.launch(ctx)
+	if err != nil {
+		m.mu.Unlock()
+		m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "failed").Inc()
+		m.log.Error("plugin reload failed; the running process keeps serving", "err", err)
+		return err
+	}
+	m.binStat = st
+	m.actions, m.lastErr = manifest.Actions, nil
+	old := m.cur.Swap(inst)
+	m.mu.Unlock()
+	m.h.rebuildRoutes()
+	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(1)
+	m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "ok").Inc()
+	m.log.Info("plugin reloaded", "pid", inst.pid, "version", manifest.Version)
+	if old != nil {
+		old.retire(ctx)
+	}
+	return nil
+}
+
+// setDown records that the plugin is not running.
+func (m *managed) setDown(err error) {
+	m.mu.Lock()
+	m.lastErr = err
+	m.mu.Unlock()
+	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(0)
+}
+
+// crashed takes inst out of service if it is still current, and wakes the
+// supervisor to restart the plugin.
+func (m *managed) crashed(inst *instance, why error) {
+	if m.cur.CompareAndSwap(inst, nil) {
+		m.log.Error("plugin is down", "pid", inst.pid, "err", why)
+		m.setDown(why)
+		go inst.retire(context.Background())
+		m.h.metrics.restarts.WithLabelValues(m.cfg.Name).Inc()
+	}
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// check pings the current process; a failure marks it crashed.
+func (m *managed) check() {
+	inst := m.cur.Load()
+	if inst == nil {
+		return
+	}
+	if inst.client.Exited() {
+		m.crashed(inst, errors.New("process exited"))
+		return
+	}
+	if err := inst.proto.Ping(); err != nil {
+		m.crashed(inst, fmt.Errorf("ping: %w", err))
+	}
+}
+
+// supervise health-checks the plugin and restarts it with back-off while
+// it is down.
+func (m *managed) supervise() {
+	defer m.h.wg.Done()
+	backoff := m.h.cfg.RestartBackoff
+	tick := time.NewTicker(m.h.cfg.HealthInterval)
+	defer tick.Stop()
+	for {
+		if m.cur.Load() == nil {
+			if err := m.start(m.h.ctx); err != nil {
+				m.log.Error("plugin restart failed", "err", err, "retry_in", backoff)
+				select {
+				case <-m.h.ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(backoff*2, m.h.cfg.MaxRestartBackoff)
+				continue
+			}
+			m.h.rebuildRoutes()
+			backoff = m.h.cfg.RestartBackoff
+		}
+		select {
+		case <-m.h.ctx.Done():
+			return
+		case <-tick.C:
+			m.check()
+		case <-m.wake:
+			m.check()
+		}
+	}
+}
+
+// Status describes one plugin for operators.
+type Status struct {
+	// Name is the plugin's name.
+	Name string
+	// Up is true while a process is serving.
+	Up bool
+	// PID is the serving process id (0 when down).
+	PID int
+	// Error is the last start or health failure ("" when up).
+	Error string
+}
+
+// Status reports every plugin.
+func (h *Host) Status() []Status {
+	out := make([]Status, 0, len(h.plugins))
+	for _, m := range h.plugins {
+		s := Status{Name: m.cfg.Name}
+		if inst := m.cur.Load(); inst != nil {
+			s.Up, s.PID = true, inst.pid
+		} else {
+			m.mu.Lock()
+			if m.lastErr != nil {
+				s.Error = m.lastErr.Error()
+			}
+			m.mu.Unlock()
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+// Command toxgate-catalog is the catalog plugin: it serves the CKAN action
+// API's catalog actions (see package catalog) to the gateway over the
+// go-plugin contract of plugins/contract. The gateway starts it; it is not
+// meant to be run by hand.
+//
+// Environment (set by the gateway's plugin host):
+//
+//	TOXGATE_MONGODB_URI       MongoDB URI (required)
+//	TOXGATE_MONGODB_DATABASE  database name (default "toxgate")
+//	TOXGATE_PLUGIN_TRANSPORT  "grpc" (default) or "netrpc"
+//	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
+//
+// Logs are JSON lines on stderr, which the host forwards to its own log.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"toxgate/catalog"
+	"toxgate/catalog/ckan"
+	"toxgate/plugins/contract"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(os.Getenv(contract.EnvLogLevel)))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, closeFn, err := open(log)
+	if err != nil {
+		log.Error("catalog plugin cannot start", "err", err)
+		os.Exit(1)
+	}
+	defer closeFn()
+	contract.Serve(srv)
+}
+
+// open connects to MongoDB and loads the catalog.
+func open(log *slog.Logger) (*server, func(), error) {
+	uri := os.Getenv(contract.EnvMongoURI)
+	if uri == "" {
+		return nil, nil, fmt.Errorf("%s is not set", contract.EnvMongoURI)
+	}
+	dbName := os.Getenv(contract.EnvMongoDatabase)
+	if dbName == "" {
+		dbName = "toxgate"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
+	}
+	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version})
+	if err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, nil, err
+	}
+	return &server{svc: svc, log: log}, func() { _ = client.Disconnect(context.Background()) }, nil
+}
+
+// server adapts the catalog to the plugin contract: the CKAN wire handling
+// (catalog/ckan) runs here, inside the plugin.
+type server struct {
+	svc *catalog.Service
+	log *slog.Logger
+}
+
+func (s *server) Describe(context.Context) (*contract.Manifest, error) {
+	m := &contract.Manifest{Name: "catalog", Version: version}
+	for _, a := range s.svc.Actions() {
+		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description})
+	}
+	return m, nil
+}
+
+func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Response, error) {
+	r := ckan.Request{Action: req.Action, Method: req.Method, ContentType: req.ContentType, Query: req.Query, Body: req.Body, SiteURL: req.SiteURL}
+	get, ok := s.svc.Lookup(req.Action)
+	if !ok {
+		resp := ckan.Failure(req.SiteURL, req.Action, ckan.UnknownAction(req.Action))
+		return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}, nil
+	}
+	var errType string
+	resp := ckan.Serve(r, get, func(data map[string]any, anonymous bool) (any, error) {
+		caller := catalog.Caller{UserID: req.Caller.UserID, Name: req.Caller.Name, Sysadmin: req.Caller.Sysadmin}
+		if anonymous {
+			caller = catalog.Caller{}
+		}
+		res, err := s.svc.Do(ctx, catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL})
+		if err != nil {
+			errType = ckan.AsError(err).Type
+		}
+		return res, err
+	})
+	return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, ErrorType: errType}, nil
+}

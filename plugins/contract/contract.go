@@ -1,0 +1,161 @@
+// Package contract is the agreement between the gateway and its action
+// plugins (such as the catalog): the go-plugin handshake, the messages, and
+// one RPC service with two calls. At start the gateway asks the plugin to
+// Describe itself (its actions and whether each accepts GET); then it sends
+// every action request raw (method, content type, query, body) with the
+// caller's identity and gets back a status, a content type and a body.
+//
+// The service is offered over gRPC (the default) and net/rpc; both carry the
+// same hand-written binary encoding of the messages. See plugins/README.md
+// for the measurements behind the choice.
+package contract
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+)
+
+// Environment variables the host sets for a plugin process.
+const (
+	// EnvMongoURI is the MongoDB URI the plugin connects to.
+	EnvMongoURI = "TOXGATE_MONGODB_URI"
+	// EnvMongoDatabase is the database name.
+	EnvMongoDatabase = "TOXGATE_MONGODB_DATABASE"
+	// EnvTransport selects the RPC transport: "grpc" (default) or "netrpc".
+	EnvTransport = "TOXGATE_PLUGIN_TRANSPORT"
+	// EnvLogLevel is the plugin's slog level: debug, info, warn or error.
+	EnvLogLevel = "TOXGATE_LOG_LEVEL"
+)
+
+// Transports.
+const (
+	TransportGRPC   = "grpc"
+	TransportNetRPC = "netrpc"
+)
+
+// PluginKey is the name under which the action service is dispensed.
+const PluginKey = "actions"
+
+// Handshake guards against running a plugin binary by accident and pins the
+// protocol version. Bump ProtocolVersion on any incompatible message change.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "TOXGATE_PLUGIN_COOKIE",
+	MagicCookieValue: "b7d2f0e4-toxgate-action-plugin-v1",
+}
+
+// Identity is the caller as the gateway authenticated it; the zero value is
+// the anonymous caller.
+type Identity struct {
+	// UserID is the user's id (uuid); empty when anonymous.
+	UserID string
+	// Name is the CKAN user name; empty when anonymous.
+	Name string
+	// Sysadmin is true for site administrators.
+	Sysadmin bool
+}
+
+// Anonymous reports whether the caller carries no identity.
+func (i Identity) Anonymous() bool { return i.UserID == "" && i.Name == "" }
+
+// ActionSpec declares one action a plugin serves.
+type ActionSpec struct {
+	// Name is the action name, e.g. "package_show".
+	Name string
+	// GET is true when the action is side-effect free and accepts GET.
+	GET bool
+	// Description is one line for the API documentation.
+	Description string
+}
+
+// Manifest is what a plugin declares at start.
+type Manifest struct {
+	// Name is the plugin's name, e.g. "catalog".
+	Name string
+	// Version is the plugin's version string.
+	Version string
+	// Actions are the actions it serves.
+	Actions []ActionSpec
+}
+
+// Request is one action call.
+type Request struct {
+	// Action is the action name.
+	Action string
+	// Method is the HTTP method.
+	Method string
+	// ContentType is the request's Content-Type.
+	ContentType string
+	// Query is the raw query string.
+	Query string
+	// Body is the request body.
+	Body []byte
+	// SiteURL is the public base URL of the gateway.
+	SiteURL string
+	// Caller is the authenticated caller.
+	Caller Identity
+	// Deadline is when the gateway stops waiting (zero: none).
+	Deadline time.Time
+}
+
+// Response is the reply to an action call.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// ContentType is the reply's Content-Type.
+	ContentType string
+	// Body is the reply body.
+	Body []byte
+	// ErrorType is the CKAN error __type when the call failed ("" on success).
+	ErrorType string
+}
+
+// ActionPlugin is implemented by the plugin and by the host's client stubs.
+type ActionPlugin interface {
+	// Describe returns the plugin's manifest.
+	Describe(ctx context.Context) (*Manifest, error)
+	// Call runs one action. An error means the call could not be run at all;
+	// CKAN errors travel inside the Response.
+	Call(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Serve runs impl as a plugin process, over the transport named by
+// EnvTransport. It returns when the host ends the plugin.
+func Serve(impl ActionPlugin) {
+	cfg := &plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         plugin.PluginSet{PluginKey: &Plugin{Impl: impl}},
+	}
+	if os.Getenv(EnvTransport) != TransportNetRPC {
+		cfg.GRPCServer = newGRPCServer
+	}
+	plugin.Serve(cfg)
+}
+
+// ClientPlugins is the plugin set a host passes in plugin.ClientConfig.
+func ClientPlugins() plugin.PluginSet {
+	return plugin.PluginSet{PluginKey: &Plugin{}}
+}
+
+// Protocols is the AllowedProtocols value for a transport name.
+func Protocols(transport string) []plugin.Protocol {
+	if transport == TransportNetRPC {
+		return []plugin.Protocol{plugin.ProtocolNetRPC}
+	}
+	return []plugin.Protocol{plugin.ProtocolGRPC}
+}
+
+// Plugin is the go-plugin glue for both transports: Impl on the plugin side,
+// empty on the host side.
+type Plugin struct {
+	// Impl is the served implementation (plugin side only).
+	Impl ActionPlugin
+}
+
+var (
+	_ plugin.Plugin     = (*Plugin)(nil)
+	_ plugin.GRPCPlugin = (*Plugin)(nil)
+)
