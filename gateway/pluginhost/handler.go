@@ -85,7 +85,7 @@ func (h *Host) call(m *managed, req *contract.Request) (*contract.Response, erro
 		cancel()
 		inst.release()
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			if inst.client.Exited() {
+			if inst.client.Exited() || inst.proto.Ping() != nil {
 				m.crashed(inst, err)
 			} else {
 				m.log.Warn("plugin call failed", "action", req.Action, "err", err)
