@@ -1,6 +1,150 @@
 package server
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-// attachIdentity connects the identity part (not built yet: nothing to attach).
-func (a *App) attachIdentity(ctx context.Context) error { return nil }
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/identity"
+	"toxgate/gateway/identity/oidc"
+	"toxgate/gateway/web"
+)
+
+// AdminKeyFile is the file, next to the embedded store's data directory,
+// where a gateway on the embedded store writes the key with which
+// `toxgate user ...` on the same machine calls its admin API.
+func AdminKeyFile(dataDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(dataDir)), "admin.key")
+}
+
+// attachIdentity connects the identity part: accounts and tokens in the
+// store, request authentication, the CKAN user and token actions, the web
+// pages, the external-authorization check, the admin API, and the first
+// sysadmin.
+func (a *App) attachIdentity(ctx context.Context) error {
+	cfg := a.cfg
+	st := identity.NewStore(a.store.DB())
+	if err := st.EnsureIndexes(ctx); err != nil {
+		return err
+	}
+	var verifier *oidc.Verifier
+	if cfg.OIDC.Issuer != "" {
+		v, err := oidc.New(oidc.Config{Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience, JWKSURL: cfg.OIDC.JWKSURL,
+			RolesClaim: cfg.OIDC.RolesClaim, UserClaim: cfg.OIDC.UserClaim})
+		if err != nil {
+			return fmt.Errorf("oidc: %w", err)
+		}
+		verifier = v
+		a.log.Info("accepting OIDC bearer tokens", "issuer", cfg.OIDC.Issuer, "audience", cfg.OIDC.Audience)
+	}
+	svc := identity.NewService(st, identity.Options{
+		Auth: cfg.Auth, OIDC: verifier, Mailer: identity.NewMailer(cfg.SMTP, a.log), Logger: a.log,
+	})
+	a.SetAuthenticator(svc)
+
+	for _, act := range svc.Actions(a.siteURL) {
+		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
+	}
+
+	w, err := web.New(web.Options{
+		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
+		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
+	})
+	if err != nil {
+		return fmt.Errorf("web pages: %w", err)
+	}
+	w.Register(a.router)
+
+	check := svc.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
+	a.router.ANY("/auth/check", check)
+	a.router.ANY("/auth/check/{path:*}", check)
+
+	localKey := ""
+	if a.store.Embedded() {
+		localKey = identity.RandomToken()
+		keyFile := AdminKeyFile(cfg.MongoDB.DataDir)
+		if err := os.WriteFile(keyFile, []byte(localKey+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write admin key: %w", err)
+		}
+		a.AddCloser("admin key", func(context.Context) error {
+			if err := os.Remove(keyFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove admin key: %w", err)
+			}
+			return nil
+		})
+	}
+	svc.RegisterAdminAPI(a.router, localKey)
+
+	created, generated, err := svc.EnsureSysadmin(ctx, cfg.Auth.AdminUsername, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
+	if err != nil {
+		return err
+	}
+	if created {
+		base := cfg.Server.PublicURL
+		if base == "" {
+			base = "http://" + cfg.Server.Addr
+		}
+		login := strings.TrimRight(base, "/") + "/login"
+		if generated != "" {
+			a.AddBanner(fmt.Sprintf("First sysadmin created: log in at %s as %q with the initial password %s", login, cfg.Auth.AdminUsername, generated))
+			a.AddBanner(fmt.Sprintf("(shown only this once; at first login you verify %s through the link written to the log and choose a new password)", cfg.Auth.AdminEmail))
+		} else {
+			a.AddBanner(fmt.Sprintf("First sysadmin %q created with the password from auth.admin_password; log in at %s", cfg.Auth.AdminUsername, login))
+		}
+	}
+	return nil
+}
+
+// siteURL is the external base URL for a request (CKAN's "help" links).
+func (a *App) siteURL(ctx *fasthttp.RequestCtx) string {
+	if a.cfg.Server.PublicURL != "" {
+		return strings.TrimRight(a.cfg.Server.PublicURL, "/")
+	}
+	scheme := "http"
+	if ctx.IsTLS() {
+		scheme = "https"
+	}
+	return scheme + "://" + string(ctx.Host())
+}
+
+// modelIndex reads the model index (GET /models, served by the module
+// host when attached) in-process, for the dashboard.
+func (a *App) modelIndex(context.Context) []web.Model {
+	var req fasthttp.Request
+	req.SetRequestURI("/models")
+	req.Header.SetMethod(fasthttp.MethodGet)
+	var rc fasthttp.RequestCtx
+	rc.Init(&req, nil, nil)
+	a.router.Handler(&rc)
+	if rc.Response.StatusCode() != fasthttp.StatusOK {
+		return nil
+	}
+	var idx struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Title  string `json:"title"`
+			Status string `json:"status"`
+			Routes []struct {
+				Path string `json:"path"`
+			} `json:"routes"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(rc.Response.Body(), &idx); err != nil {
+		return nil
+	}
+	out := make([]web.Model, 0, len(idx.Models))
+	for _, m := range idx.Models {
+		wm := web.Model{Name: m.Name, Title: m.Title, Status: m.Status}
+		for _, r := range m.Routes {
+			wm.Paths = append(wm.Paths, r.Path)
+		}
+		out = append(out, wm)
+	}
+	return out
+}

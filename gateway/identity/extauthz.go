@@ -1,0 +1,90 @@
+package identity
+
+import (
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/httpcore"
+)
+
+// Headers the external-authorization check adds on success (an Istio
+// provider forwards them upstream with headersToUpstreamOnAllow).
+const (
+	HeaderAuthUser   = "X-Auth-User"
+	HeaderAuthUserID = "X-Auth-User-Id"
+	HeaderAuthRoles  = "X-Auth-Roles"
+	HeaderAuthVia    = "X-Auth-Via"
+)
+
+// publicPrefixes need no role at the mesh: the catalog API (CKAN decides
+// per action), the web pages (sessions), operations and documentation.
+var publicPrefixes = []string{
+	"/api", "/IsAlive", "/readyz", "/metrics", "/static/", "/login", "/logout", "/verify",
+	"/password", "/welcome", "/dashboard", "/tokens", "/admin", "/models", "/docs", "/openapi",
+	"/v2/health", "/auth/",
+}
+
+// RoleForPath is the role the external-authorization check requires for a
+// request path: none for public paths, notebooks under /notebooks, and
+// models for everything else (the model API) when requireModels is set.
+func RoleForPath(path string, requireModels bool) string {
+	if path == "/" || path == "" {
+		return ""
+	}
+	for _, p := range publicPrefixes {
+		if path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || len(path) == len(p) || path[len(p)] == '/' || path[len(p)] == '?') {
+			return ""
+		}
+	}
+	if path == "/notebooks" || strings.HasPrefix(path, "/notebooks/") {
+		return RoleNotebooks
+	}
+	if requireModels {
+		return RoleModels
+	}
+	return ""
+}
+
+// ExtAuthz is the endpoint Envoy's ext_authz filter (HTTP mode) calls with
+// the original request's headers; the original path follows the check
+// path (Envoy's path_prefix) or comes in X-Original-Uri / X-Envoy-Original-Path.
+// 200 with X-Auth-* identity headers allows; 401 (bad or missing
+// credentials where a role is needed) or 403 (role lacking) denies.
+func (s *Service) ExtAuthz(prefix string, requireModels bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		path := strings.TrimPrefix(string(ctx.Path()), prefix)
+		for _, h := range []string{"X-Original-Uri", "X-Envoy-Original-Path", "X-Forwarded-Uri"} {
+			if v := ctx.Request.Header.Peek(h); len(v) > 0 && (path == "" || path == "/") {
+				path = string(v)
+			}
+		}
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		role := RoleForPath(path, requireModels)
+		c, err := s.Authenticate(ctx)
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+		if err != nil {
+			ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="toxgate", error="invalid_token"`)
+			httpcore.WriteError(ctx, fasthttp.StatusUnauthorized, "unauthorized", "invalid, expired or revoked token", "")
+			return
+		}
+		if role != "" && c.Anonymous() {
+			ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="toxgate"`)
+			httpcore.WriteError(ctx, fasthttp.StatusUnauthorized, "unauthorized", "a valid API token is required (Authorization: Bearer <token>)", "")
+			return
+		}
+		if role != "" && !c.HasRole(role) {
+			httpcore.WriteError(ctx, fasthttp.StatusForbidden, "forbidden", "user "+c.Name+" lacks the role "+role, "")
+			return
+		}
+		if !c.Anonymous() {
+			ctx.Response.Header.Set(HeaderAuthUser, c.Name)
+			ctx.Response.Header.Set(HeaderAuthUserID, c.UserID)
+			ctx.Response.Header.Set(HeaderAuthRoles, strings.Join(c.Roles, ","))
+			ctx.Response.Header.Set(HeaderAuthVia, c.Via)
+		}
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"allowed": true, "user": c.Name, "roles": c.Roles, "required_role": role})
+	}
+}

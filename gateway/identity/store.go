@@ -1,0 +1,330 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Collection names of the identity store.
+const (
+	CollUsers         = "users"
+	CollSessions      = "sessions"
+	CollTokens        = "api_tokens"
+	CollVerifications = "email_verifications"
+	CollLoginFailures = "login_failures"
+)
+
+// ErrNotFound is returned when a record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrDuplicate is returned when a unique field (user name, e-mail) is taken.
+var ErrDuplicate = errors.New("duplicate")
+
+// Store is the identity store in MongoDB. Every hot lookup (token, session,
+// user by id) is by _id, which the embedded store serves fast.
+type Store struct {
+	users, sessions, tokens, verifications, failures *mongo.Collection
+}
+
+// NewStore opens the identity collections of db.
+func NewStore(db *mongo.Database) *Store {
+	return &Store{
+		users:         db.Collection(CollUsers),
+		sessions:      db.Collection(CollSessions),
+		tokens:        db.Collection(CollTokens),
+		verifications: db.Collection(CollVerifications),
+		failures:      db.Collection(CollLoginFailures),
+	}
+}
+
+// EnsureIndexes creates the unique indexes on user name and e-mail (idempotent).
+func (s *Store) EnsureIndexes(ctx context.Context) error {
+	_, err := s.users.Indexes().CreateMany(ctx, []mongo.IndexModel{
+		{Keys: bson.D{{Key: "name", Value: 1}}, Options: options.Index().SetUnique(true).SetName("name_unique")},
+		{Keys: bson.D{{Key: "email_key", Value: 1}}, Options: options.Index().SetUnique(true).SetName("email_key_unique")},
+	})
+	if err != nil {
+		return fmt.Errorf("identity: create user indexes: %w", err)
+	}
+	return nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// InsertUser stores a new user; ErrDuplicate when the name or e-mail is taken.
+func (s *Store) InsertUser(ctx context.Context, u *User) error {
+	if _, err := s.users.InsertOne(ctx, u); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return ErrDuplicate
+		}
+		return fmt.Errorf("insert user %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// UserByID loads a user by id.
+func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
+	var u User
+	if err := s.users.FindOne(ctx, bson.M{"_id": id}).Decode(&u); err != nil {
+		return nil, fmt.Errorf("load user %s: %w", id, notFound(err))
+	}
+	return &u, nil
+}
+
+// UserByName loads a user by name.
+func (s *Store) UserByName(ctx context.Context, name string) (*User, error) {
+	var u User
+	if err := s.users.FindOne(ctx, bson.M{"name": name}).Decode(&u); err != nil {
+		return nil, fmt.Errorf("load user %s: %w", name, notFound(err))
+	}
+	return &u, nil
+}
+
+// UserByIDOrName loads a user by id, else by name.
+func (s *Store) UserByIDOrName(ctx context.Context, idOrName string) (*User, error) {
+	u, err := s.UserByID(ctx, idOrName)
+	if errors.Is(err, ErrNotFound) {
+		return s.UserByName(ctx, idOrName)
+	}
+	return u, err
+}
+
+// UserByEmail loads a user by e-mail address (case-insensitive).
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	var u User
+	if err := s.users.FindOne(ctx, bson.M{"email_key": emailKey(email)}).Decode(&u); err != nil {
+		return nil, fmt.Errorf("load user by e-mail: %w", notFound(err))
+	}
+	return &u, nil
+}
+
+// UserBySubject loads the user provisioned for an OIDC subject.
+func (s *Store) UserBySubject(ctx context.Context, subject string) (*User, error) {
+	var u User
+	if err := s.users.FindOne(ctx, bson.M{"oidc_subject": subject}).Decode(&u); err != nil {
+		return nil, fmt.Errorf("load user by subject: %w", notFound(err))
+	}
+	return &u, nil
+}
+
+// Users lists users matching filter (nil: all), in no particular order.
+func (s *Store) Users(ctx context.Context, filter bson.M) ([]*User, error) {
+	if filter == nil {
+		filter = bson.M{}
+	}
+	cur, err := s.users.Find(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	var out []*User
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return out, nil
+}
+
+// HasSysadmin reports whether a sysadmin who is not deleted exists.
+func (s *Store) HasSysadmin(ctx context.Context) (bool, error) {
+	n, err := s.users.CountDocuments(ctx, bson.M{"sysadmin": true, "state": bson.M{"$ne": StateDeleted}})
+	if err != nil {
+		return false, fmt.Errorf("count sysadmins: %w", err)
+	}
+	return n > 0, nil
+}
+
+// UpdateUser sets fields of user id and returns the updated user.
+func (s *Store) UpdateUser(ctx context.Context, id string, set bson.M) (*User, error) {
+	var u User
+	err := s.users.FindOneAndUpdate(ctx, bson.M{"_id": id}, bson.M{"$set": set},
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&u)
+	if err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return nil, ErrDuplicate
+		}
+		return nil, fmt.Errorf("update user %s: %w", id, notFound(err))
+	}
+	return &u, nil
+}
+
+// Session is a web login. Its _id is the SHA-256 of the cookie value.
+type Session struct {
+	ID      string    `bson:"_id"`
+	UserID  string    `bson:"user_id"`
+	CSRF    string    `bson:"csrf"`
+	Created time.Time `bson:"created"`
+	Expires time.Time `bson:"expires"`
+}
+
+// InsertSession stores a session.
+func (s *Store) InsertSession(ctx context.Context, sess *Session) error {
+	if _, err := s.sessions.InsertOne(ctx, sess); err != nil {
+		return fmt.Errorf("insert session: %w", err)
+	}
+	return nil
+}
+
+// SessionByID loads a session by the hash of its cookie.
+func (s *Store) SessionByID(ctx context.Context, id string) (*Session, error) {
+	var sess Session
+	if err := s.sessions.FindOne(ctx, bson.M{"_id": id}).Decode(&sess); err != nil {
+		return nil, fmt.Errorf("load session: %w", notFound(err))
+	}
+	return &sess, nil
+}
+
+// DeleteSessions removes the sessions matching filter.
+func (s *Store) DeleteSessions(ctx context.Context, filter bson.M) error {
+	if _, err := s.sessions.DeleteMany(ctx, filter); err != nil {
+		return fmt.Errorf("delete sessions: %w", err)
+	}
+	return nil
+}
+
+// Token is an API token record. Its _id is TokenID(hash); Hash is the full
+// hex SHA-256 of the token. The token itself is never stored.
+type Token struct {
+	ID        string     `bson:"_id"`
+	Hash      string     `bson:"hash"`
+	UserID    string     `bson:"user_id"`
+	Name      string     `bson:"name"`
+	CreatedAt time.Time  `bson:"created_at"`
+	LastUsed  *time.Time `bson:"last_used,omitempty"`
+	ExpiresAt *time.Time `bson:"expires_at,omitempty"`
+	RevokedAt *time.Time `bson:"revoked_at,omitempty"`
+}
+
+// Live reports whether the token is neither revoked nor expired at now.
+func (t *Token) Live(now time.Time) bool {
+	return t.RevokedAt == nil && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
+}
+
+// InsertToken stores a token record.
+func (s *Store) InsertToken(ctx context.Context, t *Token) error {
+	if _, err := s.tokens.InsertOne(ctx, t); err != nil {
+		return fmt.Errorf("insert token: %w", err)
+	}
+	return nil
+}
+
+// TokenByID loads a token record.
+func (s *Store) TokenByID(ctx context.Context, id string) (*Token, error) {
+	var t Token
+	if err := s.tokens.FindOne(ctx, bson.M{"_id": id}).Decode(&t); err != nil {
+		return nil, fmt.Errorf("load token: %w", notFound(err))
+	}
+	return &t, nil
+}
+
+// TokensOf lists a user's tokens that are not revoked, oldest first.
+func (s *Store) TokensOf(ctx context.Context, userID string) ([]*Token, error) {
+	cur, err := s.tokens.Find(ctx, bson.M{"user_id": userID, "revoked_at": nil},
+		options.Find().SetSort(bson.D{{Key: "created_at", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	var out []*Token
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateToken sets fields of a token that is not revoked.
+func (s *Store) UpdateToken(ctx context.Context, id string, set bson.M) error {
+	res, err := s.tokens.UpdateOne(ctx, bson.M{"_id": id, "revoked_at": nil}, bson.M{"$set": set})
+	if err != nil {
+		return fmt.Errorf("update token: %w", err)
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("update token: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// Verification is a single-use e-mail verification link; _id is the
+// SHA-256 of the secret in the link.
+type Verification struct {
+	ID      string     `bson:"_id"`
+	UserID  string     `bson:"user_id"`
+	Email   string     `bson:"email"`
+	Created time.Time  `bson:"created"`
+	Expires time.Time  `bson:"expires"`
+	UsedAt  *time.Time `bson:"used_at,omitempty"`
+}
+
+// InsertVerification stores a verification link.
+func (s *Store) InsertVerification(ctx context.Context, v *Verification) error {
+	if _, err := s.verifications.InsertOne(ctx, v); err != nil {
+		return fmt.Errorf("insert verification: %w", err)
+	}
+	return nil
+}
+
+// UseVerification marks the link used, atomically, if it is unused and not
+// expired at now, and returns it.
+func (s *Store) UseVerification(ctx context.Context, id string, now time.Time) (*Verification, error) {
+	var v Verification
+	err := s.verifications.FindOneAndUpdate(ctx,
+		bson.M{"_id": id, "used_at": nil, "expires": bson.M{"$gt": now}},
+		bson.M{"$set": bson.M{"used_at": now}}).Decode(&v)
+	if err != nil {
+		return nil, fmt.Errorf("use verification: %w", notFound(err))
+	}
+	return &v, nil
+}
+
+// VerificationByID loads a verification link record.
+func (s *Store) VerificationByID(ctx context.Context, id string) (*Verification, error) {
+	var v Verification
+	if err := s.verifications.FindOne(ctx, bson.M{"_id": id}).Decode(&v); err != nil {
+		return nil, fmt.Errorf("load verification: %w", notFound(err))
+	}
+	return &v, nil
+}
+
+// loginFailures counts recent failed logins for one key (user name or address).
+type loginFailures struct {
+	ID          string     `bson:"_id"`
+	Count       int        `bson:"count"`
+	First       time.Time  `bson:"first"`
+	LockedUntil *time.Time `bson:"locked_until,omitempty"`
+}
+
+// Failures loads the failure counter of key (zero value if none).
+func (s *Store) failuresOf(ctx context.Context, key string) (loginFailures, error) {
+	var f loginFailures
+	err := s.failures.FindOne(ctx, bson.M{"_id": key}).Decode(&f)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return loginFailures{ID: key}, nil
+	}
+	if err != nil {
+		return f, fmt.Errorf("load login failures: %w", err)
+	}
+	return f, nil
+}
+
+func (s *Store) saveFailures(ctx context.Context, f loginFailures) error {
+	_, err := s.failures.ReplaceOne(ctx, bson.M{"_id": f.ID}, f, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("save login failures: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) clearFailures(ctx context.Context, key string) error {
+	if _, err := s.failures.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
+		return fmt.Errorf("clear login failures: %w", err)
+	}
+	return nil
+}
