@@ -83,13 +83,14 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 	nbh := make([]uint64, n*w)      // neighbourhood of each atom, previous round
 	roundNbh := make([]uint64, n*w) // this round
 	dead := make([]bool, n)
-	var seen [][]uint64
+	seen := map[string]struct{}{}
 	envs := make([]morganEnv, 0, n)
 	type pair struct {
 		bt  int32
 		inv uint32
 	}
 	var nbrs []pair
+	keyBuf := make([]byte, 0, 8*w)
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
@@ -136,19 +137,13 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 		})
 		for k := range envs {
 			e := &envs[k]
-			dup := false
-			for _, s := range seen {
-				if lessWords(s, e.nb) == 0 {
-					dup = true
-					break
-				}
-			}
-			if dup {
+			key := wordsKey(keyBuf[:0], e.nb)
+			if _, dup := seen[string(key)]; dup {
 				dead[e.atom] = true
 				continue
 			}
 			emit(e.invar)
-			seen = append(seen, append([]uint64(nil), e.nb...))
+			seen[string(key)] = struct{}{}
 		}
 		cur, next = next, cur
 		for i := range next {
@@ -156,6 +151,14 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 		}
 		copy(nbh, roundNbh)
 	}
+}
+
+// wordsKey appends the little-endian bytes of words to buf.
+func wordsKey(buf []byte, words []uint64) []byte {
+	for _, x := range words {
+		buf = binary.LittleEndian.AppendUint64(buf, x)
+	}
+	return buf
 }
 
 // BitVec is a fixed-size bit vector (a folded fingerprint).

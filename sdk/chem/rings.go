@@ -8,9 +8,9 @@ import (
 // maxPathsPerBond bounds the equally short ring paths enumerated per bond.
 const maxPathsPerBond = 8
 
-// maxRingSystemBonds bounds the size of one fused ring system; larger
-// systems are rejected to keep ring perception's cost bounded.
-const maxRingSystemBonds = 2000
+// maxRingSystemRings bounds the number of rings in one fused ring system;
+// larger systems are rejected to keep ring perception's cost bounded.
+const maxRingSystemRings = 300
 
 // perceiveRings marks ring bonds and atoms and computes the symmetrised
 // SSSR: every cycle that is a shortest cycle through some bond and is not
@@ -59,8 +59,8 @@ func (m *Mol) perceiveRings() error {
 			}
 		}
 		nComp++
-		if len(sysBonds) > maxRingSystemBonds {
-			return perr(int(m.atoms[i].pos), "ring system with %d ring bonds is too large", len(sysBonds))
+		if rings := len(sysBonds) - len(sysAtoms) + 1; rings > maxRingSystemRings {
+			return perr(int(m.atoms[i].pos), "ring system with %d rings is too large (limit %d)", rings, maxRingSystemRings)
 		}
 		m.ringSystem(sysAtoms, sysBonds)
 	}
@@ -312,20 +312,29 @@ func selectRings(cands []cycle, words int) (int, []cycle) {
 	// RDKit's symmetrisation: an extra ring joins if it could replace an SSSR
 	// ring of the same size without losing a bond only that ring provides.
 	out := append([]cycle(nil), sssr...)
+	if len(extra) == 0 {
+		return len(basis), out
+	}
+	uniq := make([][]uint64, len(sssr))
+	for si, s := range sssr {
+		u := append([]uint64(nil), s.bits...)
+		for sj, o := range sssr {
+			if sj != si {
+				for w := range u {
+					u[w] &^= o.bits[w]
+				}
+			}
+		}
+		uniq[si] = u
+	}
 	for _, c := range extra {
 		for si, s := range sssr {
 			if s.size != c.size {
 				continue
 			}
 			ok := true
-			for w := range s.bits {
-				uniq := s.bits[w]
-				for sj, o := range sssr {
-					if sj != si {
-						uniq &^= o.bits[w]
-					}
-				}
-				if uniq&^c.bits[w] != 0 {
+			for w, u := range uniq[si] {
+				if u&^c.bits[w] != 0 {
 					ok = false
 					break
 				}

@@ -182,7 +182,7 @@ func (m *Mol) assignHydrogens() error {
 }
 
 // maxKekuleSteps bounds the backtracking search for a Kekulé structure.
-const maxKekuleSteps = 200000
+const maxKekuleSteps = 20000
 
 // kekulize replaces aromatic bonds from the input by alternating single and
 // double bonds (a perfect matching on the atoms that need a double bond)
@@ -538,7 +538,7 @@ func (m *Mol) isAromCandidate(i int, d donorType) bool {
 }
 
 // maxAromaticCombos bounds the ring combinations tried per fused system.
-const maxAromaticCombos = 100000
+const maxAromaticCombos = 20000
 
 // setAromaticity applies RDKit's default aromaticity model to the Kekulé
 // structure: candidate rings (all atoms candidates), fused systems of rings

@@ -3,6 +3,7 @@ package chem
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Limits that keep the reader's time and memory bounded on any input.
@@ -318,6 +319,12 @@ func (p *smilesParser) organicAtom() (atom, error) {
 	s := p.s
 	c := s[p.i]
 	var a atom
+	if c >= 'A' && c <= 'Z' && p.i+1 < len(s) && s[p.i+1] >= 'a' && s[p.i+1] <= 'z' &&
+		!strings.ContainsRune("bcnops", rune(s[p.i+1])) && s[p.i:p.i+2] != "Cl" && s[p.i:p.i+2] != "Br" {
+		if _, ok := symbolToZ[s[p.i:p.i+2]]; ok {
+			return a, perr(p.i, "element %s must be written in brackets ([%s])", s[p.i:p.i+2], s[p.i:p.i+2])
+		}
+	}
 	switch c {
 	case 'B':
 		if p.i+1 < len(s) && s[p.i+1] == 'r' {
