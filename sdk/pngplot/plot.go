@@ -60,7 +60,7 @@ func (p *Plot) PNG() ([]byte, error) {
 	}
 	c := newCanvas(w, h)
 	c.fill(color.RGBA{255, 255, 255, 255})
-	left, right, top, bottom := 90, w-20, 40, h-60
+	left, right, top, bottom := 112, w-20, 40, h-60
 	xmin, xmax, ymin, ymax, ok := p.ranges()
 	if !ok {
 		c.text(left, h/2, "NO DATA", 2, color.RGBA{0, 0, 0, 255})
@@ -80,16 +80,18 @@ func (p *Plot) PNG() ([]byte, error) {
 	}
 	grey := color.RGBA{220, 220, 220, 255}
 	black := color.RGBA{0, 0, 0, 255}
-	for _, t := range ticks(xmin, xmax, p.LogX) {
+	xt := ticks(xmin, xmax, p.LogX)
+	for _, t := range xt {
 		px := int(math.Round(tx(t)))
 		c.line(float64(px), float64(top), float64(px), float64(bottom), grey, 1, false)
-		s := tickLabel(t)
+		s := tickLabel(t, xt, p.LogX)
 		c.text(px-textWidth(s, 2)/2, bottom+8, s, 2, black)
 	}
-	for _, t := range ticks(ymin, ymax, p.LogY) {
+	yt := ticks(ymin, ymax, p.LogY)
+	for _, t := range yt {
 		py := int(math.Round(ty(t)))
 		c.line(float64(left), float64(py), float64(right), float64(py), grey, 1, false)
-		s := tickLabel(t)
+		s := tickLabel(t, yt, p.LogY)
 		c.text(left-8-textWidth(s, 2), py-7, s, 2, black)
 	}
 	c.line(float64(left), float64(bottom), float64(right), float64(bottom), black, 1, false)
@@ -222,10 +224,19 @@ func ticks(lo, hi float64, log bool) []float64 {
 	return out
 }
 
-func tickLabel(v float64) string {
+// tickLabel formats tick v with as many decimals as the tick step needs.
+func tickLabel(v float64, all []float64, log bool) string {
 	a := math.Abs(v)
-	if a != 0 && (a < 1e-3 || a >= 1e5) {
+	if log || (a != 0 && (a < 1e-3 || a >= 1e5)) {
+		if a >= 1e-3 && a < 1e5 {
+			return strconv.FormatFloat(v, 'g', 4, 64)
+		}
 		return fmt.Sprintf("%.0e", v)
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	dec := 0
+	if len(all) > 1 {
+		step := math.Abs(all[1] - all[0])
+		dec = max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
 }
