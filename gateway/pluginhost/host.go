@@ -59,7 +59,7 @@ type Config struct {
 	// MongoURI and MongoDatabase are handed to plugins (environment
 	// variables TOXGATE_MONGODB_URI and TOXGATE_MONGODB_DATABASE).
 	MongoURI, MongoDatabase string
-	// Transport is "grpc" [default] or "netrpc".
+	// Transport is "netrpc" [default] or "grpc".
 	Transport string
 	// CallTimeout bounds one action call [60s].
 	CallTimeout time.Duration
@@ -84,7 +84,7 @@ func (c *Config) defaults() {
 	def(&c.CallTimeout, 60*time.Second)
 	def(&c.StartTimeout, 60*time.Second)
 	if c.Transport == "" {
-		c.Transport = contract.TransportGRPC
+		c.Transport = contract.TransportNetRPC
 	}
 }
 

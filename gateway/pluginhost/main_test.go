@@ -75,6 +75,20 @@ type envOpts struct {
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
+	return newEnvTB(t, t, o)
+}
+
+// newEnvB starts an env for a benchmark on database db.
+func newEnvB(b *testing.B, _ *testing.T, db string) *env {
+	return newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) { c.Transport = *benchTransport }})
+}
+
+// openDB opens database name on the test store.
+func openDB(ctx context.Context, name string) (*store.Store, error) {
+	return store.Open(ctx, store.Options{URI: mongoURI, Database: name})
+}
+
+func newEnvTB(t testing.TB, tt *testing.T, o envOpts) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	name := o.dbName
@@ -86,7 +100,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close(context.Background()) })
-	e := &env{t: t, db: st.DB(), tokens: map[string]Identity{}, client: &http.Client{Timeout: 30 * time.Second}}
+	e := &env{t: tt, db: st.DB(), tokens: map[string]Identity{}, client: &http.Client{Timeout: 30 * time.Second}}
 	for _, u := range []struct {
 		name string
 		sys  bool

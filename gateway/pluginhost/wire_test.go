@@ -154,3 +154,18 @@ func TestCKANAPIDumpLoadAndPaging(t *testing.T) {
 	b, _ := json.Marshal(seen)
 	t.Logf("paged: %s", b)
 }
+
+// TestGRPCTransportServesTheSameAPI runs the catalog over the alternative
+// gRPC transport.
+func TestGRPCTransportServesTheSameAPI(t *testing.T) {
+	e := newEnv(t, envOpts{cfg: func(c *Config) { c.Transport = "grpc" }})
+	mustOK(t, e.ckanapi("organization_create", "tok-sysadmin", map[string]any{"name": "lab"}))
+	mustOK(t, e.ckanapi("package_create", "tok-sysadmin", map[string]any{"name": "over-grpc", "owner_org": "lab"}))
+	d := mustOK(t, e.do("GET", "/api/3/action/package_show?id=over-grpc", "", nil)).(map[string]any)
+	if d["name"] != "over-grpc" {
+		t.Fatal(d)
+	}
+	if r := e.do("GET", "/api/3/action/nope", "", nil); r.status != 400 {
+		t.Fatal(r.status)
+	}
+}

@@ -7,7 +7,7 @@
 //
 //	TOXGATE_MONGODB_URI       MongoDB URI (required)
 //	TOXGATE_MONGODB_DATABASE  database name (default "toxgate")
-//	TOXGATE_PLUGIN_TRANSPORT  "grpc" (default) or "netrpc"
+//	TOXGATE_PLUGIN_TRANSPORT  "netrpc" (default) or "grpc"
 //	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
 //
 // Logs are JSON lines on stderr, which the host forwards to its own log.

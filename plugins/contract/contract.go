@@ -5,7 +5,7 @@
 // every action request raw (method, content type, query, body) with the
 // caller's identity and gets back a status, a content type and a body.
 //
-// The service is offered over gRPC (the default) and net/rpc; both carry the
+// The service is offered over net/rpc (the default) and gRPC; both carry the
 // same hand-written binary encoding of the messages. See plugins/README.md
 // for the measurements behind the choice.
 package contract
@@ -24,7 +24,7 @@ const (
 	EnvMongoURI = "TOXGATE_MONGODB_URI"
 	// EnvMongoDatabase is the database name.
 	EnvMongoDatabase = "TOXGATE_MONGODB_DATABASE"
-	// EnvTransport selects the RPC transport: "grpc" (default) or "netrpc".
+	// EnvTransport selects the RPC transport: "netrpc" (default) or "grpc".
 	EnvTransport = "TOXGATE_PLUGIN_TRANSPORT"
 	// EnvLogLevel is the plugin's slog level: debug, info, warn or error.
 	EnvLogLevel = "TOXGATE_LOG_LEVEL"
@@ -123,13 +123,13 @@ type ActionPlugin interface {
 }
 
 // Serve runs impl as a plugin process, over the transport named by
-// EnvTransport. It returns when the host ends the plugin.
+// EnvTransport (net/rpc unless it says "grpc"). It returns when the host ends the plugin.
 func Serve(impl ActionPlugin) {
 	cfg := &plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginKey: &Plugin{Impl: impl}},
 	}
-	if os.Getenv(EnvTransport) != TransportNetRPC {
+	if os.Getenv(EnvTransport) == TransportGRPC {
 		cfg.GRPCServer = newGRPCServer
 	}
 	plugin.Serve(cfg)
@@ -142,10 +142,10 @@ func ClientPlugins() plugin.PluginSet {
 
 // Protocols is the AllowedProtocols value for a transport name.
 func Protocols(transport string) []plugin.Protocol {
-	if transport == TransportNetRPC {
-		return []plugin.Protocol{plugin.ProtocolNetRPC}
+	if transport == TransportGRPC {
+		return []plugin.Protocol{plugin.ProtocolGRPC}
 	}
-	return []plugin.Protocol{plugin.ProtocolGRPC}
+	return []plugin.Protocol{plugin.ProtocolNetRPC}
 }
 
 // Plugin is the go-plugin glue for both transports: Impl on the plugin side,

@@ -1,0 +1,230 @@
+package pluginhost
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/catalog"
+	"toxgate/plugins/contract"
+)
+
+// BenchmarkTransport measures one plugin RPC round trip (an action the
+// plugin rejects without touching the store) over gRPC and net/rpc.
+func BenchmarkTransport(b *testing.B) {
+	for _, tr := range []string{contract.TransportGRPC, contract.TransportNetRPC} {
+		b.Run(tr, func(b *testing.B) {
+			h, err := New(Config{Plugins: []PluginConfig{{Name: "catalog", Path: pluginBin}}, MongoURI: mongoURI,
+				MongoDatabase: "bench_transport", Transport: tr}, quiet, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close(context.Background())
+			m := h.plugins[0]
+			req := &contract.Request{Action: "no_such_action", Method: "POST", ContentType: "application/json", Body: []byte(`{"id":"x"}`)}
+			b.Run("serial", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := h.call(m, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("parallel", func(b *testing.B) {
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := h.call(m, req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		})
+	}
+}
+
+// benchTransport picks the plugin transport of the HTTP benchmarks.
+var benchTransport = flag.String("transport", contract.TransportNetRPC, "plugin transport for the HTTP benchmarks: grpc or netrpc")
+
+var (
+	seedOnce sync.Once
+	seedDB   string
+	seedErr  error
+)
+
+const seedCount = 10000
+
+// seed10k writes 10,000 generated datasets straight into a database once
+// per run (the catalog loads them at start).
+func seed10k(b *testing.B) string {
+	seedOnce.Do(func() {
+		seedDB = fmt.Sprintf("bench_%d", time.Now().UnixNano())
+		ctx := context.Background()
+		st, err := openDB(ctx, seedDB)
+		if err != nil {
+			seedErr = err
+			return
+		}
+		defer st.Close(ctx)
+		orgs := []string{"liver-lab", "heart-lab", "kidney-lab", "neuro-lab"}
+		var orgDocs []any
+		for i, o := range orgs {
+			orgDocs = append(orgDocs, catalog.Organization{ID: fmt.Sprintf("00000000-0000-4000-8000-0000000000%02d", i), Name: o, Title: o, State: "active", Created: time.Now(), Rev: 1})
+		}
+		if _, err := st.DB().Collection(catalog.CollOrganizations).InsertMany(ctx, orgDocs); err != nil {
+			seedErr = err
+			return
+		}
+		words := []string{"hepatotoxicity", "cardiotoxicity", "herg", "ahr", "pbpk", "doxorubicin", "bisphenol", "assay", "rat", "human", "in vitro", "in vivo", "kinetics", "lipidomics", "proteomics"}
+		formats := []string{"CSV", "JSON", "XLSX", "PDF"}
+		var docs []any
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		for i := range seedCount {
+			notes := fmt.Sprintf("Study %d of %s and %s in %s", i, words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)])
+			name := fmt.Sprintf("dataset-%05d", i)
+			rn := "results " + words[i%len(words)]
+			docs = append(docs, catalog.Dataset{
+				ID: fmt.Sprintf("10000000-0000-4000-8000-%012d", i), Name: name, Title: fmt.Sprintf("%s study %d", words[(i/2)%len(words)], i),
+				Notes: &notes, OwnerOrg: orgDocs[i%len(orgs)].(catalog.Organization).ID, State: "active", Type: "dataset",
+				MetadataCreated: now, MetadataModified: now.Add(time.Duration(i) * time.Millisecond),
+				Tags:      []string{words[i%len(words)], words[(i+5)%len(words)]},
+				Resources: []catalog.Resource{{ID: fmt.Sprintf("20000000-0000-4000-8000-%012d", i), URL: "http://example.org/" + name + ".csv", Name: &rn, Format: formats[i%len(formats)], State: "active"}},
+				Rev:       1,
+			})
+			if len(docs) == 1000 {
+				if _, err := st.DB().Collection(catalog.CollDatasets).InsertMany(ctx, docs); err != nil {
+					seedErr = err
+					return
+				}
+				docs = docs[:0]
+			}
+		}
+	})
+	if seedErr != nil {
+		b.Fatal(seedErr)
+	}
+	return seedDB
+}
+
+// benchEnv is a host on the seeded database behind a fasthttp server.
+func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
+	db := seed10k(b)
+	t := &testing.T{}
+	e := newEnvB(b, t, db)
+	return e, &fasthttp.Client{MaxConnsPerHost: 512}
+}
+
+// hit sends GET path and checks for 200.
+func hit(b *testing.B, c *fasthttp.Client, u string) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(u)
+	if err := c.Do(req, resp); err != nil {
+		b.Error(err)
+		return
+	}
+	if resp.StatusCode() != 200 {
+		b.Errorf("%s: %d %s", u, resp.StatusCode(), resp.Body())
+	}
+}
+
+// runHTTP measures requests built by path(i) with 32 concurrent clients,
+// reporting req/s and latency percentiles.
+func runHTTP(b *testing.B, path func(i int) string) {
+	e, c := benchEnv(b)
+	var mu sync.Mutex
+	var lat []time.Duration
+	var n int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var local []time.Duration
+		i := 0
+		for pb.Next() {
+			t0 := time.Now()
+			hit(b, c, e.url+path(i))
+			local = append(local, time.Since(t0))
+			i += 7
+		}
+		mu.Lock()
+		lat = append(lat, local...)
+		n += int64(len(local))
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
+}
+
+func BenchmarkPackageShowByName(b *testing.B) {
+	runHTTP(b, func(i int) string { return fmt.Sprintf("/api/3/action/package_show?id=dataset-%05d", i%seedCount) })
+}
+
+func BenchmarkPackageShowByID(b *testing.B) {
+	runHTTP(b, func(i int) string {
+		return fmt.Sprintf("/api/3/action/package_show?id=10000000-0000-4000-8000-%012d", i%seedCount)
+	})
+}
+
+func BenchmarkPackageSearch(b *testing.B) {
+	qs := []string{"hepatotoxicity", "herg assay", "doxorubicin kinetics", "human in vitro"}
+	runHTTP(b, func(i int) string {
+		v := url.Values{"q": {qs[i%len(qs)]}, "facet.field": {`["tags","organization"]`}}
+		return "/api/3/action/package_search?" + v.Encode()
+	})
+}
+
+func BenchmarkPackageList(b *testing.B) {
+	runHTTP(b, func(int) string { return "/api/3/action/package_list" })
+}
+
+// BenchmarkPackageCreate creates datasets through HTTP as a sysadmin, on top
+// of the 10,000 seeded ones.
+func BenchmarkPackageCreate(b *testing.B) {
+	e, c := benchEnv(b)
+	var seq int64
+	var mu sync.Mutex
+	b.SetParallelism(4)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		for pb.Next() {
+			mu.Lock()
+			seq++
+			n := seq
+			mu.Unlock()
+			req.Reset()
+			req.SetRequestURI(e.url + "/api/action/package_create")
+			req.Header.SetMethod("POST")
+			req.Header.SetContentType("application/json")
+			req.Header.Set("Authorization", "tok-sysadmin")
+			req.SetBodyString(fmt.Sprintf(`{"name":"created-%d-%d","owner_org":"liver-lab","notes":"benchmark","tags":[{"name":"bench"}]}`, time.Now().UnixNano(), n))
+			if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+				b.Errorf("create: %v %d %s", err, resp.StatusCode(), resp.Body())
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
