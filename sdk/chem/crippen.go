@@ -127,7 +127,66 @@ type crippenParam struct {
 	typ      string
 	pat      *spattern
 	logp, mr float64
-	rootZ    [2]int // quick filter: possible root atomic numbers (0 = any)
+}
+
+// crippenByZ lists, per atomic number, the parameter indices whose first
+// pattern atom can match that element (in parameter order).
+var crippenByZ = func() (out [120][]int16) {
+	for k, p := range crippenParams {
+		set := possibleZ(p.pat.atoms[0])
+		for z := range out {
+			if set == nil || set[z] {
+				out[z] = append(out[z], int16(k))
+			}
+		}
+	}
+	return out
+}()
+
+// possibleZ returns the atomic numbers an atom expression can match, or
+// nil if it does not restrict the element.
+func possibleZ(e *aexpr) []bool {
+	switch e.op {
+	case 'p':
+		switch e.kind {
+		case pElemAli, pElemArom, pAtomicNum:
+			s := make([]bool, 120)
+			if e.val >= 0 && e.val < 120 {
+				s[e.val] = true
+			}
+			return s
+		}
+		return nil
+	case '&':
+		var acc []bool
+		for _, k := range e.kids {
+			s := possibleZ(k)
+			if s == nil {
+				continue
+			}
+			if acc == nil {
+				acc = s
+				continue
+			}
+			for z := range acc {
+				acc[z] = acc[z] && s[z]
+			}
+		}
+		return acc
+	case ',':
+		acc := make([]bool, 120)
+		for _, k := range e.kids {
+			s := possibleZ(k)
+			if s == nil {
+				return nil
+			}
+			for z := range acc {
+				acc[z] = acc[z] || s[z]
+			}
+		}
+		return acc
+	}
+	return nil
 }
 
 var crippenParams = func() []crippenParam {
@@ -147,7 +206,7 @@ var crippenParams = func() []crippenParam {
 func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	g := newMatchGraph(m, true)
 	for i := 0; i < g.n; i++ {
-		for k := range crippenParams {
+		for _, k := range crippenByZ[g.z[i]] {
 			p := &crippenParams[k]
 			if g.matchAt(p.pat, i) {
 				logp += p.logp

@@ -112,12 +112,12 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 				}
 				nbrs = append(nbrs, pair{int32(m.bonds[bi].order), cur[j]})
 			}
-			sort.Slice(nbrs, func(a, b int) bool {
-				if nbrs[a].bt != nbrs[b].bt {
-					return nbrs[a].bt < nbrs[b].bt
+			// insertion sort: neighbour lists are short
+			for a := 1; a < len(nbrs); a++ {
+				for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
+					nbrs[b], nbrs[b-1] = nbrs[b-1], nbrs[b]
 				}
-				return nbrs[a].inv < nbrs[b].inv
-			})
+			}
 			invar := hashCombine(uint32(layer), cur[i])
 			for _, p := range nbrs {
 				ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)

@@ -2,6 +2,7 @@ package chem
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 )
 
@@ -250,6 +251,7 @@ func (sp *smartsParser) lowAnd() (*aexpr, error) {
 	if len(kids) == 1 {
 		return kids[0], nil
 	}
+	sortByCost(kids)
 	return &aexpr{op: '&', kids: kids}, nil
 }
 
@@ -271,6 +273,25 @@ func (sp *smartsParser) orExpr() (*aexpr, error) {
 		return kids[0], nil
 	}
 	return &aexpr{op: ',', kids: kids}, nil
+}
+
+// exprCost ranks expressions so that '&' evaluates cheap tests first.
+func exprCost(e *aexpr) int {
+	if e.op == 'p' {
+		if e.kind == pRecursive {
+			return 10 + len(e.rec.atoms)
+		}
+		return 0
+	}
+	c := 0
+	for _, k := range e.kids {
+		c += exprCost(k)
+	}
+	return c
+}
+
+func sortByCost(kids []*aexpr) {
+	sort.SliceStable(kids, func(i, j int) bool { return exprCost(kids[i]) < exprCost(kids[j]) })
 }
 
 func (sp *smartsParser) hiAnd() (*aexpr, error) {
@@ -298,6 +319,7 @@ func (sp *smartsParser) hiAnd() (*aexpr, error) {
 	if len(kids) == 1 {
 		return kids[0], nil
 	}
+	sortByCost(kids)
 	return &aexpr{op: '&', kids: kids}, nil
 }
 
@@ -427,7 +449,7 @@ type matchGraph struct {
 	nbr    []int32
 	border []BondOrder
 	bring  []bool
-	memo   map[int][]int8
+	memo   [][]int8 // per recursive pattern id: 0 unknown, 1 match, -1 no match
 }
 
 func newMatchGraph(m *Mol, expandH bool) *matchGraph {
@@ -554,7 +576,7 @@ func (g *matchGraph) atomMatches(e *aexpr, i int) bool {
 
 func (g *matchGraph) recursive(p *spattern, i int) bool {
 	if g.memo == nil {
-		g.memo = map[int][]int8{}
+		g.memo = make([][]int8, recCounter)
 	}
 	mm := g.memo[p.recID]
 	if mm == nil {
@@ -664,6 +686,18 @@ func (g *matchGraph) countAtoms(p *spattern) int {
 // pattern, i.e. unique matches as RDKit's uniquified SubstructMatch.
 func (g *matchGraph) countBonds(p *spattern) int {
 	n := 0
+	// per-atom results of the two atom expressions: 0 unknown, 1 yes, 2 no
+	st := make([]uint8, 2*g.n)
+	am := func(k, i int) bool {
+		v := &st[2*i+k]
+		if *v == 0 {
+			*v = 2
+			if g.atomMatches(p.atoms[k], i) {
+				*v = 1
+			}
+		}
+		return *v == 1
+	}
 	for i := 0; i < g.n; i++ {
 		for x := g.start[i]; x < g.start[i+1]; x++ {
 			j := int(g.nbr[x])
@@ -673,8 +707,7 @@ func (g *matchGraph) countBonds(p *spattern) int {
 			if !bondMatches(p.bonds[1], g.border[x], g.bring[x]) {
 				continue
 			}
-			if (g.atomMatches(p.atoms[0], i) && g.atomMatches(p.atoms[1], j)) ||
-				(g.atomMatches(p.atoms[0], j) && g.atomMatches(p.atoms[1], i)) {
+			if (am(0, i) && am(1, j)) || (am(0, j) && am(1, i)) {
 				n++
 			}
 		}
