@@ -1,0 +1,85 @@
+package ml
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"toxgate/sdk/chem"
+)
+
+// Standardize parses smiles and keeps its largest fragment (by heavy atoms;
+// the first one on ties), which strips counter-ions and solvents. Parse errors
+// are *chem.ParseError with positions relative to the whole input string.
+func Standardize(smiles string) (*chem.Mol, error) {
+	s := strings.TrimSpace(smiles)
+	lead := strings.Index(smiles, s)
+	if s == "" {
+		return nil, &chem.ParseError{Pos: 0, Reason: "empty SMILES"}
+	}
+	frags, offs := splitFragments(s)
+	if len(frags) <= 1 {
+		m, err := chem.ParseSMILES(s)
+		return m, shiftErr(err, lead)
+	}
+	var best *chem.Mol
+	for i, f := range frags {
+		m, err := chem.ParseSMILES(f)
+		if err != nil {
+			// A ring bond may span a dot ("C1.C1"): read the whole string.
+			whole, werr := chem.ParseSMILES(s)
+			if werr == nil {
+				return whole, nil
+			}
+			return nil, shiftErr(err, lead+offs[i])
+		}
+		if best == nil || m.NumHeavyAtoms() > best.NumHeavyAtoms() {
+			best = m
+		}
+	}
+	return best, nil
+}
+
+// splitFragments splits a SMILES at the dots outside bracket atoms.
+func splitFragments(s string) (frags []string, offs []int) {
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				frags, offs = append(frags, s[start:i]), append(offs, start)
+				start = i + 1
+			}
+		}
+	}
+	return append(frags, s[start:]), append(offs, start)
+}
+
+func shiftErr(err error, by int) error {
+	var pe *chem.ParseError
+	if by != 0 && errors.As(err, &pe) {
+		return &chem.ParseError{Pos: pe.Pos + by, Reason: pe.Reason}
+	}
+	return err
+}
+
+// MolKey returns an identity key of the molecule's constitution (stereo and
+// isotopes ignored): the formula plus a hash of its unfolded radius-4 Morgan
+// environments. Two records with the same key are treated as duplicates.
+func MolKey(m *chem.Mol) string {
+	cv := chem.MorganCounts(m, 4, 0)
+	h := fnv.New64a()
+	var b [8]byte
+	for k, id := range cv.Idx {
+		c := cv.Counts[k]
+		b[0], b[1], b[2], b[3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
+		b[4], b[5], b[6], b[7] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%s/%016x", m.Formula(), h.Sum64())
+}

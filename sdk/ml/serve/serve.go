@@ -1,0 +1,381 @@
+// Package serve turns an ml.Bundle into toxgate module endpoints: it decodes
+// `{"smiles": "..."}` or `{"smiles": ["...", ...]}`, standardises and
+// featurises each structure with the bundle's own featurizer, predicts every
+// task with its applicability domain and answers one flat row per molecule
+// (which the host also renders as CSV).
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"toxgate/sdk/chem"
+	"toxgate/sdk/ml"
+	"toxgate/sdk/module"
+)
+
+// MaxBatch is the largest number of SMILES one request may hold.
+const MaxBatch = 1000
+
+// Input is the request body of a structure-based endpoint.
+type Input struct {
+	// SMILES is one SMILES string or a list of up to MaxBatch.
+	SMILES json.RawMessage `json:"smiles"`
+}
+
+// InputSchema is the JSON Schema of Input.
+var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string","minLength":1,"maxLength":%d}}]}}}`,
+	MaxBatch, chem.MaxSMILESLength, MaxBatch, chem.MaxSMILESLength)
+
+// Example is the original platform's example request.
+const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
+
+// List returns the SMILES of the request and the field name of each.
+func (in Input) List() ([]string, []string, error) {
+	raw := bytes.TrimSpace(in.SMILES)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil, module.InvalidInput("smiles", "is required: a SMILES string or a list of SMILES")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, nil, module.InvalidInput("smiles", "is not a valid JSON string: %v", err)
+		}
+		return []string{s}, []string{"smiles"}, nil
+	}
+	if raw[0] != '[' {
+		return nil, nil, module.InvalidInput("smiles", "must be a string or a list of strings")
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, module.InvalidInput("smiles", "is not a valid JSON list: %v", err)
+	}
+	if len(list) == 0 {
+		return nil, nil, module.InvalidInput("smiles", "the list is empty")
+	}
+	if len(list) > MaxBatch {
+		return nil, nil, module.InvalidInput("smiles", "holds %d SMILES; at most %d per request", len(list), MaxBatch)
+	}
+	out, fields := make([]string, len(list)), make([]string, len(list))
+	for i, r := range list {
+		fields[i] = fmt.Sprintf("smiles[%d]", i)
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			return nil, nil, module.InvalidInput(fields[i], "must be a string")
+		}
+	}
+	return out, fields, nil
+}
+
+// Extra computes extra features appended after the bundle featurizer's
+// features (e.g. the predictions of other models), or nil.
+type Extra func(m *chem.Mol, x ml.Sparse) ml.Sparse
+
+// Server serves one bundle.
+type Server struct {
+	Bundle *ml.Bundle
+	// Extra, if set, extends the feature vector before prediction.
+	Extra Extra
+	// sharedAD is the AD set index when every available task uses the same one.
+	sharedAD int
+	multi    bool
+	columns  []string
+}
+
+// New decodes a bundle (as embedded by a module) and prepares its server.
+func New(weights []byte) (*Server, error) {
+	b, err := ml.DecodeBundle(weights)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Bundle: b, sharedAD: -1, multi: len(b.Tasks) > 1}
+	for _, t := range b.Tasks {
+		if !t.Available {
+			continue
+		}
+		switch {
+		case s.sharedAD == -1:
+			s.sharedAD = t.AD
+		case s.sharedAD != t.AD:
+			s.sharedAD = -2
+		}
+	}
+	s.columns = s.makeColumns()
+	return s, nil
+}
+
+// MustNew is New for package initialisation: it panics on a broken bundle.
+func MustNew(weights []byte) *Server {
+	s, err := New(weights)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func (s *Server) prefix(t *ml.Task) string {
+	if !s.multi {
+		return ""
+	}
+	return t.Key + "_"
+}
+
+func (s *Server) makeColumns() []string {
+	cols := []string{"smiles"}
+	for i := range s.Bundle.Tasks {
+		t := &s.Bundle.Tasks[i]
+		p := s.prefix(t)
+		if s.multi {
+			cols = append(cols, t.Key)
+		} else {
+			cols = append(cols, "prediction")
+		}
+		cols = append(cols, p+"label", p+"probability")
+		if s.sharedAD < 0 {
+			cols = append(cols, p+"applicability_domain", p+"nearest_similarities")
+		}
+	}
+	if s.sharedAD >= 0 {
+		cols = append(cols, "applicability_domain", "nearest_similarities")
+	}
+	return cols
+}
+
+// Columns returns the column order of the result rows (for module.Endpoint.Table).
+func (s *Server) Columns() []string { return s.columns }
+
+// Output is the response of a structure-based endpoint.
+type Output struct {
+	Model   string     `json:"model"`
+	Version string     `json:"version"`
+	Tasks   []TaskInfo `json:"tasks"`
+	// Results holds one row per input SMILES, in input order.
+	Results []Row `json:"results"`
+}
+
+// TaskInfo describes a task in the response.
+type TaskInfo struct {
+	Key        string  `json:"key"`
+	Title      string  `json:"title"`
+	Definition string  `json:"definition"`
+	Available  bool    `json:"available"`
+	Reason     string  `json:"reason,omitempty"`
+	Positive   string  `json:"positive_label,omitempty"`
+	Negative   string  `json:"negative_label,omitempty"`
+	Threshold  float64 `json:"threshold,omitempty"`
+	Learner    string  `json:"learner,omitempty"`
+	// ADRule states the applicability-domain rule of the task.
+	ADRule string `json:"applicability_domain_rule,omitempty"`
+}
+
+// Tasks describes the bundle's tasks.
+func (s *Server) Tasks() []TaskInfo {
+	b := s.Bundle
+	out := make([]TaskInfo, len(b.Tasks))
+	for i, t := range b.Tasks {
+		ti := TaskInfo{Key: t.Key, Title: t.Title, Definition: t.Definition, Available: t.Available, Reason: t.Reason}
+		if t.Available {
+			ad := b.AD[t.AD]
+			ti.Positive, ti.Negative, ti.Threshold, ti.Learner = t.Positive, t.Negative, round4(t.Threshold), t.Learner
+			ti.ADRule = fmt.Sprintf("in AD when at least %d of the %d training structures have Dice similarity > %g on Morgan radius-3 1024-bit fingerprints",
+				ad.MinNeighbours, ad.Len(), ad.Threshold)
+		}
+		out[i] = ti
+	}
+	return out
+}
+
+// Evaluate answers a request.
+func (s *Server) Evaluate(in Input) (Output, error) {
+	list, fields, err := in.List()
+	if err != nil {
+		return Output{}, err
+	}
+	out := Output{Model: s.Bundle.Name, Version: s.Bundle.Version, Tasks: s.Tasks(), Results: make([]Row, len(list))}
+	dense := make([]float32, s.maxFeatures())
+	for i, smi := range list {
+		row, err := s.Row(smi, dense)
+		if err != nil {
+			return Output{}, module.InvalidInput(fields[i], "%v", err)
+		}
+		out.Results[i] = row
+	}
+	return out, nil
+}
+
+// Predict standardises one SMILES and returns the task predictions.
+func (s *Server) Predict(smiles string, dense []float32) ([]ml.Prediction, error) {
+	m, err := ml.Standardize(smiles)
+	if err != nil {
+		return nil, err
+	}
+	if m.NumHeavyAtoms() == 0 {
+		return nil, fmt.Errorf("smiles: no heavy atoms")
+	}
+	x := s.Bundle.Featurizer.Features(m)
+	if s.Extra != nil {
+		x = s.Extra(m, x)
+	}
+	if len(dense) < s.maxFeatures() {
+		dense = make([]float32, s.maxFeatures())
+	}
+	return s.Bundle.Predict(x, ml.ADFingerprint(m), dense), nil
+}
+
+// Row predicts one SMILES and lays the answer out as a result row.
+func (s *Server) Row(smiles string, dense []float32) (Row, error) {
+	preds, err := s.Predict(smiles, dense)
+	if err != nil {
+		return Row{}, err
+	}
+	r := Row{}
+	r.Set("smiles", smiles)
+	var shared *ml.Domain
+	for i := range preds {
+		p := &preds[i]
+		pre := s.prefix(p.Task)
+		key := "prediction"
+		if s.multi {
+			key = p.Task.Key
+		}
+		if !p.Task.Available {
+			r.Set(key, "not available")
+			r.Set(pre+"label", "not available")
+			r.Set(pre+"probability", nil)
+			if s.sharedAD < 0 {
+				r.Set(pre+"applicability_domain", nil)
+				r.Set(pre+"nearest_similarities", nil)
+			}
+			continue
+		}
+		r.Set(key, b2i(p.Positive))
+		r.Set(pre+"label", p.Label())
+		r.Set(pre+"probability", round4(p.Probability))
+		if s.sharedAD < 0 {
+			r.Set(pre+"applicability_domain", adText(p.Domain))
+			r.Set(pre+"nearest_similarities", p.Domain.Nearest)
+		} else {
+			shared = &p.Domain
+		}
+	}
+	if shared != nil {
+		r.Set("applicability_domain", adText(*shared))
+		r.Set("nearest_similarities", shared.Nearest)
+	}
+	return r, nil
+}
+
+func (s *Server) maxFeatures() int {
+	n := 0
+	for _, m := range s.Bundle.Models {
+		n = max(n, m.NumFeatures)
+	}
+	return n
+}
+
+func adText(d ml.Domain) string {
+	if d.InDomain {
+		return "in AD"
+	}
+	return "out AD"
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// Row is one result row: an object whose members keep their insertion order
+// when encoded, so the JSON and the CSV columns read alike.
+type Row struct {
+	keys []string
+	vals []any
+}
+
+// Set appends or replaces a member.
+func (r *Row) Set(k string, v any) {
+	for i, kk := range r.keys {
+		if kk == k {
+			r.vals[i] = v
+			return
+		}
+	}
+	r.keys, r.vals = append(r.keys, k), append(r.vals, v)
+}
+
+// Get returns a member's value.
+func (r Row) Get(k string) (any, bool) {
+	for i, kk := range r.keys {
+		if kk == k {
+			return r.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// MarshalJSON encodes the row as an object in insertion order.
+func (r Row) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range r.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(r.vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("row member %s: %w", k, err)
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// Endpoint makes the module endpoint at path serving s, with the summary and
+// output description, the CSV table of the rows and the original's example.
+func (s *Server) Endpoint(path, summary string) *module.Endpoint {
+	return module.Handle(path, s.Evaluate).
+		Summary(summary).
+		Schema(InputSchema).
+		Example(Example).
+		Output(s.OutputDescription()).
+		Table("results", s.Columns()...)
+}
+
+// OutputDescription describes the output rows for the API documentation.
+func (s *Server) OutputDescription() string {
+	var sb strings.Builder
+	sb.WriteString("model, version, tasks (definition, threshold, learner, AD rule) and results: one row per input SMILES with ")
+	sb.WriteString(strings.Join(s.columns, ", "))
+	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures. CSV on Accept: text/csv.")
+	return sb.String()
+}
+
+// Validation summarises the bundle's cross-validation figures for the model card.
+func (s *Server) Validation() string {
+	var sb strings.Builder
+	for _, t := range s.Bundle.Tasks {
+		if !t.Available {
+			fmt.Fprintf(&sb, "%s: not available (%s). ", t.Title, t.Reason)
+			continue
+		}
+		fmt.Fprintf(&sb, "%s (%d structures, %d positive): %s, threshold %.3f;", t.Title, t.Data.Rows, t.Data.Positive, t.Learner, t.Threshold)
+		for _, r := range t.CV {
+			if r.Learner == t.Learner {
+				fmt.Fprintf(&sb, " %s-split 5-fold CV ROC-AUC %.3f, PR-AUC %.3f, balanced accuracy %.3f;", r.Split, r.ROCAUC, r.PRAUC, r.BA)
+			}
+		}
+		sb.WriteString(" ")
+	}
+	fmt.Fprintf(&sb, "Reproduce with: %s", s.Bundle.Command)
+	return strings.TrimSpace(sb.String())
+}
