@@ -1,0 +1,64 @@
+package model
+
+import (
+	"math"
+	"testing"
+)
+
+func TestDOXLayersAndEC(t *testing.T) {
+	out, err := Evaluate(Input{Compound: "DOX"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Diag5p == nil || out.Diag10p == nil || len(*out.Diag5p) < 1000 {
+		t.Fatal("diagrams missing")
+	}
+	if !(*out.EC5NominalUM < *out.EC10NominalUM) {
+		t.Errorf("EC5 %g ≥ EC10 %g", *out.EC5NominalUM, *out.EC10NominalUM)
+	}
+	k := len(out.TimeH) / 8
+	if !(out.LayerUM[0][k] > out.LayerUM[Layers-1][k]) {
+		t.Errorf("outer layer %g not above core %g early on", out.LayerUM[0][k], out.LayerUM[Layers-1][k])
+	}
+	for i := 1; i < len(out.TissueViab); i++ {
+		if out.TissueViab[i] > out.TissueViab[i-1]+1e-12 {
+			t.Fatalf("tissue viability rises at %g h", out.TimeH[i])
+		}
+	}
+}
+
+func TestLongExposureEquilibrates(t *testing.T) {
+	out, err := Evaluate(Input{Compound: "ROT", DurationH: 720})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(out.TimeH) - 1
+	want := out.Kcw * out.MediumFreeUM[n]
+	for i := range out.LayerUM {
+		if rel := math.Abs(out.LayerUM[i][n]-want) / want; rel > 0.02 {
+			t.Errorf("layer %d at 720 h %g, K_cw·C_w %g", i, out.LayerUM[i][n], want)
+		}
+	}
+	if out.Diag5p != nil || out.Note == "" {
+		t.Error("ROT must have no viability diagrams and a note")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := Evaluate(Input{Compound: "nonexistent-xyz"}); err == nil {
+		t.Error("unknown compound accepted")
+	} else if ie, ok := IsInputError(err); !ok || ie.Field != "compound" {
+		t.Errorf("err %v", err)
+	}
+	if _, err := Evaluate(Input{Compound: "DOX", DurationH: 1000}); err == nil {
+		t.Error("1000 h accepted")
+	}
+}
+
+func BenchmarkEvaluateDOX(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := Evaluate(Input{Compound: "DOX"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
