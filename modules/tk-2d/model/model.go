@@ -189,10 +189,10 @@ func Driver(st invitro.State) float64 { return st.CellMeanToT * st.TimeH / Calib
 // CalibrationScenario is the assumed set-up of the Matthews 48-h assay.
 const CalibrationScenario = "96-well, 150 µL serum-free medium, 32 000 cells (httk defaults), 48 h"
 
-// cellEC50 converts a nominal 48-h EC50 into the time-averaged cell
+// CellEC50 converts a nominal 48-h EC50 into the time-averaged cell
 // concentration it produces in the calibration scenario (the model is linear
 // in the nominal concentration below the solubility limit).
-func cellEC50(c invitro.Chemical, ec50 float64) (float64, error) {
+func CellEC50(c invitro.Chemical, ec50 float64) (float64, error) {
 	sys, err := invitro.NewSystem(96, 0, 0, 0)
 	if err != nil {
 		return 0, err
@@ -231,7 +231,7 @@ func Evaluate(in Input) (Output, error) {
 	if fit == nil {
 		out.ViabilityNote = fmt.Sprintf("not available: no public concentration–viability data for %s in cardiomyocytes; viability is modelled for doxorubicin, daunorubicin, epirubicin and mitoxantrone (Matthews et al. 2023, hiPSC-CMs, 48 h)", s.Chem.Name)
 	} else {
-		ec50c, err := cellEC50(s.Chem, fit.Hill.EC50)
+		ec50c, err := CellEC50(s.Chem, fit.Hill.EC50)
 		if err != nil {
 			return Output{}, fmt.Errorf("calibrating the viability model: %w", err)
 		}

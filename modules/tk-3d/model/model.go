@@ -108,7 +108,7 @@ func Evaluate(in Input) (Output, error) {
 		out.Note = fmt.Sprintf("viability, EC5/EC10 and the diagrams are not available: no public concentration–viability data for %s in cardiomyocytes (supported: doxorubicin, daunorubicin, epirubicin, mitoxantrone)", s.Chem.Name)
 		return out, nil
 	}
-	ec50c, err := cellEC50(s.Chem, fit.Hill.EC50)
+	ec50c, err := tk2d.CellEC50(s.Chem, fit.Hill.EC50)
 	if err != nil {
 		return Output{}, err
 	}
@@ -181,18 +181,6 @@ func scale(x []float64, c float64) []float64 {
 		out[i] = v * c
 	}
 	return out
-}
-
-// cellEC50 is the 2D model's cell-based EC50 (its calibration scenario).
-func cellEC50(c invitro.Chemical, ec50 float64) (float64, error) {
-	out, err := tk2d.Evaluate(tk2d.Input{Compound: c.CAS, NominalUM: ec50})
-	if err != nil {
-		return 0, err
-	}
-	if out.ViabilityModel == nil {
-		return 0, errors.New("no viability model")
-	}
-	return out.ViabilityModel.EC50CellUM, nil
 }
 
 type simResult struct {
