@@ -80,7 +80,7 @@ func TestRDKitAgreement(t *testing.T) {
 		{name: "hbd", min: 0.99}, {name: "hba", min: 0.99}, {name: "lipinski_hbd", min: 0.99}, {name: "lipinski_hba", min: 0.99},
 		{name: "rotatable_bonds", min: 0.99}, {name: "ring_count", min: 0.99}, {name: "aromatic_rings", min: 0.99},
 		{name: "tpsa", min: 0.99}, {name: "clogp", min: 0.98}, {name: "mr", min: 0.98}, {name: "fraction_csp3", min: 0.99},
-		{name: "morgan2_2048", min: 0.95},
+		{name: "morgan2_2048", min: 0.99}, // contract: 95%, aim 99%
 	}
 	verbose := os.Getenv("CHEM_SHOW_MISMATCHES") != ""
 	check := func(s *stat, ok bool, smi string, got, want any) {

@@ -200,25 +200,35 @@ var crippenParams = func() []crippenParam {
 	return out
 }()
 
-// CrippenAtomType returns the Wildman–Crippen type of each graph atom and
-// of each implicit hydrogen (hydrogens of atom i follow all graph atoms in
-// atom order), with per-atom logP and MR contributions.
+// crippenWith sums the Crippen contributions and, if types is non-nil,
+// records each atom's type ("" if no type matches).
 func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	g := newMatchGraph(m, true)
 	for i := 0; i < g.n; i++ {
+		typ := ""
 		for _, k := range crippenByZ[g.z[i]] {
 			p := &crippenParams[k]
 			if g.matchAt(p.pat, i) {
 				logp += p.logp
 				mr += p.mr
-				if types != nil {
-					*types = append(*types, p.typ)
-				}
+				typ = p.typ
 				break
 			}
 		}
+		if types != nil {
+			*types = append(*types, typ)
+		}
 	}
 	return logp, mr
+}
+
+// CrippenTypes returns the Wildman–Crippen atom type ("C18", "N11", "H1",
+// ...) of every graph atom in atom order, followed by one entry per implicit
+// or bracket hydrogen (the hydrogens of atom 0 first, then of atom 1, ...).
+func (m *Mol) CrippenTypes() []string {
+	var t []string
+	m.crippenWith(&t)
+	return t
 }
 
 // CrippenLogP returns the Wildman–Crippen logP (RDKit MolLogP).

@@ -151,3 +151,77 @@ func TestValidTrickySMILES(t *testing.T) {
 		t.Errorf("charged atom read as %+v", a)
 	}
 }
+
+func TestCrippenTypesPhenol(t *testing.T) {
+	m, err := ParseSMILES("Oc1ccccc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(m.CrippenTypes(), " ")
+	// O2 hydroxyl O, C23 aromatic C-O, C18 aromatic CH x5, H2 on O (alcohol), H1 x5 on C
+	want := "O2 C23 C18 C18 C18 C18 C18 H2 H1 H1 H1 H1 H1"
+	if got != want {
+		t.Errorf("phenol types %q, want %q", got, want)
+	}
+	// Wildman–Crippen logP of phenol with RDKit's parameters: 1.3922
+	if lp := m.CrippenLogP(); lp < 1.392 || lp > 1.3925 {
+		t.Errorf("phenol logP %.4f, want 1.3922", lp)
+	}
+}
+
+func TestFingerprintRoundTrip(t *testing.T) {
+	a, _ := ParseSMILES("CCOc1ccccc1")
+	b, _ := ParseSMILES("CCOc1ccccc1C")
+	fa, fb := Morgan(a, 2, 2048), Morgan(b, 2, 2048)
+	if s := Tanimoto(fa, fa); s != 1 {
+		t.Errorf("self Tanimoto %v", s)
+	}
+	ts, ds := Tanimoto(fa, fb), Dice(fa, fb)
+	if ts <= 0.3 || ts >= 1 || ds < ts {
+		t.Errorf("Tanimoto %v Dice %v for close analogues", ts, ds)
+	}
+	raw, _ := fa.MarshalBinary()
+	var back BitVec
+	if err := back.UnmarshalBinary(raw); err != nil || Tanimoto(fa, &back) != 1 || back.Len() != 2048 {
+		t.Errorf("binary round trip failed: %v", err)
+	}
+	txt, _ := fa.MarshalText()
+	var back2 BitVec
+	if err := back2.UnmarshalText(txt); err != nil || back2.String() != fa.String() {
+		t.Errorf("text round trip failed: %v", err)
+	}
+	back3, err := ParseOnBits(2048, fa.String())
+	if err != nil || Tanimoto(fa, back3) != 1 {
+		t.Errorf("on-bit round trip failed: %v", err)
+	}
+	if _, err := ParseOnBits(2048, "1 2 4096"); err == nil {
+		t.Error("out-of-range on-bit accepted")
+	}
+	if err := back.UnmarshalBinary(raw[:7]); err == nil {
+		t.Error("truncated binary accepted")
+	}
+	ca, cb := MorganCounts(a, 2, 2048), MorganCounts(b, 2, 2048)
+	total := 0
+	for _, c := range ca.Counts {
+		total += int(c)
+	}
+	// radius 0..2 environments: one per atom per radius, minus duplicates
+	if total < a.NumAtoms() || total > 3*a.NumAtoms() {
+		t.Errorf("count total %d for %d atoms", total, a.NumAtoms())
+	}
+	if s := TanimotoCounts(ca, ca); s != 1 {
+		t.Errorf("self count Tanimoto %v", s)
+	}
+	if s := TanimotoCounts(ca, cb); s <= 0 || s >= 1 {
+		t.Errorf("count Tanimoto %v", s)
+	}
+	// folded counts agree with the bit vector's on bits
+	for _, i := range ca.Idx {
+		if !fa.Get(int(i)) {
+			t.Errorf("count index %d not set in bit vector", i)
+		}
+	}
+	if len(ca.Idx) != fa.Count() {
+		t.Errorf("%d count indices vs %d bits", len(ca.Idx), fa.Count())
+	}
+}

@@ -83,14 +83,15 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 	nbh := make([]uint64, n*w)      // neighbourhood of each atom, previous round
 	roundNbh := make([]uint64, n*w) // this round
 	dead := make([]bool, n)
-	seen := map[string]struct{}{}
+	// environments already emitted: hash for a quick filter, words to confirm
+	var seenHash []uint64
+	var seenWords []uint64
 	envs := make([]morganEnv, 0, n)
 	type pair struct {
 		bt  int32
 		inv uint32
 	}
 	var nbrs []pair
-	keyBuf := make([]byte, 0, 8*w)
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
@@ -137,13 +138,21 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 		})
 		for k := range envs {
 			e := &envs[k]
-			key := wordsKey(keyBuf[:0], e.nb)
-			if _, dup := seen[string(key)]; dup {
+			h := hashWords(e.nb)
+			dup := false
+			for q, sh := range seenHash {
+				if sh == h && lessWords(seenWords[q*w:(q+1)*w], e.nb) == 0 {
+					dup = true
+					break
+				}
+			}
+			if dup {
 				dead[e.atom] = true
 				continue
 			}
 			emit(e.invar)
-			seen[string(key)] = struct{}{}
+			seenHash = append(seenHash, h)
+			seenWords = append(seenWords, e.nb...)
 		}
 		cur, next = next, cur
 		for i := range next {
@@ -153,12 +162,15 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 	}
 }
 
-// wordsKey appends the little-endian bytes of words to buf.
-func wordsKey(buf []byte, words []uint64) []byte {
+// hashWords is a 64-bit FNV-1a style hash of a word slice.
+func hashWords(words []uint64) uint64 {
+	h := uint64(14695981039346656037)
 	for _, x := range words {
-		buf = binary.LittleEndian.AppendUint64(buf, x)
+		h ^= x
+		h *= 1099511628211
+		h ^= h >> 29
 	}
-	return buf
+	return h
 }
 
 // BitVec is a fixed-size bit vector (a folded fingerprint).

@@ -153,7 +153,10 @@ type cycle struct {
 func (m *Mol) ringSystem(atoms, bonds []int32) {
 	nb := len(bonds)
 	words := (nb + 63) / 64
-	local := make(map[int32]int, nb)
+	local := make([]int, len(m.bonds))
+	for i := range local {
+		local[i] = -1
+	}
 	for i, b := range bonds {
 		local[b] = i
 	}
@@ -164,7 +167,7 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 	}
 	// shortest cycle through each ring bond
 	var cands []cycle
-	seen := map[string]bool{}
+	var candHash []uint64
 	n := len(m.atoms)
 	prevB := make([]int32, n)
 	dist := make([]int32, n)
@@ -173,11 +176,13 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 	}
 	var touched []int32
 	add := func(bits []uint64) {
-		key := bitsKey(bits)
-		if seen[key] {
-			return
+		h := hashWords(bits)
+		for q, ch := range candHash {
+			if ch == h && lessWords(cands[q].bits, bits) == 0 {
+				return
+			}
 		}
-		seen[key] = true
+		candHash = append(candHash, h)
 		c := cycle{bits: bits, order: len(cands)}
 		for _, w := range bits {
 			c.size += popcount(w)
@@ -268,7 +273,8 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 
 // selectRings returns the rank of the candidate set and the relevant
 // cycles (independent of all strictly smaller candidates), sorted by size.
-func selectRings(cands []cycle, words int) (int, []cycle) {
+func selectRings(in []cycle, words int) (int, []cycle) {
+	cands := append([]cycle(nil), in...)
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].size != cands[j].size {
 			return cands[i].size < cands[j].size
@@ -348,7 +354,7 @@ func selectRings(cands []cycle, words int) (int, []cycle) {
 	return len(basis), out
 }
 
-func (m *Mol) hortonCycles(r int32, local map[int32]int, words int, add func([]uint64)) {
+func (m *Mol) hortonCycles(r int32, local []int, words int, add func([]uint64)) {
 	n := len(m.atoms)
 	dist := make([]int32, n)
 	prevB := make([]int32, n)
@@ -384,7 +390,7 @@ func (m *Mol) hortonCycles(r int32, local map[int32]int, words int, add func([]u
 		if !b.inRing || dist[b.a] < 0 || dist[b.b] < 0 || prevB[b.a] == int32(bi) || prevB[b.b] == int32(bi) {
 			continue
 		}
-		if _, ok := local[int32(bi)]; !ok {
+		if local[bi] < 0 {
 			continue
 		}
 		bits := make([]uint64, words)
@@ -401,7 +407,7 @@ func (m *Mol) hortonCycles(r int32, local map[int32]int, words int, add func([]u
 		if !disjoint {
 			continue
 		}
-		l := local[int32(bi)]
+		l := local[bi]
 		bits[l/64] ^= 1 << (l % 64)
 		add(bits)
 	}
@@ -433,16 +439,6 @@ func (m *Mol) orderRingAtoms(rb []int32) []int32 {
 		cur = next
 	}
 	return atoms
-}
-
-func bitsKey(b []uint64) string {
-	buf := make([]byte, 8*len(b))
-	for i, w := range b {
-		for k := 0; k < 8; k++ {
-			buf[8*i+k] = byte(w >> (8 * k))
-		}
-	}
-	return string(buf)
 }
 
 func isZero(b []uint64) bool {
