@@ -204,16 +204,36 @@ var crippenParams = func() []crippenParam {
 // records each atom's type ("" if no type matches).
 func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	g := newMatchGraph(m, true)
+	na := len(m.atoms)
+	lastParent, lastK := int32(-1), -1
 	for i := 0; i < g.n; i++ {
 		typ := ""
+		if i >= na && g.nbr[g.start[i]] == lastParent {
+			// implicit hydrogens on the same atom are equivalent
+			if lastK >= 0 {
+				p := &crippenParams[lastK]
+				logp += p.logp
+				mr += p.mr
+				typ = p.typ
+			}
+			if types != nil {
+				*types = append(*types, typ)
+			}
+			continue
+		}
+		found := -1
 		for _, k := range crippenByZ[g.z[i]] {
 			p := &crippenParams[k]
 			if g.matchAt(p.pat, i) {
 				logp += p.logp
 				mr += p.mr
 				typ = p.typ
+				found = int(k)
 				break
 			}
+		}
+		if i >= na {
+			lastParent, lastK = g.nbr[g.start[i]], found
 		}
 		if types != nil {
 			*types = append(*types, typ)
