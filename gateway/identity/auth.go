@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -101,7 +102,7 @@ func (s *Service) loadToken(ctx context.Context, h [32]byte) (cacheEntry, error)
 	if u.State != StateActive {
 		return cacheEntry{}, nil
 	}
-	if rec.LastUsed == nil || t.Sub(*rec.LastUsed) > lastUsedEvery {
+	if s.touched.due(rec.ID, t) {
 		go s.touchToken(rec.ID, t)
 	}
 	return cacheEntry{caller: u.Caller("token"), ok: true, expires: rec.ExpiresAt}, nil
@@ -110,7 +111,7 @@ func (s *Service) loadToken(ctx context.Context, h [32]byte) (cacheEntry, error)
 func (s *Service) touchToken(id string, t time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.store.UpdateToken(ctx, id, bson.M{"last_used": t}); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.store.TouchToken(ctx, id, t); err != nil {
 		s.log.Warn("record token use", "err", err)
 	}
 }
@@ -286,4 +287,25 @@ func (s *Service) RevokeToken(ctx context.Context, c Caller, tokenID string) err
 	s.forget()
 	s.log.Info("api token revoked", "token_id", t.ID, "by", c.Name)
 	return nil
+}
+
+// touchLimiter remembers when this gateway last recorded each token's use.
+type touchLimiter struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether id's use should be recorded at t (at most once per
+// lastUsedEvery per gateway), and notes it.
+func (l *touchLimiter) due(id string, t time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil || len(l.last) > maxCacheEntries {
+		l.last = map[string]time.Time{}
+	}
+	if at, ok := l.last[id]; ok && t.Sub(at) < lastUsedEvery {
+		return false
+	}
+	l.last[id] = t
+	return true
 }

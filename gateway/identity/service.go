@@ -75,13 +75,14 @@ type Options struct {
 // Service is the identity part of the gateway: accounts, logins, sessions,
 // API tokens, e-mail verification and authentication of requests.
 type Service struct {
-	store  *Store
-	cfg    config.Auth
-	oidc   *oidc.Verifier
-	mailer Mailer
-	log    *slog.Logger
-	cache  *credCache
-	subs   *credCache // OIDC subject -> provisioned user
+	store   *Store
+	cfg     config.Auth
+	oidc    *oidc.Verifier
+	mailer  Mailer
+	log     *slog.Logger
+	cache   *credCache
+	subs    *credCache // OIDC subject -> provisioned user
+	touched touchLimiter
 }
 
 // NewService builds the service on st.
@@ -183,10 +184,12 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (*User, error) {
 			verr.add("roles", fmt.Sprintf("Unknown role %q (known: %s)", r, strings.Join(s.Roles(), ", ")))
 		}
 	}
-	if len(verr.Fields) == 0 {
+	if len(verr.Fields["name"]) == 0 {
 		if _, err := s.store.UserByName(ctx, in.Name); err == nil {
 			verr.add("name", "That login name is not available.")
 		}
+	}
+	if len(verr.Fields["email"]) == 0 {
 		if _, err := s.store.UserByEmail(ctx, in.Email); err == nil {
 			verr.add("email", fmt.Sprintf("The email address '%s' belongs to a registered user.", in.Email))
 		}

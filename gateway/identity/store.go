@@ -16,6 +16,7 @@ const (
 	CollUsers         = "users"
 	CollSessions      = "sessions"
 	CollTokens        = "api_tokens"
+	CollTokenUsage    = "api_token_usage"
 	CollVerifications = "email_verifications"
 	CollLoginFailures = "login_failures"
 )
@@ -29,7 +30,7 @@ var ErrDuplicate = errors.New("duplicate")
 // Store is the identity store in MongoDB. Every hot lookup (token, session,
 // user by id) is by _id, which the embedded store serves fast.
 type Store struct {
-	users, sessions, tokens, verifications, failures *mongo.Collection
+	users, sessions, tokens, usage, verifications, failures *mongo.Collection
 }
 
 // NewStore opens the identity collections of db.
@@ -38,19 +39,35 @@ func NewStore(db *mongo.Database) *Store {
 		users:         db.Collection(CollUsers),
 		sessions:      db.Collection(CollSessions),
 		tokens:        db.Collection(CollTokens),
+		usage:         db.Collection(CollTokenUsage),
 		verifications: db.Collection(CollVerifications),
 		failures:      db.Collection(CollLoginFailures),
 	}
 }
 
-// EnsureIndexes creates the unique indexes on user name and e-mail (idempotent).
+// EnsureIndexes creates the unique indexes on user name and e-mail
+// (idempotent). Existing indexes are left alone: the embedded store does
+// not cope with re-creating them.
 func (s *Store) EnsureIndexes(ctx context.Context) error {
-	_, err := s.users.Indexes().CreateMany(ctx, []mongo.IndexModel{
-		{Keys: bson.D{{Key: "name", Value: 1}}, Options: options.Index().SetUnique(true).SetName("name_unique")},
-		{Keys: bson.D{{Key: "email_key", Value: 1}}, Options: options.Index().SetUnique(true).SetName("email_key_unique")},
-	})
+	specs, err := s.users.Indexes().ListSpecifications(ctx)
 	if err != nil {
-		return fmt.Errorf("identity: create user indexes: %w", err)
+		return fmt.Errorf("identity: list user indexes: %w", err)
+	}
+	have := map[string]bool{}
+	for _, sp := range specs {
+		var keys bson.D
+		if err := bson.Unmarshal(sp.KeysDocument, &keys); err == nil && len(keys) == 1 {
+			have[keys[0].Key] = true
+		}
+	}
+	for _, field := range []string{"name", "email_key"} {
+		if have[field] {
+			continue
+		}
+		_, err := s.users.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: field, Value: 1}}, Options: options.Index().SetUnique(true)})
+		if err != nil {
+			return fmt.Errorf("identity: create index users.%s: %w", field, err)
+		}
 	}
 	return nil
 }
@@ -199,7 +216,7 @@ type Token struct {
 	UserID    string     `bson:"user_id"`
 	Name      string     `bson:"name"`
 	CreatedAt time.Time  `bson:"created_at"`
-	LastUsed  *time.Time `bson:"last_used,omitempty"`
+	LastUsed  *time.Time `bson:"-"` // from the usage collection
 	ExpiresAt *time.Time `bson:"expires_at,omitempty"`
 	RevokedAt *time.Time `bson:"revoked_at,omitempty"`
 }
@@ -226,7 +243,8 @@ func (s *Store) TokenByID(ctx context.Context, id string) (*Token, error) {
 	return &t, nil
 }
 
-// TokensOf lists a user's tokens that are not revoked, oldest first.
+// TokensOf lists a user's tokens that are not revoked, oldest first, with
+// their last use.
 func (s *Store) TokensOf(ctx context.Context, userID string) ([]*Token, error) {
 	cur, err := s.tokens.Find(ctx, bson.M{"user_id": userID, "revoked_at": nil},
 		options.Find().SetSort(bson.D{{Key: "created_at", Value: 1}}))
@@ -237,7 +255,48 @@ func (s *Store) TokensOf(ctx context.Context, userID string) ([]*Token, error) {
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(out))
+	for i, t := range out {
+		ids[i] = t.ID
+	}
+	cur, err = s.usage.Find(ctx, bson.M{"_id": bson.M{"$in": ids}})
+	if err != nil {
+		return nil, fmt.Errorf("list token use: %w", err)
+	}
+	var uses []tokenUse
+	if err := cur.All(ctx, &uses); err != nil {
+		return nil, fmt.Errorf("list token use: %w", err)
+	}
+	last := make(map[string]time.Time, len(uses))
+	for _, u := range uses {
+		last[u.ID] = u.LastUsed
+	}
+	for _, t := range out {
+		if at, ok := last[t.ID]; ok {
+			t.LastUsed = &at
+		}
+	}
 	return out, nil
+}
+
+// tokenUse records a token's last use in its own document, so that writing
+// it never races with a revocation of the token record (the embedded store
+// rewrites whole documents).
+type tokenUse struct {
+	ID       string    `bson:"_id"`
+	LastUsed time.Time `bson:"last_used"`
+}
+
+// TouchToken records that token id was used at t.
+func (s *Store) TouchToken(ctx context.Context, id string, t time.Time) error {
+	_, err := s.usage.ReplaceOne(ctx, bson.M{"_id": id}, tokenUse{ID: id, LastUsed: t}, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("record token use: %w", err)
+	}
+	return nil
 }
 
 // UpdateToken sets fields of a token that is not revoked.
