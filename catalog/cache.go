@@ -213,6 +213,7 @@ func (st *state) docFor(d *Dataset) *search.Doc {
 	}
 	f["text"] = all
 	return &search.Doc{
+		Ref:    d,
 		ID:     d.ID,
 		Fields: f,
 		Text:   text,

@@ -91,8 +91,8 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 	c := r.Caller
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	query.Allow = func(id string) bool {
-		d := s.st.datasets[id]
+	query.Allow = func(doc *search.Doc) bool {
+		d, _ := doc.Ref.(*Dataset)
 		if d == nil {
 			return false
 		}

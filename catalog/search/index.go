@@ -19,29 +19,42 @@ type Doc struct {
 	// Sort holds the values of sortable fields (e.g. "name",
 	// "metadata_modified" as a sortable string).
 	Sort map[string]string
+	// Ref is the caller's own record, handed back to Query.Allow.
+	Ref any
 }
 
 // Index is a set of documents with document frequencies. It is not safe for
 // concurrent use; callers hold their own lock.
 type Index struct {
 	docs map[string]*Doc
-	df   map[string]int
+	post map[string]map[*Doc]struct{}
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, df: map[string]int{}}
+	return &Index{docs: map[string]*Doc{}, post: map[string]map[*Doc]struct{}{}}
 }
+
+// df is the number of documents holding token t.
+func (ix *Index) df(t string) int { return len(ix.post[t]) }
 
 // Len is the number of documents.
 func (ix *Index) Len() int { return len(ix.docs) }
 
-// Put adds or replaces a document.
+// Put adds or replaces a document. Repeated values of a field are kept once.
 func (ix *Index) Put(d *Doc) {
+	for f, vals := range d.Fields {
+		d.Fields[f] = unique(vals)
+	}
 	ix.Delete(d.ID)
 	ix.docs[d.ID] = d
 	for t := range d.Text {
-		ix.df[t]++
+		p := ix.post[t]
+		if p == nil {
+			p = map[*Doc]struct{}{}
+			ix.post[t] = p
+		}
+		p[d] = struct{}{}
 	}
 }
 
@@ -52,10 +65,11 @@ func (ix *Index) Delete(id string) {
 		return
 	}
 	for t := range old.Text {
-		if ix.df[t] <= 1 {
-			delete(ix.df, t)
-		} else {
-			ix.df[t]--
+		if p := ix.post[t]; p != nil {
+			delete(p, old)
+			if len(p) == 0 {
+				delete(ix.post, t)
+			}
 		}
 	}
 	delete(ix.docs, id)
@@ -81,8 +95,8 @@ type Query struct {
 	FacetLimit int
 	// FacetMinCount drops items with fewer documents.
 	FacetMinCount int
-	// Allow, if set, is applied to every candidate (permissions).
-	Allow func(id string) bool
+	// Allow, if set, is applied to every match (permissions).
+	Allow func(d *Doc) bool
 }
 
 // Facet is one counted value.
@@ -126,36 +140,40 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	match, err := ix.matcher(q.Q)
+	match, candidates, err := ix.matcher(q.Q)
 	if err != nil {
 		return Result{}, err
 	}
 	hits := make([]hit, 0, 64)
-	for _, d := range ix.docs {
-		if q.Allow != nil && !q.Allow(d.ID) {
-			continue
-		}
-		ok := true
-		for _, f := range filters {
-			if !f.match(d) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
+	visit := func(d *Doc) {
 		s, ok := match(d)
 		if !ok {
-			continue
+			return
+		}
+		for _, f := range filters {
+			if !f.match(d) {
+				return
+			}
+		}
+		if q.Allow != nil && !q.Allow(d) {
+			return
 		}
 		hits = append(hits, hit{doc: d, score: s})
+	}
+	if candidates == nil {
+		for _, d := range ix.docs {
+			visit(d)
+		}
+	} else {
+		for d := range candidates {
+			visit(d)
+		}
 	}
 	res := Result{Count: len(hits)}
 	if len(q.FacetFields) > 0 {
 		res.Facets = facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
-	sort.Slice(hits, func(i, j int) bool { return less(keys, hits[i], hits[j]) })
+	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return less(keys, a, b) })
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
@@ -164,16 +182,17 @@ func (ix *Index) Search(q Query) (Result, error) {
 	return res, nil
 }
 
-// matcher builds the scoring function of the main query.
-func (ix *Index) matcher(q string) (func(*Doc) (float64, bool), error) {
+// matcher builds the scoring function of the main query and, for free
+// text, the candidate documents from the postings (nil means all).
+func (ix *Index) matcher(q string) (func(*Doc) (float64, bool), map[*Doc]struct{}, error) {
 	q = strings.TrimSpace(q)
 	if q == "" || q == "*:*" || q == "*" {
-		return func(*Doc) (float64, bool) { return 1, true }, nil
+		return func(*Doc) (float64, bool) { return 1, true }, nil, nil
 	}
 	if strings.Contains(q, ":") {
 		n, err := Parse(q)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		terms := n.terms(nil)
 		return func(d *Doc) (float64, bool) {
@@ -181,15 +200,16 @@ func (ix *Index) matcher(q string) (func(*Doc) (float64, bool), error) {
 				return 0, false
 			}
 			return ix.score(d, terms) + 1, true
-		}, nil
+		}, nil, nil
 	}
-	return ix.dismax(q), nil
+	m, cand := ix.dismax(q)
+	return m, cand, nil
 }
 
 // dismax matches free text as CKAN's Solr handler does: each term is looked
 // up in every weighted field; mm "2<-1 5<80%" sets how many terms must match;
 // "-term" excludes, "+term" is required.
-func (ix *Index) dismax(q string) func(*Doc) (float64, bool) {
+func (ix *Index) dismax(q string) (func(*Doc) (float64, bool), map[*Doc]struct{}) {
 	var should, must, not [][]string
 	for _, raw := range splitTerms(q) {
 		switch {
@@ -204,7 +224,30 @@ func (ix *Index) dismax(q string) func(*Doc) (float64, bool) {
 		}
 	}
 	need := minimumMatch(len(should))
-	idf := func(t string) float64 { return math.Log(1 + float64(len(ix.docs)+1)/float64(ix.df[t]+1)) }
+	idfs := map[string]float64{}
+	for _, g := range append(append([][]string{}, should...), must...) {
+		for _, t := range g {
+			idfs[t] = math.Log(1 + float64(len(ix.docs)+1)/float64(ix.df(t)+1))
+		}
+	}
+	idf := func(t string) float64 { return idfs[t] }
+	// candidates: a document must hold the first token of a required group,
+	// or of at least one optional group
+	var cand map[*Doc]struct{}
+	switch {
+	case len(must) > 0 && len(must[0]) > 0:
+		cand = ix.post[must[0][0]]
+		if cand == nil {
+			cand = map[*Doc]struct{}{}
+		}
+	case len(should) > 0:
+		cand = map[*Doc]struct{}{}
+		for _, g := range should {
+			for d := range ix.post[g[0]] {
+				cand[d] = struct{}{}
+			}
+		}
+	}
 	return func(d *Doc) (float64, bool) {
 		for _, g := range not {
 			if hasAll(d, g) {
@@ -233,7 +276,7 @@ func (ix *Index) dismax(q string) func(*Doc) (float64, bool) {
 			return 0, false
 		}
 		return score, true
-	}
+	}, cand
 }
 
 // minimumMatch is Solr's mm "2<-1 5<80%": up to 2 terms all must match, up
@@ -265,7 +308,7 @@ func (ix *Index) score(d *Doc, terms []string) float64 {
 	s := 0.0
 	for _, t := range terms {
 		if w, ok := d.Text[t]; ok {
-			s += w * math.Log(1+float64(len(ix.docs)+1)/float64(ix.df[t]+1))
+			s += w * math.Log(1+float64(len(ix.docs)+1)/float64(ix.df(t)+1))
 		}
 	}
 	return s
@@ -365,12 +408,8 @@ func facets(hits []hit, fields []string, limit, mincount int) map[string][]Facet
 	for _, f := range fields {
 		counts := map[string]int{}
 		for _, h := range hits {
-			seen := map[string]bool{}
 			for _, v := range h.doc.Fields[f] {
-				if !seen[v] {
-					seen[v] = true
-					counts[v]++
-				}
+				counts[v]++
 			}
 		}
 		items := make([]Facet, 0, len(counts))
@@ -391,4 +430,52 @@ func facets(hits []hit, fields []string, limit, mincount int) map[string][]Facet
 		out[f] = items
 	}
 	return out
+}
+
+// unique drops repeated values, keeping the first of each.
+func unique(vals []string) []string {
+	if len(vals) < 2 {
+		return vals
+	}
+	out := vals[:0:0]
+	for i, v := range vals {
+		dup := false
+		for _, w := range vals[:i] {
+			if w == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// topK orders the first k elements of hits (the rest stay unordered): a
+// full sort when k is large, otherwise a bounded selection.
+func topK(hits []hit, k int, less func(a, b hit) bool) {
+	if k >= len(hits)/4 {
+		sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) })
+		return
+	}
+	if k == 0 {
+		return
+	}
+	// keep hits[:k] sorted; insert better elements from the rest
+	sort.Slice(hits[:k], func(i, j int) bool { return less(hits[i], hits[j]) })
+	for i := k; i < len(hits); i++ {
+		if !less(hits[i], hits[k-1]) {
+			continue
+		}
+		h := hits[i]
+		j := k - 1
+		for j > 0 && less(h, hits[j-1]) {
+			j--
+		}
+		hits[i] = hits[k-1]
+		copy(hits[j+1:k], hits[j:k-1])
+		hits[j] = h
+	}
 }
