@@ -21,12 +21,12 @@ const adminPassword = "admin-password-for-tests"
 // webClient is a cookie-keeping HTTP client that does not follow redirects,
 // so tests see each status and Location as a browser would get them.
 type webClient struct {
-	t *testing.T
+	t testing.TB
 	g *harness.Gateway
 	c *http.Client
 }
 
-func newWebClient(t *testing.T, g *harness.Gateway) *webClient {
+func newWebClient(t testing.TB, g *harness.Gateway) *webClient {
 	jar, _ := cookiejar.New(nil)
 	return &webClient{t: t, g: g, c: &http.Client{Jar: jar, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -104,7 +104,7 @@ func (w *webClient) createToken(name string) string {
 }
 
 // adminToken logs the harness's sysadmin in and makes an API token.
-func adminToken(t *testing.T, g *harness.Gateway) string {
+func adminToken(t testing.TB, g *harness.Gateway) string {
 	t.Helper()
 	w := newWebClient(t, g)
 	if p := w.login("admin", adminPassword); p.status != http.StatusSeeOther || p.location != "/dashboard" {
