@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -23,6 +24,8 @@ type state struct {
 	orgByName map[string]string
 	index     *search.Index
 	applied   int64
+	// publicNames caches package_list's sorted names; nil after any change.
+	publicNames atomic.Pointer[[]string]
 }
 
 func newState() *state {
@@ -39,6 +42,7 @@ func newState() *state {
 // putDataset stores d unless the cached copy is as new or newer. Callers hold
 // the write lock.
 func (st *state) putDataset(d *Dataset) {
+	st.publicNames.Store(nil)
 	if old := st.datasets[d.ID]; old != nil {
 		if old.Rev >= d.Rev {
 			return
@@ -55,6 +59,7 @@ func (st *state) putDataset(d *Dataset) {
 
 // removeDataset forgets a purged dataset. Callers hold the write lock.
 func (st *state) removeDataset(id string) {
+	st.publicNames.Store(nil)
 	if old := st.datasets[id]; old != nil {
 		st.unlinkDataset(old)
 		delete(st.datasets, id)
@@ -391,6 +396,7 @@ func (s *Service) reloadAll(ctx context.Context, seq int64) error {
 	s.st.mu.Lock()
 	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
 	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
+	s.st.publicNames.Store(nil)
 	s.st.applied = seq
 	s.st.mu.Unlock()
 	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start))

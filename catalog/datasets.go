@@ -26,8 +26,14 @@ func packageList(_ context.Context, s *Service, r *Request) (any, error) {
 		return nil, err
 	}
 	s.st.mu.RLock()
-	names := s.st.sortedNames(func(d *Dataset) bool { return d.State == StateActive && !d.Private })
+	cached := s.st.publicNames.Load()
+	if cached == nil {
+		all := s.st.sortedNames(func(d *Dataset) bool { return d.State == StateActive && !d.Private })
+		cached = &all
+		s.st.publicNames.Store(cached)
+	}
 	s.st.mu.RUnlock()
+	names := *cached
 	offset = min(offset, len(names))
 	names = names[offset:]
 	if limit >= 0 && limit < len(names) {

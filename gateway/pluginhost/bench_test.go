@@ -228,3 +228,22 @@ func BenchmarkPackageCreate(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 }
+
+// BenchmarkPackageSearchSerial sends one package_search (q plus two facets)
+// at a time, for the latency a single client sees.
+func BenchmarkPackageSearchSerial(b *testing.B) {
+	e, c := benchEnv(b)
+	qs := []string{"hepatotoxicity", "herg assay", "doxorubicin kinetics", "human in vitro"}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		v := url.Values{"q": {qs[i%len(qs)]}, "facet.field": {`["tags","organization"]`}}
+		i++
+		t0 := time.Now()
+		hit(b, c, e.url+"/api/3/action/package_search?"+v.Encode())
+		lat = append(lat, time.Since(t0))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
