@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"os"
 	"strings"
 
 	"toxgate/sdk/ml"
@@ -42,6 +41,11 @@ func subset(ds *ml.Dataset, rows []int, t int) ([]ml.Sparse, [][]float32, []stri
 // the best random-split ROC-AUC, picks its threshold on the out-of-fold
 // predictions and refits it on every labelled row.
 func selectAndFit(ds *ml.Dataset, t int, specs []ml.Spec, def taskDef) (*ml.Model, ml.Task, error) {
+	return selectAndFitNF(ds, t, specs, def, feat.NumFeatures())
+}
+
+// selectAndFitNF is selectAndFit for feature vectors of nf features.
+func selectAndFitNF(ds *ml.Dataset, t int, specs []ml.Spec, def taskDef, nf int) (*ml.Model, ml.Task, error) {
 	rows, y := ds.Labelled(t)
 	X, Y, sc := subset(ds, rows, t)
 	splits := cvSplits(y, sc)
@@ -53,7 +57,7 @@ func selectAndFit(ds *ml.Dataset, t int, specs []ml.Spec, def taskDef) (*ml.Mode
 	for _, spec := range specs {
 		oofs := map[string][]float64{}
 		for _, split := range splitNames {
-			oof, err := ml.CrossValidate(spec, X, Y, feat.NumFeatures(), splits[split], *folds)
+			oof, err := ml.CrossValidate(spec, X, Y, nf, splits[split], *folds)
 			if err != nil {
 				return nil, task, fmt.Errorf("%s %s CV: %w", def.Key, spec.Kind, err)
 			}
@@ -74,7 +78,7 @@ func selectAndFit(ds *ml.Dataset, t int, specs []ml.Spec, def taskDef) (*ml.Mode
 	// Keep the chosen learner's results first.
 	task.Learner = best.String()
 	task.CV = orderResults(results, task.Learner)
-	m, err := ml.Fit(best, X, Y, feat.NumFeatures())
+	m, err := ml.Fit(best, X, Y, nf)
 	if err != nil {
 		return nil, task, fmt.Errorf("%s final fit: %w", def.Key, err)
 	}
@@ -155,14 +159,7 @@ func cvMulti(ds *ml.Dataset, spec ml.Spec, keys []string) ([][]ml.CVResult, []fl
 
 // writeBundle saves the bundle and a Markdown CV report next to it.
 func writeBundle(module string, b *ml.Bundle) error {
-	b.Command = command(module)
-	if err := writeFile(bundlePath(module, "weights.gob.gz"), func(f *os.File) error { return b.Encode(f) }); err != nil {
-		return err
-	}
-	return writeFile(bundlePath(module, "CV.md"), func(f *os.File) error {
-		_, err := f.WriteString(cvReport(b))
-		return err
-	})
+	return writeBundleAs(module, "weights.gob.gz", "CV.md", b)
 }
 
 // cvReport renders the cross-validation figures of a bundle as Markdown.

@@ -1,6 +1,7 @@
 package ml
 
 import (
+	"fmt"
 	"math/bits"
 	"sort"
 )
@@ -23,6 +24,9 @@ type ADSet struct {
 
 // NewADSet builds a reference set from fingerprints of equal length.
 func NewADSet(fps [][]uint64, threshold float64, minNeighbours int) *ADSet {
+	if len(fps) > 1<<16 {
+		panic(fmt.Sprintf("ml: an AD set holds at most %d references, got %d", 1<<16, len(fps)))
+	}
 	a := &ADSet{Threshold: threshold, MinNeighbours: minNeighbours}
 	if len(fps) == 0 {
 		return a
@@ -55,7 +59,9 @@ type Domain struct {
 	Nearest []float64 `json:"nearest_similarities"`
 }
 
-// Check finds the nearest references of the query fingerprint q.
+// Check finds the nearest references of the query fingerprint q: a linear
+// scan of AND-popcounts, skipping references whose bit count alone cannot beat
+// the current k-th best (Dice ≤ 2·min(a,b)/(a+b)).
 func (a *ADSet) Check(q []uint64) Domain {
 	k := max(a.MinNeighbours, 1)
 	top := make([]float64, k) // descending; -1 marks an empty slot
@@ -63,52 +69,16 @@ func (a *ADSet) Check(q []uint64) Domain {
 		top[i] = -1
 	}
 	nq := popcount(q)
-	w := a.Words
-	start := sort.Search(len(a.Pop), func(i int) bool { return int(a.Pop[i]) >= nq })
-	lo, hi := start-1, start
-	for lo >= 0 || hi < len(a.Pop) {
-		// Take the side whose Dice upper bound is larger; stop when neither
-		// side can beat the k-th best similarity.
-		bLo, bHi := -1.0, -1.0
-		if lo >= 0 {
-			bLo = diceBound(nq, int(a.Pop[lo]))
-		}
-		if hi < len(a.Pop) {
-			bHi = diceBound(nq, int(a.Pop[hi]))
-		}
-		var i int
-		if bHi >= bLo {
-			if bHi <= top[k-1] {
-				break
-			}
-			i = hi
-			hi++
-		} else {
-			if bLo <= top[k-1] {
-				break
-			}
-			i = lo
-			lo--
-		}
-		var and int
-		if w == 16 {
-			and = and16((*[16]uint64)(q), (*[16]uint64)(a.FP[i*16:i*16+16]))
-		} else {
+	if a.Words == 16 && len(q) == 16 {
+		a.scan16((*[16]uint64)(q), nq, top)
+	} else {
+		w := a.Words
+		for i, p := range a.Pop {
+			and := 0
 			for j, x := range a.FP[i*w : (i+1)*w] {
 				and += bits.OnesCount64(x & q[j])
 			}
-		}
-		d := nq + int(a.Pop[i])
-		if d == 0 {
-			continue
-		}
-		if s := 2 * float64(and) / float64(d); s > top[k-1] {
-			j := k - 1
-			for j > 0 && top[j-1] < s {
-				top[j] = top[j-1]
-				j--
-			}
-			top[j] = s
+			insert(top, and, nq+int(p))
 		}
 	}
 	dom := Domain{Nearest: make([]float64, 0, k)}
@@ -121,20 +91,46 @@ func (a *ADSet) Check(q []uint64) Domain {
 	return dom
 }
 
-func and16(q, r *[16]uint64) int {
-	return bits.OnesCount64(q[0]&r[0]) + bits.OnesCount64(q[1]&r[1]) + bits.OnesCount64(q[2]&r[2]) +
-		bits.OnesCount64(q[3]&r[3]) + bits.OnesCount64(q[4]&r[4]) + bits.OnesCount64(q[5]&r[5]) +
-		bits.OnesCount64(q[6]&r[6]) + bits.OnesCount64(q[7]&r[7]) + bits.OnesCount64(q[8]&r[8]) +
-		bits.OnesCount64(q[9]&r[9]) + bits.OnesCount64(q[10]&r[10]) + bits.OnesCount64(q[11]&r[11]) +
-		bits.OnesCount64(q[12]&r[12]) + bits.OnesCount64(q[13]&r[13]) + bits.OnesCount64(q[14]&r[14]) +
-		bits.OnesCount64(q[15]&r[15])
+// insert puts the Dice similarity 2·and/d into the descending top list if it beats the last.
+func insert(top []float64, and, d int) {
+	if d == 0 {
+		return
+	}
+	k := len(top)
+	if s := 2 * float64(and) / float64(d); s > top[k-1] {
+		j := k - 1
+		for j > 0 && top[j-1] < s {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = s
+	}
 }
 
-func diceBound(a, b int) float64 {
-	if a+b == 0 {
-		return 0
+// scan16 is the 1024-bit scan with the query held in locals.
+func (a *ADSet) scan16(q *[16]uint64, nq int, top []float64) {
+	q0, q1, q2, q3, q4, q5, q6, q7 := q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]
+	q8, q9, q10, q11, q12, q13, q14, q15 := q[8], q[9], q[10], q[11], q[12], q[13], q[14], q[15]
+	k := len(top)
+	fp := a.FP
+	for i, p := range a.Pop {
+		d := float64(nq + int(p))
+		// Prune on bit counts: 2·min(nq,p)/(nq+p) ≤ top[k-1] cannot improve.
+		if float64(2*min(nq, int(p))) <= top[k-1]*d {
+			continue
+		}
+		r := fp[i*16 : i*16+16 : i*16+16]
+		_ = r[15]
+		and := bits.OnesCount64(r[0]&q0) + bits.OnesCount64(r[1]&q1) + bits.OnesCount64(r[2]&q2) +
+			bits.OnesCount64(r[3]&q3) + bits.OnesCount64(r[4]&q4) + bits.OnesCount64(r[5]&q5) +
+			bits.OnesCount64(r[6]&q6) + bits.OnesCount64(r[7]&q7) + bits.OnesCount64(r[8]&q8) +
+			bits.OnesCount64(r[9]&q9) + bits.OnesCount64(r[10]&q10) + bits.OnesCount64(r[11]&q11) +
+			bits.OnesCount64(r[12]&q12) + bits.OnesCount64(r[13]&q13) + bits.OnesCount64(r[14]&q14) +
+			bits.OnesCount64(r[15]&q15)
+		if float64(2*and) > top[k-1]*d {
+			insert(top, and, nq+int(p))
+		}
 	}
-	return 2 * float64(min(a, b)) / float64(a+b)
 }
 
 func popcount(w []uint64) int {

@@ -38,9 +38,14 @@ type Spec struct {
 	Batch   int
 	// Balanced weights the classes inversely to their frequency.
 	Balanced bool
+	// ScaleFrom is the first feature index standardised for logistic
+	// regression and MLPs (default: the descriptors at the end of the vector).
+	ScaleFrom int
 	// Seed makes the training deterministic.
 	Seed int64
 }
+
+func (s Spec) scaleFrom(nf int) int { return orI(s.ScaleFrom, nf-len(DescriptorNames)) }
 
 // String describes the spec in one line, for reports.
 func (s Spec) String() string {
@@ -123,13 +128,13 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 		}
 		w := classWeights(ys, spec.Balanced)
 		if spec.Kind == KindLogReg {
-			m.Scaler = FitScaler(xs, numFeatures-len(DescriptorNames), numFeatures)
+			m.Scaler = FitScaler(xs, spec.scaleFrom(numFeatures), numFeatures)
 			m.LR = fitLogReg(spec, m.Scaler.ApplyAll(xs), ys, w, numFeatures)
 		} else {
 			m.GBT = fitGBT(spec, xs, ys, w, numFeatures)
 		}
 	case KindMLP:
-		m.Scaler = FitScaler(X, numFeatures-len(DescriptorNames), numFeatures)
+		m.Scaler = FitScaler(X, spec.scaleFrom(numFeatures), numFeatures)
 		m.MLP = fitMLP(spec, m.Scaler.ApplyAll(X), Y, numFeatures)
 	default:
 		return nil, errors.New("ml: fit: unknown learner kind " + spec.Kind)

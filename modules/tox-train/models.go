@@ -1,0 +1,248 @@
+package main
+
+import (
+	"fmt"
+	"log"
+	"os"
+
+	"toxgate/modules/clinicaldata/aopfeat"
+	"toxgate/sdk/ml"
+)
+
+// single curates one labelled CSV as a one-task dataset.
+func single(file, smilesCol, labelCol, task string) (*ml.Dataset, error) {
+	recs, err := readCSV(file, smilesCol, labelCol)
+	if err != nil {
+		return nil, err
+	}
+	ds := ml.Curate(feat, []string{task}, recs)
+	log.Printf("%s: %d records -> %d structures", task, len(recs), len(ds.X))
+	return ds, nil
+}
+
+// perTask trains one classical model per task definition, each on its own
+// dataset with its own applicability-domain set, into one bundle.
+func perTask(name string, defs []taskDef, sets []*ml.Dataset, specs func(*ml.Dataset) []ml.Spec) error {
+	b := &ml.Bundle{Name: name, Version: "1.0.0", Featurizer: feat}
+	for i, def := range defs {
+		m, task, err := selectAndFit(sets[i], 0, specs(sets[i]), def)
+		if err != nil {
+			return err
+		}
+		task.Model, task.Output, task.AD = len(b.Models), 0, len(b.AD)
+		b.Models = append(b.Models, m)
+		b.AD = append(b.AD, adSet(sets[i], 0.3, 0))
+		b.Tasks = append(b.Tasks, task)
+	}
+	return writeBundle(name, b)
+}
+
+func classicBalanced(*ml.Dataset) []ml.Spec { return classicSpecs(true) }
+
+func trainAHR() error {
+	recs, err := readCSV("tox21.csv", "smiles", "NR-AhR")
+	if err != nil {
+		return err
+	}
+	more, err := readCSV("toxcast_subset.csv", "smiles", "TOX21_AhR_LUC_Agonist")
+	if err != nil {
+		return err
+	}
+	ds := ml.Curate(feat, []string{"AhR"}, append(recs, more...))
+	log.Printf("AhR: %d records -> %d structures", len(recs)+len(more), len(ds.X))
+	return perTask("ahr", []taskDef{{
+		Key: "AhR", Title: "Aryl hydrocarbon receptor agonist",
+		Definition: "Active in the Tox21 AhR agonist luciferase assay (tox21 NR-AhR, with the same assay's ToxCast record TOX21_AhR_LUC_Agonist for structures outside the MoleculeNet Tox21 set).",
+		Positive:   "active", Negative: "inactive",
+		Source: "tox21.csv NR-AhR + toxcast_subset.csv TOX21_AhR_LUC_Agonist",
+	}}, []*ml.Dataset{ds}, classicBalanced)
+}
+
+func trainDICTrank() error {
+	apical, err := single("alternative_apical_cardiotox_train.csv", "smiles", "labels", "apical")
+	if err != nil {
+		return err
+	}
+	dict, err := single("dictrank_train.csv", "Standardized_SMILES", "DICTrank", "DICTrank")
+	if err != nil {
+		return err
+	}
+	return perTask("dictrank", []taskDef{
+		{Key: "apical", Title: "Apical cardiotoxicity", Positive: "Active", Negative: "Inactive",
+			Definition: "Apical cardiotoxicity label of the ALTERNATIVE platform's training set (alternative_apical_cardiotox_train.csv).",
+			Source:     "alternative_apical_cardiotox_train.csv"},
+		{Key: "DICTrank", Title: "FDA DICTrank cardiotoxicity concern", Positive: "concern", Negative: "no concern",
+			Definition: "FDA Drug-Induced Cardiotoxicity Rank: 1 = most or less concern, 0 = no concern (Seal et al. 2024 binarisation; ambiguous drugs excluded).",
+			Source:     "dictrank_train.csv (authors' training split)"},
+	}, []*ml.Dataset{apical, dict}, classicBalanced)
+}
+
+func trainKEsMIEs() error {
+	var sets []*ml.Dataset
+	for _, f := range []struct{ file, task string }{
+		{"alternative_aop_MIE_mito_complex_inhibition_train.csv", "MIE"},
+		{"alternative_aop_KE1_oxidative_stress_train.csv", "KE1"},
+		{"alternative_aop_KE2_mito_dysfunction.csv", "KE2"},
+	} {
+		ds, err := single(f.file, "smiles", "labels", f.task)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, ds)
+	}
+	return perTask("aop-kesmies", aopDefs, sets, classicBalanced)
+}
+
+var aopDefs = []taskDef{
+	{Key: "MIE", Title: "MIE: inhibition of mitochondrial complexes", Positive: "active", Negative: "inactive",
+		Definition: "Molecular initiating event of the mitochondrial AOP (Viganò et al. 2024): inhibits a mitochondrial respiratory-chain complex.",
+		Source:     "alternative_aop_MIE_mito_complex_inhibition_train.csv"},
+	{Key: "KE1", Title: "KE1: increased oxidative stress", Positive: "active", Negative: "inactive",
+		Definition: "Key event 1: increases oxidative stress.",
+		Source:     "alternative_aop_KE1_oxidative_stress_train.csv"},
+	{Key: "KE2", Title: "KE2: mitochondrial dysfunction", Positive: "active", Negative: "inactive",
+		Definition: "Key event 2: causes mitochondrial dysfunction.",
+		Source:     "alternative_aop_KE2_mito_dysfunction.csv"},
+}
+
+// mlpSpec is the neural network of the "AI" endpoints.
+func mlpSpec(hidden []int, epochs int) ml.Spec {
+	return ml.Spec{Kind: ml.KindMLP, Hidden: hidden, Epochs: epochs, Rate: 1e-3, L2: 1e-4, Dropout: 0.2, Balanced: true, Seed: *seed}
+}
+
+func trainMitDys() error {
+	tasks := []string{"KE2", "MMP_ratio", "SR-MMP"}
+	var recs []ml.Record
+	for i, src := range []struct{ file, smi, col string }{
+		{"alternative_aop_KE2_mito_dysfunction.csv", "smiles", "labels"},
+		{"mitotox_subset.csv", "canonical_smiles", "mmp_ratio_tox21"},
+		{"tox21.csv", "smiles", "SR-MMP"},
+	} {
+		r, err := readCSV(src.file, src.smi, src.col)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, widen(r, i, len(tasks))...)
+	}
+	ds := ml.Curate(feat, tasks, recs)
+	log.Printf("MitDys: %d records -> %d structures", len(recs), len(ds.X))
+	spec := mlpSpec([]int{128, 32}, 25)
+	res, thr, err := cvMulti(ds, spec, tasks)
+	if err != nil {
+		return err
+	}
+	m, err := ml.Fit(spec, ds.X, ds.Y, feat.NumFeatures())
+	if err != nil {
+		return err
+	}
+	defs := []taskDef{
+		{Key: "KE2", Title: "Mitochondrial dysfunction (ALTERNATIVE KE2 set)", Positive: "Active", Negative: "Inactive",
+			Definition: "Key event 2 of the mitochondrial AOP, labels of the ALTERNATIVE platform's KE2 set.",
+			Source:     "alternative_aop_KE2_mito_dysfunction.csv"},
+		{Key: "MMP_ratio", Title: "Mitochondrial membrane potential loss (TOX21_MMP_ratio, invitrodb v4.3)", Positive: "Active", Negative: "Inactive",
+			Definition: "Hit (hitc ≥ 0.9) in the Tox21 mitochondrial membrane potential ratio assay, EPA invitrodb v4.3.",
+			Source:     "mitotox_subset.csv mmp_ratio_tox21"},
+		{Key: "SR-MMP", Title: "Mitochondrial membrane potential loss (Tox21 SR-MMP)", Positive: "Active", Negative: "Inactive",
+			Definition: "Active in the Tox21 SR-MMP assay (MoleculeNet Tox21).",
+			Source:     "tox21.csv SR-MMP"},
+	}
+	b := &ml.Bundle{Name: "aop-mitdys", Version: "1.0.0", Featurizer: feat, Models: []*ml.Model{m},
+		AD: []*ml.ADSet{adSet(ds, 0.2, 0, 1, 2)}}
+	for t, def := range defs {
+		b.Tasks = append(b.Tasks, ml.Task{Key: def.Key, Title: def.Title, Definition: def.Definition,
+			Positive: def.Positive, Negative: def.Negative, Available: true, Model: 0, Output: t, AD: 0,
+			Threshold: thr[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source)})
+	}
+	return writeBundle("aop-mitdys", b)
+}
+
+var clinicalDef = taskDef{Key: "CT_TOX", Title: "Clinical-trial toxicity", Positive: "toxic", Negative: "non-toxic",
+	Definition: "Failed clinical trials for toxicity reasons (ClinTox CT_TOX = 1) versus FDA-approved or not failed for toxicity.",
+	Source:     "clintox.csv CT_TOX"}
+
+func trainClinical() error {
+	ds, err := single("clintox.csv", "smiles", "CT_TOX", "CT_TOX")
+	if err != nil {
+		return err
+	}
+	// ML: classical learners.
+	mML, tML, err := selectAndFit(ds, 0, classicSpecs(true), clinicalDef)
+	if err != nil {
+		return err
+	}
+	ad := adSet(ds, 0.3, 0)
+	if err := writeBundle("clinicaldata", &ml.Bundle{Name: "clinicaldata-ml", Version: "1.0.0", Featurizer: feat,
+		Models: []*ml.Model{mML}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tML}}); err != nil {
+		return err
+	}
+	// AI: neural network.
+	mAI, tAI, err := selectAndFit(ds, 0, []ml.Spec{mlpSpec([]int{128, 32}, 40)}, clinicalDef)
+	if err != nil {
+		return err
+	}
+	if err := writeBundleAs("clinicaldata", "weights-ai.gob.gz", "CV-ai.md", &ml.Bundle{Name: "clinicaldata-ai", Version: "1.0.0",
+		Featurizer: feat, Models: []*ml.Model{mAI}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tAI}}); err != nil {
+		return err
+	}
+	// AOP: structure plus the AOP models' predictions.
+	xs, err := aopFeatures(ds)
+	if err != nil {
+		return err
+	}
+	aopDS := *ds
+	aopDS.X = xs
+	nf := feat.NumFeatures() + len(AOPFeatureNames)
+	specs := []ml.Spec{
+		{Kind: ml.KindLogReg, L2: 1e-3, Balanced: true, Seed: *seed, ScaleFrom: feat.Bits},
+		{Kind: ml.KindGBT, Trees: 300, Depth: 6, Rate: 0.08, Balanced: true, Seed: *seed},
+	}
+	mAOP, tAOP, err := selectAndFitNF(&aopDS, 0, specs, clinicalDef, nf)
+	if err != nil {
+		return err
+	}
+	return writeBundleAs("clinicaldata", "weights-aop.gob.gz", "CV-aop.md", &ml.Bundle{Name: "clinicaldata-aop", Version: "1.0.0",
+		Featurizer: feat, Models: []*ml.Model{mAOP}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tAOP}})
+}
+
+func writeBundleAs(module, weights, report string, b *ml.Bundle) error {
+	b.Command = command(module)
+	if err := writeFile(bundlePath(module, weights), func(f fileWriter) error { return b.Encode(f) }); err != nil {
+		return fmt.Errorf("%s: %w", weights, err)
+	}
+	return writeFile(bundlePath(module, report), func(f fileWriter) error {
+		_, err := f.WriteString(cvReport(b))
+		return err
+	})
+}
+
+type fileWriter = *os.File
+
+// AOPFeatureNames are the appended AOP features of the clinicaldata/aop model.
+var AOPFeatureNames = aopfeat.Names
+
+// aopFeatures appends the AOP models' probabilities to every row's features,
+// reading the aop-kesmies and dictrank bundles written by this program.
+func aopFeatures(ds *ml.Dataset) ([]ml.Sparse, error) {
+	var bundles []*ml.Bundle
+	for _, mod := range []string{"aop-kesmies", "dictrank"} {
+		data, err := os.ReadFile(bundlePath(mod, "weights.gob.gz"))
+		if err != nil {
+			return nil, fmt.Errorf("clinicaldata/aop needs the %s bundle (train it first): %w", mod, err)
+		}
+		b, err := ml.DecodeBundle(data)
+		if err != nil {
+			return nil, err
+		}
+		bundles = append(bundles, b)
+	}
+	src, err := aopfeat.New(bundles...)
+	if err != nil {
+		return nil, err
+	}
+	dense := make([]float32, feat.NumFeatures())
+	out := make([]ml.Sparse, len(ds.X))
+	for i, x := range ds.X {
+		out[i] = src.Extend(x, feat.NumFeatures(), dense)
+	}
+	return out, nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"log"
+
+	"toxgate/sdk/ml"
+)
+
+// labelSource is one public label column feeding a multitask task.
+type labelSource struct{ file, smiles, col string }
+
+// mtTask maps one of the original's 11 task names to public labels, or says
+// why none exist.
+type mtTask struct {
+	def     taskDef
+	sources []labelSource
+	reason  string // set when no public data measure the task
+}
+
+// multitaskTasks are the original /Multitask/evaluate tasks, in its order.
+var multitaskTasks = []mtTask{
+	{def: taskDef{Key: "Apical cardiotoxicity", Title: "Apical cardiotoxicity",
+		Definition: "Apical cardiotoxicity labels of the ALTERNATIVE platform's training set."},
+		sources: []labelSource{{"alternative_apical_cardiotox_train.csv", "smiles", "labels"}}},
+	{def: taskDef{Key: "Aryl hydrocarbon receptor", Title: "Aryl hydrocarbon receptor activation",
+		Definition: "Active in the Tox21 AhR agonist assay (tox21 NR-AhR; ToxCast TOX21_AhR_LUC_Agonist)."},
+		sources: []labelSource{{"tox21.csv", "smiles", "NR-AhR"}, {"toxcast_subset.csv", "smiles", "TOX21_AhR_LUC_Agonist"}}},
+	{def: taskDef{Key: "Cardiomyocyte myocardial injury", Title: "Cardiomyocyte myocardial injury"},
+		reason: "no public compound-level labels in the project's data (the original used curated NIH ICE/ChEMBL/FDA sets that are not public)"},
+	{def: taskDef{Key: "Change action potential", Title: "Change in cardiac action potential"},
+		reason: "no public compound-level action-potential (e.g. iPSC-cardiomyocyte MEA) labels in the project's data; hERG block is reported as its own task"},
+	{def: taskDef{Key: "Change in inotropy", Title: "Change in inotropy"},
+		reason: "no public compound-level contractility labels in the project's data"},
+	{def: taskDef{Key: "Change in vasoactivity", Title: "Change in vasoactivity"},
+		reason: "no public compound-level vascular tone labels in the project's data"},
+	{def: taskDef{Key: "Endothelial injury coagulation", Title: "Endothelial injury / coagulation",
+		Definition: "Pro-coagulant response of primary human endothelial cells (BioMAP 3C, HUVEC): tissue factor up (BSK_3C_TissueFactor_up) or thrombomodulin down (BSK_3C_Thrombomodulin_down); negative when inactive in the assay."},
+		sources: []labelSource{{"toxcast_subset.csv", "smiles", "BSK_3C_TissueFactor_up"}, {"toxcast_subset.csv", "smiles", "BSK_3C_Thrombomodulin_down"}}},
+	{def: taskDef{Key: "hERG channels inhibitors", Title: "hERG channel inhibition",
+		Definition: "hERG IC50 < 10 µM (TDC hERG_Karim)."},
+		sources: []labelSource{{"herg_karim.csv", "smiles", "Y"}}},
+	{def: taskDef{Key: "Increase mitochondrial dysfunction", Title: "Increased mitochondrial dysfunction",
+		Definition: "Mitochondrial dysfunction: ALTERNATIVE KE2 labels, TOX21_MMP_ratio hits (invitrodb v4.3) and Tox21 SR-MMP actives."},
+		sources: []labelSource{{"alternative_aop_KE2_mito_dysfunction.csv", "smiles", "labels"}, {"mitotox_subset.csv", "canonical_smiles", "mmp_ratio_tox21"}, {"tox21.csv", "smiles", "SR-MMP"}}},
+	{def: taskDef{Key: "Oxidative stress", Title: "Oxidative stress",
+		Definition: "Oxidative stress: ALTERNATIVE KE1 labels and Tox21 SR-ARE (Nrf2/antioxidant response element) actives."},
+		sources: []labelSource{{"alternative_aop_KE1_oxidative_stress_train.csv", "smiles", "labels"}, {"tox21.csv", "smiles", "SR-ARE"}}},
+	{def: taskDef{Key: "Valvular injury proliferation", Title: "Valvular injury / proliferation"},
+		reason: "no public compound-level labels in the project's data (5-HT2B agonism, the known mechanism, is not among the ToxCast columns available)"},
+}
+
+func trainMultitask() error {
+	var avail []int // indices into multitaskTasks of the trained tasks
+	for i, t := range multitaskTasks {
+		if t.reason == "" {
+			avail = append(avail, i)
+		}
+	}
+	var recs []ml.Record
+	keys := make([]string, len(avail))
+	for out, i := range avail {
+		t := multitaskTasks[i]
+		keys[out] = t.def.Key
+		for _, src := range t.sources {
+			r, err := readCSV(src.file, src.smiles, src.col)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, widen(r, out, len(avail))...)
+		}
+	}
+	ds := ml.Curate(feat, keys, recs)
+	log.Printf("Multitask: %d records -> %d structures", len(recs), len(ds.X))
+	spec := mlpSpec([]int{128, 32}, 15)
+	res, thr, err := cvMulti(ds, spec, keys)
+	if err != nil {
+		return err
+	}
+	m, err := ml.Fit(spec, ds.X, ds.Y, feat.NumFeatures())
+	if err != nil {
+		return err
+	}
+	all := make([]int, len(avail))
+	for k := range all {
+		all[k] = k
+	}
+	b := &ml.Bundle{Name: "multitask", Version: "1.0.0", Featurizer: feat, Models: []*ml.Model{m},
+		AD: []*ml.ADSet{adSet(ds, 0.3, all...)}}
+	out := 0
+	for _, t := range multitaskTasks {
+		task := ml.Task{Key: t.def.Key, Title: t.def.Title, Definition: t.def.Definition, Positive: "active", Negative: "inactive"}
+		if t.reason != "" {
+			task.Reason = t.reason
+			task.Definition = "not available: " + t.reason
+		} else {
+			var src string
+			for k, s := range t.sources {
+				if k > 0 {
+					src += " + "
+				}
+				src += s.file + " " + s.col
+			}
+			task.Available, task.Model, task.Output, task.AD = true, 0, out, 0
+			task.Threshold, task.Learner, task.CV, task.Data = thr[out], spec.String(), res[out], ds.Summary(out, src)
+			out++
+		}
+		b.Tasks = append(b.Tasks, task)
+	}
+	return writeBundle("multitask", b)
+}

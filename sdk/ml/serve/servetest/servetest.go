@@ -1,0 +1,113 @@
+// Package servetest has helpers for testing modules built on sdk/ml/serve:
+// evaluate a request body, read one row as a map, check input errors.
+package servetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"toxgate/sdk/abi"
+	"toxgate/sdk/ml/serve"
+)
+
+// Eval evaluates a JSON request body on s.
+func Eval(tb testing.TB, s *serve.Server, body string) (serve.Output, error) {
+	tb.Helper()
+	var in serve.Input
+	if err := json.Unmarshal([]byte(body), &in); err != nil {
+		tb.Fatalf("request %s: %v", body, err)
+	}
+	return s.Evaluate(in)
+}
+
+// Row evaluates one SMILES and returns its result row as decoded JSON.
+func Row(tb testing.TB, s *serve.Server, smiles string) map[string]any {
+	tb.Helper()
+	out, err := Eval(tb, s, fmt.Sprintf(`{"smiles":%q}`, smiles))
+	if err != nil {
+		tb.Fatalf("%s: %v", smiles, err)
+	}
+	b, err := json.Marshal(out.Results[0])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// CheckCommon checks what every structure endpoint must do: answer the
+// original's example with a probability in (0,1) and AD columns per task,
+// keep batch order, and refuse a bad SMILES with its field and position.
+func CheckCommon(t *testing.T, s *serve.Server) {
+	t.Helper()
+	out, err := Eval(t, s, serve.Example)
+	if err != nil {
+		t.Fatalf("example: %v", err)
+	}
+	if out.Model != s.Bundle.Name || out.Version == "" || len(out.Results) != 1 || len(out.Tasks) != len(s.Bundle.Tasks) {
+		t.Fatalf("example output %+v", out)
+	}
+	row := Row(t, s, "C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C")
+	for _, c := range s.Columns() {
+		if _, ok := row[c]; !ok {
+			t.Errorf("row lacks column %q: %v", c, row)
+		}
+	}
+	for k, v := range row {
+		if strings.HasSuffix(k, "probability") && v != nil {
+			if p := v.(float64); p <= 0 || p >= 1 {
+				t.Errorf("%s = %v", k, p)
+			}
+		}
+		if strings.HasSuffix(k, "applicability_domain") && v != nil && v != "in AD" && v != "out AD" {
+			t.Errorf("%s = %v", k, v)
+		}
+	}
+	batch, err := Eval(t, s, `{"smiles":["CCO","CC(=O)Oc1ccccc1C(=O)O","c1ccccc1"]}`)
+	if err != nil || len(batch.Results) != 3 {
+		t.Fatalf("batch: %v", err)
+	}
+	if v, _ := batch.Results[1].Get("smiles"); v != "CC(=O)Oc1ccccc1C(=O)O" {
+		t.Fatalf("batch order: row 1 is %v", v)
+	}
+	_, err = Eval(t, s, `{"smiles":["CCO","CC(C)Xx"]}`)
+	var e *abi.Error
+	if !errors.As(err, &e) || e.Kind != abi.KindInvalidInput || e.Field != "smiles[1]" || !strings.Contains(e.Message, "position 5") {
+		t.Fatalf("bad SMILES: %v", err)
+	}
+}
+
+// Probability returns the probability of the task with the given key for smiles.
+func Probability(tb testing.TB, s *serve.Server, smiles, key string) float64 {
+	tb.Helper()
+	col := "probability"
+	if len(s.Bundle.Tasks) > 1 {
+		col = key + "_probability"
+	}
+	v, ok := Row(tb, s, smiles)[col].(float64)
+	if !ok {
+		tb.Fatalf("%s: no %s", smiles, col)
+	}
+	return v
+}
+
+// CVAUC returns the chosen learner's cross-validated ROC-AUC of a task on a split.
+func CVAUC(s *serve.Server, key, split string) float64 {
+	for _, t := range s.Bundle.Tasks {
+		if t.Key != key {
+			continue
+		}
+		for _, r := range t.CV {
+			if r.Learner == t.Learner && r.Split == split {
+				return r.ROCAUC
+			}
+		}
+	}
+	return 0
+}
