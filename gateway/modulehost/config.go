@@ -24,7 +24,7 @@ type Config struct {
 	Timeout, MaxTimeout time.Duration
 	// MemoryPages caps a module's linear memory, in 64 KiB pages, when its manifest
 	// does not ask (default 512 = 32 MiB); MaxMemoryPages is the most a manifest
-	// may ask (default 1024 = 64 MiB).
+	// may ask (default 4096 = 256 MiB).
 	MemoryPages, MaxMemoryPages uint32
 	// MaxInputBytes caps a request body when the manifest does not ask (default
 	// 1 MiB); a manifest may ask up to 16 MiB. The HTTP server's own body limit
@@ -61,7 +61,7 @@ func (c Config) withDefaults() Config {
 		c.MaxTimeout = max(60*time.Second, c.Timeout)
 	}
 	if c.MaxMemoryPages == 0 {
-		c.MaxMemoryPages = max(1024, c.MemoryPages)
+		c.MaxMemoryPages = max(4096, c.MemoryPages)
 	}
 	if c.MemoryPages == 0 {
 		c.MemoryPages = min(512, c.MaxMemoryPages)

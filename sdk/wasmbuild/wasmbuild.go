@@ -147,8 +147,8 @@ func SourceHash(ctx context.Context, dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// All builds every immediate subdirectory of root that holds a main.go into
-// outDir/<subdirectory>.wasm and returns the paths written.
+// All builds every immediate subdirectory of root that holds a module (see
+// IsModule) into outDir/<subdirectory>.wasm and returns the paths written.
 func All(ctx context.Context, root, outDir string) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -160,7 +160,7 @@ func All(ctx context.Context, root, outDir string) ([]string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		if !IsModule(dir) {
 			continue
 		}
 		out := filepath.Join(outDir, e.Name()+".wasm")
@@ -170,4 +170,24 @@ func All(ctx context.Context, root, outDir string) ([]string, error) {
 		built = append(built, out)
 	}
 	return built, nil
+}
+
+// IsModule reports whether dir holds a module: a main.go, and a Go file that
+// imports toxgate/sdk/module or has a //go:wasmexport directive (training
+// programs and other commands beside the modules are not modules).
+func IsModule(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		return false
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err == nil && (bytes.Contains(b, []byte(`"toxgate/sdk/module"`)) || bytes.Contains(b, []byte("//go:wasmexport"))) {
+			return true
+		}
+	}
+	return false
 }

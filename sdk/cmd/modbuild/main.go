@@ -18,7 +18,7 @@ import (
 func main() {
 	out := flag.String("o", "bin/modules", "output directory")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: modbuild [-o dir] DIR...\n  DIR with a main.go is built into -o/<base>.wasm; otherwise each subdirectory with a main.go is.")
+		fmt.Fprintln(os.Stderr, "usage: modbuild [-o dir] DIR...\n  a module DIR is built into -o/<base>.wasm; otherwise each module subdirectory of DIR is.")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -29,7 +29,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	for _, dir := range flag.Args() {
-		if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
+		if wasmbuild.IsModule(dir) {
 			target := filepath.Join(*out, filepath.Base(filepath.Clean(dir))+".wasm")
 			if err := wasmbuild.Build(ctx, dir, target); err != nil {
 				fmt.Fprintln(os.Stderr, err)
