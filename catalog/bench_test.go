@@ -14,7 +14,7 @@ import (
 
 // benchCatalog is a catalog over 10,000 generated datasets, written
 // straight to the store and loaded by New.
-func benchCatalog(b *testing.B) *Service {
+func benchCatalog(b testing.TB) *Service {
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Options{URI: testURI, Database: fmt.Sprintf("bench_%d", dbSeq.Add(1))})
 	if err != nil {
@@ -83,6 +83,22 @@ func BenchmarkShowDomain(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := ckan.Marshal(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreateDomain runs package_create in process on top of 10,000
+// datasets.
+func BenchmarkCreateDomain(b *testing.B) {
+	svc := benchCatalog(b)
+	ctx := context.Background()
+	sys := Caller{UserID: "u-sys", Name: "sys", Sysadmin: true}
+	i := 0
+	for b.Loop() {
+		i++
+		data := map[string]any{"name": fmt.Sprintf("created-%d", i), "owner_org": "liver-lab", "notes": "benchmark", "tags": []any{map[string]any{"name": "bench"}}}
+		if _, err := svc.Do(ctx, Request{Action: "package_create", Caller: sys, Data: data, SiteURL: site}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -279,33 +279,23 @@ func (s *Service) syncLoop() {
 	}
 }
 
-// maxPullSteps bounds the change records read one by one; a reader further
-// behind reloads everything.
-const maxPullSteps = 512
-
-// pull applies the change log records after the last applied one.
+// pull applies the changes recorded in the marker since the last pull.
 func (s *Service) pull(ctx context.Context) error {
+	m, err := s.c.readMarker(ctx)
+	if err != nil {
+		return err
+	}
 	s.st.mu.RLock()
 	applied := s.st.applied
 	s.st.mu.RUnlock()
-	var pending []*changeEntry
-	for seq := applied + 1; ; seq++ {
-		e, err := s.c.change(ctx, seq)
-		if err != nil {
-			return err
-		}
-		if e == nil {
-			break
-		}
-		if len(pending) == maxPullSteps {
-			last, err := s.c.lastChange(ctx)
-			if err != nil {
-				return err
-			}
-			return s.reloadAll(ctx, last)
-		}
-		pending = append(pending, e)
+	if m.Seq == applied {
+		return nil
 	}
+	oldest := m.Seq - int64(len(m.Recent)) + 1
+	if m.Seq < applied || applied+1 < oldest || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
+		return s.reloadAll(ctx, m.Seq)
+	}
+	pending := m.Recent[len(m.Recent)-int(m.Seq-applied):]
 	if len(pending) == 0 {
 		return nil
 	}
@@ -355,8 +345,8 @@ func (s *Service) pull(ctx context.Context) error {
 	for _, id := range goneDS {
 		s.st.removeDataset(id)
 	}
-	if last := pending[len(pending)-1].Seq; last > s.st.applied {
-		s.st.applied = last
+	if m.Seq > s.st.applied {
+		s.st.applied = m.Seq
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -30,12 +29,12 @@ type Service struct {
 	c      collections
 	lockMu sync.Mutex
 	locks  map[string]*keyLock
-	// known is the highest change sequence number this process has seen.
-	known atomic.Int64
-	st    *state
-	sy    syncer
-	log   *slog.Logger
-	opts  Options
+	// markMu serializes this process's updates of the change marker.
+	markMu sync.Mutex
+	st     *state
+	sy     syncer
+	log    *slog.Logger
+	opts   Options
 }
 
 // Request is one action call.
@@ -86,11 +85,11 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	seq, err := s.c.lastChange(ctx)
+	m, err := s.c.readMarker(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.reloadAll(ctx, seq); err != nil {
+	if err := s.reloadAll(ctx, m.Seq); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	return s, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -15,24 +14,36 @@ import (
 const (
 	CollDatasets      = "datasets"
 	CollOrganizations = "organizations"
-	CollChanges       = "catalog_changes"
+	CollChanges       = "catalog_marker"
 	CollUsers         = "users"
 )
 
-// change kinds in the change log.
+// change kinds in the change marker.
 const (
 	kindDataset = "d"
 	kindOrg     = "o"
 )
 
-// changeEntry is one record of the change log: _id is a gap-free sequence
-// number claimed by a unique insert, which is atomic on MongoDB and on the
-// embedded store alike.
+// markerID is the _id of the one change marker document, alone in its
+// collection so that reading it costs one row on any store.
+const markerID = "catalog"
+
+// markerKeep is how many recent changes the marker lists; a reader further
+// behind reloads everything.
+const markerKeep = 256
+
+// changeEntry is one recorded change.
 type changeEntry struct {
-	Seq  int64  `bson:"_id"`
+	Seq  int64  `bson:"seq"`
 	Kind string `bson:"k"`
 	ID   string `bson:"id"`
-	At   int64  `bson:"at"`
+}
+
+// marker is the change marker: a sequence number raised by every write and
+// the most recent changes.
+type marker struct {
+	Seq    int64         `bson:"seq"`
+	Recent []changeEntry `bson:"recent"`
 }
 
 type collections struct {
@@ -60,45 +71,38 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 	return nil
 }
 
-// record appends a change of (kind, id) to the change log, after the change
-// itself is written, trying sequence numbers from next up; it returns the
-// number it claimed.
-func (c collections) record(ctx context.Context, next int64, kind, id string) (int64, error) {
-	for seq := max(next, 1); ; seq++ {
-		_, err := c.changes.InsertOne(ctx, changeEntry{Seq: seq, Kind: kind, ID: id, At: time.Now().UnixMilli()})
-		if err == nil {
-			return seq, nil
-		}
-		if !mongo.IsDuplicateKeyError(err) {
-			return 0, fmt.Errorf("record change: %w", err)
-		}
-	}
-}
-
-// change reads change seq; nil when it does not exist (yet).
-func (c collections) change(ctx context.Context, seq int64) (*changeEntry, error) {
-	var e changeEntry
-	err := c.changes.FindOne(ctx, bson.M{"_id": seq}).Decode(&e)
+// readMarker reads the change marker (zero when none).
+func (c collections) readMarker(ctx context.Context) (marker, error) {
+	var m marker
+	err := c.changes.FindOne(ctx, bson.M{"_id": markerID}).Decode(&m)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, nil
+		return marker{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read change %d: %w", seq, err)
+		return marker{}, fmt.Errorf("read change marker: %w", err)
 	}
-	return &e, nil
+	return m, nil
 }
 
-// lastChange is the highest sequence number in the change log (0 if none).
-func (c collections) lastChange(ctx context.Context) (int64, error) {
-	var e changeEntry
-	err := c.changes.FindOne(ctx, bson.M{}, options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})).Decode(&e)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, nil
+// casMarker replaces the marker if its sequence number is still old.Seq;
+// ok is false when another writer came first.
+func (c collections) casMarker(ctx context.Context, old, next marker) (bool, error) {
+	doc := bson.M{"_id": markerID, "seq": next.Seq, "recent": next.Recent}
+	if old.Seq == 0 {
+		_, err := c.changes.InsertOne(ctx, doc)
+		if mongo.IsDuplicateKeyError(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("write change marker: %w", err)
+		}
+		return true, nil
 	}
+	r, err := c.changes.ReplaceOne(ctx, bson.M{"_id": markerID, "seq": old.Seq}, doc)
 	if err != nil {
-		return 0, fmt.Errorf("read change log: %w", err)
+		return false, fmt.Errorf("write change marker: %w", err)
 	}
-	return e.Seq, nil
+	return r.MatchedCount == 1, nil
 }
 
 // findDataset loads one dataset by id; nil when absent.

@@ -23,10 +23,17 @@ var errConflict = ckan.ValidationMessage("The dataset was changed by another req
 // first it reads again and re-applies mutate, so no update is lost.
 func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {
 	defer s.lockFor(id)()
+	// The in-memory copy is current (requests sync first and this process's
+	// writes to id are serialized); after a lost race, read the store.
+	s.st.mu.RLock()
+	base := s.st.datasets[id]
+	s.st.mu.RUnlock()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		base, err := s.c.findDataset(ctx, id)
-		if err != nil {
-			return nil, err
+		if attempt > 0 || base == nil {
+			var err error
+			if base, err = s.c.findDataset(ctx, id); err != nil {
+				return nil, err
+			}
 		}
 		if base == nil {
 			return nil, ckan.NotFound("Package was not found.")
@@ -121,10 +128,15 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 // mutateOrg is mutateDataset for organizations.
 func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
 	defer s.lockFor(id)()
+	s.st.mu.RLock()
+	base := s.st.orgs[id]
+	s.st.mu.RUnlock()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		base, err := s.c.findOrg(ctx, id)
-		if err != nil {
-			return nil, err
+		if attempt > 0 || base == nil {
+			var err error
+			if base, err = s.c.findOrg(ctx, id); err != nil {
+				return nil, err
+			}
 		}
 		if base == nil {
 			return nil, ckan.NotFound("Organization was not found.")
@@ -157,22 +169,36 @@ func (s *Service) committedOrg(ctx context.Context, o *Organization) error {
 
 func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 
-// record appends a change to the change log.
+// record raises the change marker for a change already written to the
+// store and applied to the in-memory catalog. When no other process wrote
+// in between, this process's catalog is known to be current up to the new
+// sequence number and needs no reload.
 func (s *Service) record(ctx context.Context, kind, id string) error {
-	s.st.mu.RLock()
-	next := s.st.applied + 1
-	s.st.mu.RUnlock()
-	next = max(next, s.known.Load()+1)
-	seq, err := s.c.record(ctx, next, kind, id)
-	if err != nil {
-		return err
-	}
-	for {
-		k := s.known.Load()
-		if seq <= k || s.known.CompareAndSwap(k, seq) {
+	s.markMu.Lock()
+	defer s.markMu.Unlock()
+	for attempt := 0; attempt < 50; attempt++ {
+		m, err := s.c.readMarker(ctx)
+		if err != nil {
+			return err
+		}
+		next := marker{Seq: m.Seq + 1, Recent: append(m.Recent, changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})}
+		if len(next.Recent) > markerKeep {
+			next.Recent = next.Recent[len(next.Recent)-markerKeep:]
+		}
+		ok, err := s.c.casMarker(ctx, m, next)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.st.mu.Lock()
+			if s.st.applied == m.Seq {
+				s.st.applied = next.Seq
+			}
+			s.st.mu.Unlock()
 			return nil
 		}
 	}
+	return fmt.Errorf("record change of %s: the change marker kept moving", id)
 }
 
 // lockFor serializes this process's writes to one record (the embedded
