@@ -37,7 +37,18 @@ func perTask(name string, defs []taskDef, sets []*ml.Dataset, specs func(*ml.Dat
 	return writeBundle(name, b)
 }
 
-func classicBalanced(*ml.Dataset) []ml.Spec { return classicSpecs(true) }
+// classicBalanced are the class-balanced classical learners; small data sets
+// (under 3000 structures) also try stronger regularisation and shallower trees.
+func classicBalanced(ds *ml.Dataset) []ml.Spec {
+	specs := classicSpecs(true)
+	if len(ds.X) < 3000 {
+		specs = append(specs,
+			ml.Spec{Kind: ml.KindLogReg, L2: 1e-2, Balanced: true, Seed: *seed},
+			ml.Spec{Kind: ml.KindGBT, Trees: 400, Depth: 3, Rate: 0.05, ColSample: 0.3, Balanced: true, Seed: *seed},
+		)
+	}
+	return specs
+}
 
 func trainAHR() error {
 	recs, err := readCSV("tox21.csv", "smiles", "NR-AhR")
@@ -127,7 +138,7 @@ func trainMitDys() error {
 	ds := ml.Curate(feat, tasks, recs)
 	log.Printf("MitDys: %d records -> %d structures", len(recs), len(ds.X))
 	spec := mlpSpec([]int{128, 32}, 25)
-	res, thr, err := cvMulti(ds, spec, tasks)
+	res, thr, cal, err := cvMulti(ds, spec, tasks)
 	if err != nil {
 		return err
 	}
@@ -151,7 +162,7 @@ func trainMitDys() error {
 	for t, def := range defs {
 		b.Tasks = append(b.Tasks, ml.Task{Key: def.Key, Title: def.Title, Definition: def.Definition,
 			Positive: def.Positive, Negative: def.Negative, Available: true, Model: 0, Output: t, AD: 0,
-			Threshold: thr[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source)})
+			Threshold: thr[t], Calibration: cal[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source)})
 	}
 	return writeBundle("aop-mitdys", b)
 }

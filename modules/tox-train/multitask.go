@@ -72,7 +72,7 @@ func trainMultitask() error {
 	ds := ml.Curate(feat, keys, recs)
 	log.Printf("Multitask: %d records -> %d structures", len(recs), len(ds.X))
 	spec := mlpSpec([]int{128, 32}, 15)
-	res, thr, err := cvMulti(ds, spec, keys)
+	res, thr, cal, err := cvMulti(ds, spec, keys)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func trainMultitask() error {
 				src += s.file + " " + s.col
 			}
 			task.Available, task.Model, task.Output, task.AD = true, 0, out, 0
-			task.Threshold, task.Learner, task.CV, task.Data = thr[out], spec.String(), res[out], ds.Summary(out, src)
+			task.Threshold, task.Calibration, task.Learner, task.CV, task.Data = thr[out], cal[out], spec.String(), res[out], ds.Summary(out, src)
 			out++
 		}
 		b.Tasks = append(b.Tasks, task)

@@ -38,7 +38,9 @@ type Task struct {
 	Model, Output int
 	// AD indexes the applicability-domain set in Bundle.AD.
 	AD int
-	// Threshold is the probability at or above which the prediction is positive.
+	// Calibration maps the model output to the reported probability.
+	Calibration Calibration
+	// Threshold is the (calibrated) probability at or above which the prediction is positive.
 	Threshold float64
 	// Learner describes the chosen learner; CV its cross-validation figures.
 	Learner string
@@ -137,7 +139,7 @@ func (b *Bundle) Predict(x Sparse, fp []uint64, dense []float32) []Prediction {
 			d := b.AD[t.AD].Check(fp)
 			doms[t.AD] = &d
 		}
-		p := outs[t.Model][t.Output]
+		p := t.Calibration.Apply(outs[t.Model][t.Output])
 		preds[i].Probability = p
 		preds[i].Positive = p >= t.Threshold
 		preds[i].Domain = *doms[t.AD]

@@ -285,3 +285,32 @@ func BenchmarkADCheck(b *testing.B) {
 		ad.Check(fps[17])
 	}
 }
+
+func TestCalibrationIsMonotoneAndFitsFrequencies(t *testing.T) {
+	// Raw scores squeezed near 0 while half the cases are positive.
+	var y []bool
+	var p []float64
+	r := rand.New(rand.NewSource(5))
+	for i := 0; i < 2000; i++ {
+		pos := r.Float64() < 0.5
+		z := r.NormFloat64() - 5
+		if pos {
+			z += 1.5
+		}
+		y, p = append(y, pos), append(p, sigmoid(z))
+	}
+	c := FitCalibration(y, p)
+	var mean float64
+	for i := range p {
+		mean += c.Apply(p[i])
+	}
+	if mean /= float64(len(p)); math.Abs(mean-0.5) > 0.03 {
+		t.Fatalf("mean calibrated probability %.3f, want about 0.5", mean)
+	}
+	if c.Apply(0.01) >= c.Apply(0.02) {
+		t.Fatal("calibration is not increasing")
+	}
+	if (Calibration{}).Apply(0.3) != 0.3 {
+		t.Fatal("zero calibration changes p")
+	}
+}
