@@ -211,6 +211,7 @@ func TestLearnersFitAPattern(t *testing.T) {
 		{Kind: KindLogReg, Seed: 1},
 		{Kind: KindGBT, Trees: 50, Depth: 3, Seed: 1},
 		{Kind: KindMLP, Hidden: []int{16}, Epochs: 40, Rate: 3e-3, Seed: 1},
+		{Kind: KindKNN, Trees: 5},
 	} {
 		m, err := Fit(spec, X, Y, nf)
 		if err != nil {
@@ -220,8 +221,12 @@ func TestLearnersFitAPattern(t *testing.T) {
 		for i, x := range Xt {
 			p[i] = m.Predict(x, nil)[0]
 		}
-		if auc := ROCAUC(yt, p); auc < 0.9 {
-			t.Errorf("%s: held-out ROC-AUC %.3f, want ≥ 0.9", spec.Kind, auc)
+		want := 0.9
+		if spec.Kind == KindKNN {
+			want = 0.8 // the noise bit weighs as much as the signal bits in Tanimoto
+		}
+		if auc := ROCAUC(yt, p); auc < want {
+			t.Errorf("%s: held-out ROC-AUC %.3f, want ≥ %g", spec.Kind, auc, want)
 		}
 	}
 }

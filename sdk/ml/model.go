@@ -11,12 +11,13 @@ const (
 	KindLogReg = "logreg"
 	KindGBT    = "gbt"
 	KindMLP    = "mlp"
+	KindKNN    = "knn"
 )
 
 // Spec configures a learner: its kind and hyper-parameters. Zero values take
 // the defaults documented per field.
 type Spec struct {
-	// Kind is KindLogReg, KindGBT or KindMLP.
+	// Kind is KindLogReg, KindGBT, KindMLP or KindKNN (k = Trees, default 7).
 	Kind string
 	// L2 is the weight penalty (logreg: λ/2·|w|² per sample, default 1e-3;
 	// GBT: leaf-value λ, default 1; MLP: decoupled weight decay, default 1e-4).
@@ -55,6 +56,8 @@ func (s Spec) String() string {
 	case KindGBT:
 		return fmt.Sprintf("gradient-boosted trees (%d trees, depth %d, rate %g, λ %g, subsample %g, colsample %g, balanced %v)",
 			s.trees(), s.depth(), s.rate(0.1), s.l2(1), s.sub(), s.col(), s.Balanced)
+	case KindKNN:
+		return fmt.Sprintf("k-nearest neighbours (k %d, Tanimoto on Morgan bits)", orI(s.Trees, 7))
 	case KindMLP:
 		return fmt.Sprintf("MLP (hidden %v, dropout %g, %d epochs, AdamW rate %g, weight decay %g, balanced %v)",
 			s.hidden(), s.dropout(), s.epochs(30), s.rate(1e-3), s.l2(1e-4), s.Balanced)
@@ -103,6 +106,7 @@ type Model struct {
 	LR          *LogReg
 	GBT         *GBT
 	MLP         *MLP
+	KNN         *KNN
 }
 
 // Fit trains a model of spec's kind on rows X with labels Y (Y[i][t] is 1, 0
@@ -115,7 +119,7 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 	outs := len(Y[0])
 	m := &Model{Kind: spec.Kind, NumFeatures: numFeatures, Outputs: outs}
 	switch spec.Kind {
-	case KindLogReg, KindGBT:
+	case KindLogReg, KindGBT, KindKNN:
 		if outs != 1 {
 			return nil, fmt.Errorf("ml: fit: %s takes one output, got %d", spec.Kind, outs)
 		}
@@ -127,11 +131,14 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 			}
 		}
 		w := classWeights(ys, spec.Balanced)
-		if spec.Kind == KindLogReg {
+		switch spec.Kind {
+		case KindLogReg:
 			m.Scaler = FitScaler(xs, spec.scaleFrom(numFeatures), numFeatures)
 			m.LR = fitLogReg(spec, m.Scaler.ApplyAll(xs), ys, w, numFeatures)
-		} else {
+		case KindGBT:
 			m.GBT = fitGBT(spec, xs, ys, w, numFeatures)
+		default:
+			m.KNN = fitKNN(spec, xs, ys, spec.scaleFrom(numFeatures))
 		}
 	case KindMLP:
 		m.Scaler = FitScaler(X, spec.scaleFrom(numFeatures), numFeatures)
@@ -159,6 +166,8 @@ func (m *Model) Predict(x Sparse, dense []float32) []float64 {
 		return []float64{m.GBT.predict(dense)}
 	case KindMLP:
 		return m.MLP.predict(x)
+	case KindKNN:
+		return []float64{m.KNN.predict(x)}
 	}
 	return nil
 }

@@ -1,0 +1,80 @@
+package ml
+
+import "math/bits"
+
+// KNN is a k-nearest-neighbour classifier on the Morgan part of the features
+// (bits of the folded environments), with Tanimoto similarity: the probability
+// is the similarity-weighted share of positives among the K nearest training
+// structures, shrunk towards the base rate by one pseudo-neighbour.
+type KNN struct {
+	K, Bits int
+	FP      []uint64 // Bits/64 words per training structure
+	Pop     []uint16
+	Y       []float32
+	Base    float32
+}
+
+func knnBits(x Sparse, nbits int) []uint64 {
+	w := make([]uint64, (nbits+63)/64)
+	for _, i := range x.Idx {
+		if int(i) < nbits {
+			w[i/64] |= 1 << (uint(i) % 64)
+		}
+	}
+	return w
+}
+
+func fitKNN(spec Spec, X []Sparse, y []float32, nbits int) *KNN {
+	k := &KNN{K: orI(spec.Trees, 7), Bits: nbits}
+	var pos float64
+	for i, x := range X {
+		fp := knnBits(x, nbits)
+		k.FP = append(k.FP, fp...)
+		k.Pop = append(k.Pop, uint16(popcount(fp)))
+		k.Y = append(k.Y, y[i])
+		pos += float64(y[i])
+	}
+	k.Base = float32(pos / float64(max(len(X), 1)))
+	return k
+}
+
+func (k *KNN) predict(x Sparse) float64 {
+	q := knnBits(x, k.Bits)
+	nq := popcount(q)
+	w := len(q)
+	type nb struct {
+		s float64
+		y float32
+	}
+	top := make([]nb, 0, k.K+1)
+	for i := range k.Pop {
+		and := 0
+		for j, v := range k.FP[i*w : (i+1)*w] {
+			and += bits.OnesCount64(v & q[j])
+		}
+		u := nq + int(k.Pop[i]) - and
+		s := 0.0
+		if u > 0 {
+			s = float64(and) / float64(u)
+		}
+		if len(top) == k.K && s <= top[k.K-1].s {
+			continue
+		}
+		j := len(top)
+		top = append(top, nb{})
+		for j > 0 && top[j-1].s < s {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = nb{s, k.Y[i]}
+		if len(top) > k.K {
+			top = top[:k.K]
+		}
+	}
+	num, den := float64(k.Base), 1.0
+	for _, n := range top {
+		num += n.s * float64(n.y)
+		den += n.s
+	}
+	return num / den
+}
