@@ -22,6 +22,12 @@ type Options struct {
 	Version string
 	// Logger receives the catalog's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// ConcurrentWrites lets write actions run in parallel. Off by default:
+	// the embedded store (SQLite) takes one writer at a time and concurrent
+	// writers there wait on each other for up to hundreds of milliseconds,
+	// so one writer at a time is much faster. Turn it on for a MongoDB
+	// replica set.
+	ConcurrentWrites bool
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -31,10 +37,12 @@ type Service struct {
 	locks  map[string]*keyLock
 	// markMu serializes this process's updates of the change marker.
 	markMu sync.Mutex
-	st     *state
-	sy     syncer
-	log    *slog.Logger
-	opts   Options
+	// writeMu runs write actions one at a time unless ConcurrentWrites.
+	writeMu sync.Mutex
+	st      *state
+	sy      syncer
+	log     *slog.Logger
+	opts    Options
 }
 
 // Request is one action call.
@@ -127,6 +135,10 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 			result, err = nil, ckan.Internal()
 		}
 	}()
+	if !a.GET && !s.opts.ConcurrentWrites {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
 	if err := s.Sync(ctx); err != nil {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()

@@ -30,7 +30,7 @@ const markerID = "catalog"
 
 // markerKeep is how many recent changes the marker lists; a reader further
 // behind reloads everything.
-const markerKeep = 256
+const markerKeep = 64
 
 // changeEntry is one recorded change.
 type changeEntry struct {

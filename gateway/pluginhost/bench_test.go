@@ -57,6 +57,10 @@ func BenchmarkTransport(b *testing.B) {
 // benchTransport picks the plugin transport of the HTTP benchmarks.
 var benchTransport = flag.String("transport", contract.TransportNetRPC, "plugin transport for the HTTP benchmarks: grpc or netrpc")
 
+// benchCreateClients is the number of concurrent clients per CPU of
+// BenchmarkPackageCreate.
+var benchCreateClients = flag.Int("create-clients", 4, "concurrent clients per CPU in BenchmarkPackageCreate")
+
 var (
 	seedOnce sync.Once
 	seedDB   string
@@ -202,7 +206,7 @@ func BenchmarkPackageCreate(b *testing.B) {
 	e, c := benchEnv(b)
 	var seq int64
 	var mu sync.Mutex
-	b.SetParallelism(4)
+	b.SetParallelism(*benchCreateClients)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {

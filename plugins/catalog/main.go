@@ -9,6 +9,8 @@
 //	TOXGATE_MONGODB_DATABASE  database name (default "toxgate")
 //	TOXGATE_PLUGIN_TRANSPORT  "netrpc" (default) or "grpc"
 //	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
+//	TOXGATE_CATALOG_CONCURRENT_WRITES  "true" lets writes run in parallel
+//	                          (for a MongoDB replica set; default one at a time)
 //
 // Logs are JSON lines on stderr, which the host forwards to its own log.
 package main
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -60,7 +63,8 @@ func open(log *slog.Logger) (*server, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
-	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version})
+	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
+	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent})
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
