@@ -7,8 +7,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X toxgate/gateway/version.Version=$(VERSION)
 # Plugin programs: plugins/<name>/main.go -> bin/toxgate-<name>
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
-# Model modules: modules/<name>/main.go -> bin/modules/<name>.wasm
-MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
+# Model modules: modules/<name>/main.go importing the module SDK -> bin/modules/<name>.wasm
+MODULES := $(patsubst modules/%/main.go,%,$(shell grep -l '"toxgate/sdk/module"' modules/*/main.go 2>/dev/null))
 
 .PHONY: all build gateway plugins modules run test vet bench train ci-deps clean help
 

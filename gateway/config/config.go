@@ -67,6 +67,7 @@ type Modules struct {
 	Timeout        time.Duration `yaml:"timeout" doc:"default per-call deadline"`
 	MaxMemoryPages int           `yaml:"max_memory_pages" doc:"memory cap per instance, in 64 KiB pages"`
 	MaxInputBytes  int           `yaml:"max_input_bytes" doc:"largest model input accepted"`
+	MaxUploadBytes int           `yaml:"max_upload_bytes" doc:"largest module accepted by POST /admin/modules"`
 	Watch          bool          `yaml:"watch" doc:"hot-load modules when the directory changes"`
 	RequireToken   bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
 }
@@ -134,6 +135,7 @@ func Default() Config {
 			Timeout:        10 * time.Second,
 			MaxMemoryPages: 2048,
 			MaxInputBytes:  4 << 20,
+			MaxUploadBytes: 64 << 20,
 			Watch:          true,
 			RequireToken:   true,
 		},

@@ -328,6 +328,7 @@ func (c Config) Validate() error {
 		"server.max_body_bytes": c.Server.MaxBodyBytes, "server.max_header_bytes": c.Server.MaxHeaderBytes,
 		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,
 		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
+		"modules.max_upload_bytes": c.Modules.MaxUploadBytes,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)

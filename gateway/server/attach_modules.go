@@ -1,6 +1,90 @@
 package server
 
-import "context"
+import (
+	"context"
+	"sort"
 
-// attachModules connects the modules part (not built yet: nothing to attach).
-func (a *App) attachModules(ctx context.Context) error { return nil }
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/apidocs"
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
+	"toxgate/gateway/modulehost"
+)
+
+// attachModules loads the model modules, serves their paths (behind the
+// models role unless modules.require_token is false), the model index, the
+// Open Inference Protocol health routes, module administration and the API
+// documentation.
+func (a *App) attachModules(ctx context.Context) error {
+	mc := a.cfg.Modules
+	host, err := modulehost.New(ctx, modulehost.Config{
+		ModulesDir:     mc.Dir,
+		CacheDir:       mc.CacheDir,
+		PoolSize:       mc.PoolSize,
+		Timeout:        mc.Timeout,
+		MaxMemoryPages: uint32(mc.MaxMemoryPages),
+		MaxInputBytes:  min(mc.MaxInputBytes, a.cfg.Server.MaxBodyBytes),
+		MaxModuleBytes: mc.MaxUploadBytes,
+		Watch:          mc.Watch,
+	}, a.log.With("component", "modulehost"), a.metrics.Registry())
+	if err != nil {
+		return err
+	}
+	a.modules = host
+	a.AddCloser("modules", host.Close)
+	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
+	a.AddReloader("modules", host.Sync)
+	host.RegisterRoutes(a.router, a.AdminOnly)
+
+	serve := func(ctx *fasthttp.RequestCtx) {
+		httpcore.SetRoute(ctx, string(ctx.Path()))
+		host.ServeModel(ctx)
+	}
+	a.AddFallback(func(ctx *fasthttp.RequestCtx) bool {
+		if !host.IsModelPath(ctx.Path()) {
+			return false
+		}
+		if !mc.RequireToken {
+			serve(ctx)
+			return true
+		}
+		if _, ok := a.authorize(ctx, identity.RoleModels); ok {
+			serve(ctx)
+		} else {
+			httpcore.SetRoute(ctx, string(ctx.Path()))
+		}
+		return true
+	})
+
+	docs := apidocs.New(apidocs.Config{
+		Info: apidocs.Info{
+			Title:       "toxgate API",
+			Version:     a.version,
+			Description: "CKAN action API v3 (catalog) and the model execution API (WebAssembly modules) of toxgate.",
+		},
+		Actions: a.docActions(),
+		Modules: host,
+	})
+	docs.RegisterRoutes(a.router)
+	return nil
+}
+
+// docActions lists the CKAN actions of the core and of the plugins for the docs.
+func (a *App) docActions() []apidocs.Action {
+	var out []apidocs.Action
+	seen := map[string]bool{}
+	for _, act := range a.CoreActions() {
+		out = append(out, apidocs.Action{Name: act.Name, GET: act.GETAllowed, Summary: act.Description})
+		seen[act.Name] = true
+	}
+	if a.plugins != nil {
+		for _, act := range a.plugins.Actions() {
+			if !seen[act.Name] {
+				out = append(out, apidocs.Action{Name: act.Name, GET: act.GET, Summary: act.Description})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,6 +1,77 @@
 package server
 
-import "context"
+import (
+	"context"
+	"sort"
 
-// attachPlugins connects the plugins part (not built yet: nothing to attach).
-func (a *App) attachPlugins(ctx context.Context) error { return nil }
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
+	"toxgate/gateway/pluginhost"
+)
+
+// attachPlugins starts the plugin programs (the catalog) and routes the CKAN
+// actions they declare; SIGHUP and POST /admin/plugins/{name}/reload reload them.
+func (a *App) attachPlugins(ctx context.Context) error {
+	pc := a.cfg.Plugins
+	names := make([]string, 0, len(pc.Programs))
+	for name := range pc.Programs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var plugins []pluginhost.PluginConfig
+	for _, name := range names {
+		plugins = append(plugins, pluginhost.PluginConfig{Name: name, Path: pc.Programs[name], SHA256: pc.Checksums[name]})
+	}
+	host, err := pluginhost.New(pluginhost.Config{
+		Plugins:        plugins,
+		HealthInterval: pc.HealthInterval,
+		RestartBackoff: pc.RestartBackoff,
+		WatchBinaries:  pc.Watch,
+		MongoURI:       a.store.URI(),
+		MongoDatabase:  a.cfg.MongoDB.Database,
+		SiteURL:        a.cfg.Server.PublicURL,
+		LogLevel:       a.cfg.Log.Level,
+	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
+	if err != nil {
+		return err
+	}
+	if err := host.Start(ctx); err != nil {
+		// The supervisor keeps retrying; /readyz names the plugin meanwhile.
+		a.log.Error("plugin not started; retrying in the background", "err", err)
+	}
+	a.plugins = host
+	a.AddCloser("plugins", host.Close)
+	a.AddReadyCheck("plugins", func(context.Context) error { return host.Ready() })
+	a.AddReloader("plugins", func(ctx context.Context) error {
+		for _, name := range names {
+			if err := host.Reload(ctx, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
+		host.HandleAction(ctx, action, pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin})
+	})
+	r := a.router
+	r.GET("/admin/plugins", a.AdminOnly(func(ctx *fasthttp.RequestCtx) {
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"plugins": host.Status()})
+	}))
+	r.POST("/admin/plugins/{name}/reload", a.AdminOnly(func(ctx *fasthttp.RequestCtx) {
+		name, _ := ctx.UserValue("name").(string)
+		if _, ok := pc.Programs[name]; !ok {
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "no plugin named "+name, "name")
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.WriteTimeout)
+		defer cancel()
+		if err := host.Reload(rctx, name); err != nil {
+			httpcore.WriteError(ctx, fasthttp.StatusBadGateway, "reload_failed", err.Error(), "")
+			return
+		}
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"reloaded": name, "plugins": host.Status()})
+	}))
+	return nil
+}

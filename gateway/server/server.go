@@ -17,6 +17,8 @@ import (
 
 	"toxgate/gateway/config"
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost"
+	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
 )
 
@@ -46,6 +48,8 @@ type App struct {
 
 	coreActions   map[string]CoreAction
 	pluginActions ActionHandler
+	plugins       *pluginhost.Host
+	modules       *modulehost.Host
 }
 
 // Fallback serves a request no static route matched and reports whether it
@@ -201,6 +205,7 @@ func (a *App) Serve(ln net.Listener) error {
 		NoDefaultDate:         false,
 		NoDefaultServerHeader: false,
 		Logger:                fasthttpLogger{a.log},
+		HeaderReceived:        a.requestLimits,
 	}
 	a.log.Info("serving", "addr", ln.Addr().String(), "version", a.version)
 	err := a.srv.Serve(ln)
@@ -208,6 +213,14 @@ func (a *App) Serve(ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// requestLimits lets module uploads be larger than other request bodies.
+func (a *App) requestLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if string(h.Method()) == fasthttp.MethodPost && string(h.RequestURI()) == "/admin/modules" {
+		return fasthttp.RequestConfig{MaxRequestBodySize: max(a.cfg.Modules.MaxUploadBytes, a.cfg.Server.MaxBodyBytes)}
+	}
+	return fasthttp.RequestConfig{}
 }
 
 type fasthttpLogger struct{ log *slog.Logger }
