@@ -45,6 +45,7 @@ func classicBalanced(ds *ml.Dataset) []ml.Spec {
 		specs = append(specs,
 			ml.Spec{Kind: ml.KindLogReg, L2: 1e-2, Balanced: true, Seed: *seed},
 			ml.Spec{Kind: ml.KindGBT, Trees: 400, Depth: 3, Rate: 0.05, ColSample: 0.3, Balanced: true, Seed: *seed},
+			ml.Spec{Kind: ml.KindKNN, Trees: 7, Seed: *seed},
 		)
 	}
 	return specs
@@ -186,13 +187,13 @@ func trainClinical() error {
 		Models: []*ml.Model{mML}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tML}}); err != nil {
 		return err
 	}
-	// AI: neural network.
-	mAI, tAI, err := selectAndFit(ds, 0, []ml.Spec{mlpSpec([]int{128, 32}, 40)}, clinicalDef)
+	// AI: a multi-task neural network (CT_TOX with FDA_APPROVED and the 12
+	// Tox21 tasks as auxiliary outputs), architecture chosen by CV on CT_TOX.
+	bAI, err := clinicalAI()
 	if err != nil {
 		return err
 	}
-	if err := writeBundleAs("clinicaldata", "weights-ai.gob.gz", "CV-ai.md", &ml.Bundle{Name: "clinicaldata-ai", Version: "1.0.0",
-		Featurizer: feat, Models: []*ml.Model{mAI}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tAI}}); err != nil {
+	if err := writeBundleAs("clinicaldata", "weights-ai.gob.gz", "CV-ai.md", bAI); err != nil {
 		return err
 	}
 	// AOP: structure plus the AOP models' predictions.
@@ -256,4 +257,54 @@ func aopFeatures(ds *ml.Dataset) ([]ml.Sparse, error) {
 		out[i] = src.Extend(x, feat.NumFeatures(), dense)
 	}
 	return out, nil
+}
+
+var tox21Tasks = []string{"NR-AR", "NR-AR-LBD", "NR-AhR", "NR-Aromatase", "NR-ER", "NR-ER-LBD",
+	"NR-PPAR-gamma", "SR-ARE", "SR-ATAD5", "SR-HSE", "SR-MMP", "SR-p53"}
+
+// clinicalAI trains the /clinicaldata/ai network: output 0 is CT_TOX, the
+// others are auxiliary tasks that shape the shared hidden layers.
+func clinicalAI() (*ml.Bundle, error) {
+	tasks := append([]string{"CT_TOX", "FDA_APPROVED"}, tox21Tasks...)
+	ct, err := readCSV("clintox.csv", "smiles", "CT_TOX", "FDA_APPROVED")
+	if err != nil {
+		return nil, err
+	}
+	tx, err := readCSV("tox21.csv", "smiles", tox21Tasks...)
+	if err != nil {
+		return nil, err
+	}
+	recs := append(widen(ct, 0, len(tasks)), widen(tx, 2, len(tasks))...)
+	ds := ml.Curate(feat, tasks, recs)
+	log.Printf("clinical AI: %d records -> %d structures", len(recs), len(ds.X))
+	wide := mlpSpec([]int{256, 64}, 15)
+	wide.Dropout = 0.5
+	var best *ml.Task
+	var bestSpec ml.Spec
+	var all []ml.CVResult
+	for _, spec := range []ml.Spec{mlpSpec([]int{128, 32}, 25), wide} {
+		res, thr, cal, err := cvMulti(ds, spec, tasks)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res[0]...)
+		if best == nil || res[0][0].ROCAUC > best.CV[0].ROCAUC {
+			best = &ml.Task{Key: clinicalDef.Key, Title: clinicalDef.Title, Definition: clinicalDef.Definition,
+				Positive: clinicalDef.Positive, Negative: clinicalDef.Negative, Available: true,
+				Threshold: thr[0], Calibration: cal[0], Learner: spec.String() + ", multi-task with FDA_APPROVED and 12 Tox21 auxiliary outputs",
+				CV: res[0], Data: ds.Summary(0, clinicalDef.Source)}
+			bestSpec = spec
+		}
+	}
+	for i := range all {
+		all[i].Learner += ", multi-task with FDA_APPROVED and 12 Tox21 auxiliary outputs"
+	}
+	best.CV = orderResults(all, best.Learner)
+	m, err := ml.Fit(bestSpec, ds.X, ds.Y, feat.NumFeatures())
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("%-10s chosen: %s, threshold %.3f", "CT_TOX/ai", best.Learner, best.Threshold)
+	return &ml.Bundle{Name: "clinicaldata-ai", Version: "1.0.0", Featurizer: feat, Models: []*ml.Model{m},
+		AD: []*ml.ADSet{adSet(ds, 0.3, 0)}, Tasks: []ml.Task{*best}}, nil
 }

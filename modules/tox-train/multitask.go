@@ -2,12 +2,19 @@ package main
 
 import (
 	"log"
+	"math"
+	"strings"
 
 	"toxgate/sdk/ml"
 )
 
-// labelSource is one public label column feeding a multitask task.
-type labelSource struct{ file, smiles, col string }
+// labelSource is one public label column feeding a multitask task; with
+// anyOf, the label is 1 when any of those columns is 1 and 0 when all the
+// measured ones are 0 (col is then ignored).
+type labelSource struct {
+	file, smiles, col string
+	anyOf             []string
+}
 
 // mtTask maps one of the original's 11 task names to public labels, or says
 // why none exist.
@@ -21,10 +28,10 @@ type mtTask struct {
 var multitaskTasks = []mtTask{
 	{def: taskDef{Key: "Apical cardiotoxicity", Title: "Apical cardiotoxicity",
 		Definition: "Apical cardiotoxicity labels of the ALTERNATIVE platform's training set."},
-		sources: []labelSource{{"alternative_apical_cardiotox_train.csv", "smiles", "labels"}}},
+		sources: []labelSource{{file: "alternative_apical_cardiotox_train.csv", smiles: "smiles", col: "labels"}}},
 	{def: taskDef{Key: "Aryl hydrocarbon receptor", Title: "Aryl hydrocarbon receptor activation",
 		Definition: "Active in the Tox21 AhR agonist assay (tox21 NR-AhR; ToxCast TOX21_AhR_LUC_Agonist)."},
-		sources: []labelSource{{"tox21.csv", "smiles", "NR-AhR"}, {"toxcast_subset.csv", "smiles", "TOX21_AhR_LUC_Agonist"}}},
+		sources: []labelSource{{file: "tox21.csv", smiles: "smiles", col: "NR-AhR"}, {file: "toxcast_subset.csv", smiles: "smiles", col: "TOX21_AhR_LUC_Agonist"}}},
 	{def: taskDef{Key: "Cardiomyocyte myocardial injury", Title: "Cardiomyocyte myocardial injury"},
 		reason: "no public compound-level labels in the project's data (the original used curated NIH ICE/ChEMBL/FDA sets that are not public)"},
 	{def: taskDef{Key: "Change action potential", Title: "Change in cardiac action potential"},
@@ -35,16 +42,16 @@ var multitaskTasks = []mtTask{
 		reason: "no public compound-level vascular tone labels in the project's data"},
 	{def: taskDef{Key: "Endothelial injury coagulation", Title: "Endothelial injury / coagulation",
 		Definition: "Pro-coagulant response of primary human endothelial cells (BioMAP 3C, HUVEC): tissue factor up (BSK_3C_TissueFactor_up) or thrombomodulin down (BSK_3C_Thrombomodulin_down); negative when inactive in the assay."},
-		sources: []labelSource{{"toxcast_subset.csv", "smiles", "BSK_3C_TissueFactor_up"}, {"toxcast_subset.csv", "smiles", "BSK_3C_Thrombomodulin_down"}}},
+		sources: []labelSource{{file: "toxcast_subset.csv", smiles: "smiles", anyOf: []string{"BSK_3C_TissueFactor_up", "BSK_3C_Thrombomodulin_down"}}}},
 	{def: taskDef{Key: "hERG channels inhibitors", Title: "hERG channel inhibition",
 		Definition: "hERG IC50 < 10 µM (TDC hERG_Karim)."},
-		sources: []labelSource{{"herg_karim.csv", "smiles", "Y"}}},
+		sources: []labelSource{{file: "herg_karim.csv", smiles: "smiles", col: "Y"}}},
 	{def: taskDef{Key: "Increase mitochondrial dysfunction", Title: "Increased mitochondrial dysfunction",
 		Definition: "Mitochondrial dysfunction: ALTERNATIVE KE2 labels, TOX21_MMP_ratio hits (invitrodb v4.3) and Tox21 SR-MMP actives."},
-		sources: []labelSource{{"alternative_aop_KE2_mito_dysfunction.csv", "smiles", "labels"}, {"mitotox_subset.csv", "canonical_smiles", "mmp_ratio_tox21"}, {"tox21.csv", "smiles", "SR-MMP"}}},
+		sources: []labelSource{{file: "alternative_aop_KE2_mito_dysfunction.csv", smiles: "smiles", col: "labels"}, {file: "mitotox_subset.csv", smiles: "canonical_smiles", col: "mmp_ratio_tox21"}, {file: "tox21.csv", smiles: "smiles", col: "SR-MMP"}}},
 	{def: taskDef{Key: "Oxidative stress", Title: "Oxidative stress",
 		Definition: "Oxidative stress: ALTERNATIVE KE1 labels and Tox21 SR-ARE (Nrf2/antioxidant response element) actives."},
-		sources: []labelSource{{"alternative_aop_KE1_oxidative_stress_train.csv", "smiles", "labels"}, {"tox21.csv", "smiles", "SR-ARE"}}},
+		sources: []labelSource{{file: "alternative_aop_KE1_oxidative_stress_train.csv", smiles: "smiles", col: "labels"}, {file: "tox21.csv", smiles: "smiles", col: "SR-ARE"}}},
 	{def: taskDef{Key: "Valvular injury proliferation", Title: "Valvular injury / proliferation"},
 		reason: "no public compound-level labels in the project's data (5-HT2B agonism, the known mechanism, is not among the ToxCast columns available)"},
 }
@@ -62,7 +69,7 @@ func trainMultitask() error {
 		t := multitaskTasks[i]
 		keys[out] = t.def.Key
 		for _, src := range t.sources {
-			r, err := readCSV(src.file, src.smiles, src.col)
+			r, err := readSource(src)
 			if err != nil {
 				return err
 			}
@@ -98,7 +105,7 @@ func trainMultitask() error {
 				if k > 0 {
 					src += " + "
 				}
-				src += s.file + " " + s.col
+				src += s.file + " " + s.col + strings.Join(s.anyOf, " or ")
 			}
 			task.Available, task.Model, task.Output, task.AD = true, 0, out, 0
 			task.Threshold, task.Calibration, task.Learner, task.CV, task.Data = thr[out], cal[out], spec.String(), res[out], ds.Summary(out, src)
@@ -107,4 +114,28 @@ func trainMultitask() error {
 		b.Tasks = append(b.Tasks, task)
 	}
 	return writeBundle("multitask", b)
+}
+
+// readSource reads one label source, OR-ing anyOf columns into one label.
+func readSource(src labelSource) ([]ml.Record, error) {
+	if len(src.anyOf) == 0 {
+		return readCSV(src.file, src.smiles, src.col)
+	}
+	r, err := readCSV(src.file, src.smiles, src.anyOf...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r {
+		v := float32(math.NaN())
+		for _, l := range r[i].Labels {
+			switch {
+			case l == 1:
+				v = 1
+			case l == 0 && math.IsNaN(float64(v)):
+				v = 0
+			}
+		}
+		r[i].Labels = []float32{v}
+	}
+	return r, nil
 }
