@@ -1,0 +1,32 @@
+package contract
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestMessagesRoundTrip(t *testing.T) {
+	req := &Request{Action: "package_show", Method: "GET", ContentType: "application/json", Query: "id=x", Body: []byte(`{"a":1}`),
+		SiteURL: "http://h", Caller: Identity{UserID: "u1", Name: "joe", Sysadmin: true}, Deadline: time.Unix(0, 1234567890)}
+	b, _ := req.MarshalBinary()
+	var got Request
+	if err := got.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&got, req) {
+		t.Fatalf("request: %v %+v", err, got)
+	}
+	resp := &Response{Status: 409, ContentType: "application/json;charset=utf-8", Body: []byte(`{}`), ErrorType: "Validation Error"}
+	b, _ = resp.MarshalBinary()
+	var gotResp Response
+	if err := gotResp.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&gotResp, resp) {
+		t.Fatalf("response: %v %+v", err, gotResp)
+	}
+	m := &Manifest{Name: "catalog", Version: "1", Actions: []ActionSpec{{Name: "package_show", GET: true, Description: "d"}}}
+	b, _ = m.MarshalBinary()
+	var gotM Manifest
+	if err := gotM.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&gotM, m) {
+		t.Fatalf("manifest: %v %+v", err, gotM)
+	}
+	if err := got.UnmarshalBinary(b[:3]); err == nil {
+		t.Fatal("truncated message accepted")
+	}
+}
