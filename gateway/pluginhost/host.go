@@ -69,6 +69,9 @@ type Config struct {
 	SiteURL string
 	// LogLevel is passed to plugins (TOXGATE_LOG_LEVEL) [info].
 	LogLevel string
+	// Env holds extra KEY=value settings for every plugin, e.g.
+	// TOXGATE_CATALOG_CONCURRENT_WRITES=true on a MongoDB replica set.
+	Env []string
 }
 
 func (c *Config) defaults() {
@@ -338,6 +341,7 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
+	cmd.Env = append(cmd.Env, cfg.Env...)
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  contract.Handshake,
 		Plugins:          contract.ClientPlugins(),
