@@ -34,6 +34,10 @@ type Module struct {
 	cm   wazero.CompiledModule
 	pool pool
 
+	// fuel is true when the module was instrumented with fuel checks (see
+	// fuel.go); false when it runs with wazero's WithCloseOnContextDone.
+	fuel bool
+
 	mu       sync.Mutex
 	retired  bool
 	inflight sync.WaitGroup
@@ -51,6 +55,15 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.LoadTimeout)
 	defer cancel()
 
+	// Runaway calls are stopped by fuel checks inserted into the code, or, for a
+	// module the rewriter does not understand, by wazero's slower
+	// WithCloseOnContextDone.
+	code, err := instrumentFuel(wasm)
+	if err == nil {
+		wasm, m.fuel = code, true
+	} else {
+		opts.Logger.Debug("wasmrt: module not instrumented; using WithCloseOnContextDone", "error", err)
+	}
 	// Probe with the host's ceiling: the manifest, and so the module's own limit,
 	// is only known once an instance runs.
 	if err := m.compile(ctx, wasm, opts.Max.MemoryPages); err != nil {
@@ -81,7 +94,7 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 // compile creates the module's Runtime with the given memory cap, the WASI and
 // toxgate host modules, and compiles wasm.
 func (m *Module) compile(ctx context.Context, wasm []byte, pages uint32) error {
-	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(true)
+	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(pages).WithCloseOnContextDone(!m.fuel)
 	if m.opts.Cache != nil {
 		cfg = cfg.WithCompilationCache(m.opts.Cache)
 	}
@@ -100,12 +113,23 @@ func (m *Module) compile(ctx context.Context, wasm []byte, pages uint32) error {
 		rt.Close(ctx)
 		return fmt.Errorf("wasmrt: instantiating host module: %w", err)
 	}
+	if m.fuel {
+		_, err = rt.NewHostModuleBuilder(fuelModule).
+			NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(refuel), nil, []api.ValueType{api.ValueTypeI32}).
+			Export(fuelName).
+			Instantiate(ctx)
+		if err != nil {
+			rt.Close(ctx)
+			return fmt.Errorf("wasmrt: instantiating host module: %w", err)
+		}
+	}
 	cm, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
 		return refuse(err, "not a valid WebAssembly module")
 	}
-	if err := checkImports(cm); err != nil {
+	if err := checkImports(cm, m.fuel); err != nil {
 		rt.Close(ctx)
 		return err
 	}
@@ -123,10 +147,13 @@ var wantExports = []struct {
 	{abi.ExportEvaluate, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
 }
 
-func checkImports(cm wazero.CompiledModule) error {
+// checkImports refuses imports the host does not provide. fuel allows the
+// import that instrumentFuel adds (it refuses modules that have it already).
+func checkImports(cm wazero.CompiledModule, fuel bool) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
-		if mod == wasi_snapshot_preview1.ModuleName || (mod == abi.ImportModule && name == abi.ImportLog) {
+		if mod == wasi_snapshot_preview1.ModuleName || (mod == abi.ImportModule && name == abi.ImportLog) ||
+			(fuel && mod == fuelModule && name == fuelName) {
 			continue
 		}
 		return refuse(nil, "module imports %s.%s, which the host does not provide (allowed: %s.*, %s.%s)",

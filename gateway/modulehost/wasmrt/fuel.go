@@ -1,0 +1,724 @@
+package wasmrt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Fuel instrumentation: how the host stops a runaway call cheaply.
+//
+// wazero's WithCloseOnContextDone makes compiled code leave native code for Go
+// at every loop header, to look at the module's closed flag. Go's wasm backend
+// puts a loop at the start of every function (its resumable-call dispatch), so
+// a Go guest pays that exit on every function call and loop iteration: a
+// pooled call of the example module took ~170-400 µs with the option and
+// ~30 µs without (see bench_test.go).
+//
+// Instead, instrumentFuel rewrites the module once at load time: a new mutable
+// i32 global (the fuel) is decremented at every loop header and at every
+// function entry (unless the body starts with a loop, which already counts);
+// when it reaches zero the code calls an added import, fuelModule.fuelName
+// () -> i32, which checks the call's context (deadline, cancellation) and the
+// module's closed state and either returns a new amount of fuel or ends the
+// call with a sys.ExitError, closing the module. The check is one load, a
+// subtraction, a store and a branch per loop iteration; the Go exit happens
+// once per fuelRefill loop iterations or calls. Runaway code shapes that
+// wazero's option does not check (call trees without loops) are covered too,
+// since every function entry counts.
+//
+// The added import is appended after the module's own function imports, so
+// every defined function's index grows by one: call, return_call and ref.func
+// immediates, exports, the start function, element segments, global
+// initialisers and the name section are renumbered. DWARF sections
+// (.debug_*) describe code offsets that the insertions move, so they are
+// dropped; stack traces keep function names from the name section.
+//
+// The rewriter understands WebAssembly 2.0 (with SIMD, bulk memory, reference
+// types), threads atomics, tail calls and exception handling. Anything else
+// (an unknown opcode, GC types) makes it return errFuelUnsupported, and Load
+// falls back to WithCloseOnContextDone, which is slower but as safe.
+
+const (
+	fuelModule = "toxgate_host"
+	fuelName   = "fuel"
+	// fuelRefill is the number of loop iterations and calls between two checks.
+	// A check costs ~0.1 µs; an iteration at least ~1 ns, so the checks cost
+	// well under 1 % and a deadline is noticed within microseconds.
+	fuelRefill = 1 << 14
+)
+
+var errFuelUnsupported = errors.New("wasmrt: module not instrumentable")
+
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errFuelUnsupported, fmt.Sprintf(format, args...))
+}
+
+// wasm section ids.
+const (
+	secCustom    = 0
+	secType      = 1
+	secImport    = 2
+	secFunction  = 3
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secElement   = 9
+	secCode      = 10
+	secDataCount = 12
+)
+
+// reader decodes a wasm byte slice.
+type reader struct {
+	b   []byte
+	pos int
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = unsupported(format, args...)
+	}
+}
+
+func (r *reader) eof() bool { return r.err != nil || r.pos >= len(r.b) }
+
+func (r *reader) byte() byte {
+	if r.pos >= len(r.b) {
+		r.fail("unexpected end at offset %d", r.pos)
+		return 0
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c
+}
+
+func (r *reader) bytes(n int) []byte {
+	if n < 0 || r.pos+n > len(r.b) {
+		r.fail("unexpected end at offset %d", r.pos)
+		r.pos = len(r.b)
+		return nil
+	}
+	s := r.b[r.pos : r.pos+n]
+	r.pos += n
+	return s
+}
+
+// u64 reads an unsigned LEB128 of at most 10 bytes.
+func (r *reader) u64() uint64 {
+	var v uint64
+	for shift := uint(0); shift < 70; shift += 7 {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.fail("LEB128 too long at offset %d", r.pos)
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	v := r.u64()
+	if v > 1<<32-1 {
+		r.fail("u32 out of range at offset %d", r.pos)
+	}
+	return uint32(v)
+}
+
+// skipLEB skips a signed or unsigned LEB128.
+func (r *reader) skipLEB() {
+	for i := 0; i < 10; i++ {
+		if r.byte()&0x80 == 0 || r.err != nil {
+			return
+		}
+	}
+	r.fail("LEB128 too long at offset %d", r.pos)
+}
+
+func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
+
+func appendU32(b []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+func appendName(b []byte, s string) []byte { return append(appendU32(b, uint32(len(s))), s...) }
+
+// fuelRewriter holds what the rewrite needs to know about the module.
+type fuelRewriter struct {
+	importedFuncs   uint32 // before the rewrite; the fuel import gets this index
+	importedGlobals uint32
+	definedGlobals  uint32
+	types           uint32
+	fuelGlobal      uint32
+	check           []byte // the instructions inserted at loop headers and function entries
+}
+
+// fn renumbers a function index.
+func (fr *fuelRewriter) fn(i uint32) uint32 {
+	if i >= fr.importedFuncs {
+		return i + 1
+	}
+	return i
+}
+
+type section struct {
+	id      byte
+	payload []byte
+}
+
+// instrumentFuel returns wasm with fuel checks (see above), or an error wrapping
+// errFuelUnsupported when it cannot rewrite the module (including one that
+// imports from fuelModule itself). It does not validate the module: wazero
+// does, when it compiles the result.
+func instrumentFuel(wasm []byte) ([]byte, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:8], []byte{0, 'a', 's', 'm', 1, 0, 0, 0}) {
+		return nil, unsupported("not a WebAssembly 1 binary")
+	}
+	r := &reader{b: wasm, pos: 8}
+	var secs []section
+	for !r.eof() {
+		id := r.byte()
+		n := r.u32()
+		p := r.bytes(int(n))
+		if r.err != nil {
+			return nil, r.err
+		}
+		secs = append(secs, section{id, p})
+	}
+	fr := &fuelRewriter{}
+	// First pass: counts.
+	for _, s := range secs {
+		sr := &reader{b: s.payload}
+		switch s.id {
+		case secType:
+			fr.types = sr.u32()
+		case secImport:
+			if err := fr.scanImports(sr); err != nil {
+				return nil, err
+			}
+		case secGlobal:
+			fr.definedGlobals = sr.u32()
+		}
+		if sr.err != nil {
+			return nil, sr.err
+		}
+	}
+	fr.fuelGlobal = fr.importedGlobals + fr.definedGlobals
+	g := appendU32(nil, fr.fuelGlobal)
+	c := append([]byte{0x23}, g...)       // global.get $fuel
+	c = append(c, 0x41, 0x01, 0x6b, 0x24) // i32.const 1; i32.sub; global.set
+	c = append(c, g...)                   //   $fuel
+	c = append(c, 0x23)                   // global.get
+	c = append(c, g...)                   //   $fuel
+	c = append(c, 0x45, 0x04, 0x40, 0x10) // i32.eqz; if; call
+	c = appendU32(c, fr.importedFuncs)    //   $check
+	c = append(c, 0x24)                   // global.set
+	c = append(append(c, g...), 0x0b)     //   $fuel; end
+	fr.check = c
+
+	out := append([]byte(nil), wasm[:8]...)
+	emit := func(id byte, p []byte) {
+		out = append(out, id)
+		out = appendU32(out, uint32(len(p)))
+		out = append(out, p...)
+	}
+	// The new type goes at the end of the type section, the new import at the
+	// end of the import section and the new global at the end of the global
+	// section, creating the sections (in their required order) when absent.
+	newType := []byte{0x60, 0x00, 0x01, 0x7f} // () -> i32
+	newImport := appendName(appendName(nil, fuelModule), fuelName)
+	newImport = appendU32(append(newImport, 0x00), fr.types)
+	newGlobal := appendU32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
+	newGlobal = append(newGlobal, 0x0b)
+	// fuelRefill fits in a positive sLEB128 only if bit 6 of its last byte is
+	// clear; 1<<14 encodes as 80 80 01, which is fine.
+
+	order := func(id byte) int { // canonical section order; custom sections keep their place
+		switch id {
+		case secDataCount:
+			return 95 // between element (9) and code (10)
+		case 13: // tag: after memory (5), before global (6)
+			return 55
+		}
+		return int(id) * 10
+	}
+	wrote := map[byte]bool{}
+	pending := []struct {
+		id byte
+		p  []byte
+	}{
+		{secType, appendU32(nil, 1)},
+		{secImport, appendU32(nil, 1)},
+		{secGlobal, appendU32(nil, 1)},
+	}
+	flushBefore := func(id byte) {
+		for _, ps := range pending {
+			if !wrote[ps.id] && order(ps.id) < order(id) {
+				wrote[ps.id] = true
+				switch ps.id {
+				case secType:
+					emit(ps.id, append(ps.p, newType...))
+				case secImport:
+					emit(ps.id, append(ps.p, newImport...))
+				case secGlobal:
+					emit(ps.id, append(ps.p, newGlobal...))
+				}
+			}
+		}
+	}
+	for _, s := range secs {
+		if s.id != secCustom {
+			flushBefore(s.id)
+		}
+		sr := &reader{b: s.payload}
+		var p []byte
+		var err error
+		switch s.id {
+		case secCustom:
+			p, err = fr.custom(sr)
+			if p == nil && err == nil {
+				continue // dropped
+			}
+			out = append(out, secCustom)
+			out = appendU32(out, uint32(len(p)))
+			out = append(out, p...)
+			continue
+		case secType:
+			wrote[secType] = true
+			n := sr.u32()
+			p = append(appendU32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(p, newType...)
+		case secImport:
+			wrote[secImport] = true
+			n := sr.u32()
+			p = append(appendU32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(p, newImport...)
+		case secGlobal:
+			wrote[secGlobal] = true
+			p, err = fr.globals(sr, newGlobal)
+		case secExport:
+			p, err = fr.exports(sr)
+		case secStart:
+			p = appendU32(nil, fr.fn(sr.u32()))
+			if !sr.eof() {
+				err = unsupported("trailing bytes in the start section")
+			}
+		case secElement:
+			p, err = fr.elements(sr)
+		case secCode:
+			p, err = fr.code(sr)
+		default:
+			if s.id > 13 {
+				return nil, unsupported("unknown section %d", s.id)
+			}
+			p = s.payload
+		}
+		if err == nil {
+			err = sr.err
+		}
+		if err != nil {
+			return nil, err
+		}
+		emit(s.id, p)
+	}
+	flushBefore(255)
+	return out, nil
+}
+
+func (fr *fuelRewriter) scanImports(r *reader) error {
+	n := r.u32()
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		mod, name := r.name(), r.name()
+		if string(mod) == fuelModule {
+			return unsupported("module already imports %s.%s", mod, name)
+		}
+		switch kind := r.byte(); kind {
+		case 0x00: // func
+			r.u32()
+			fr.importedFuncs++
+		case 0x01: // table: reftype limits
+			r.byte()
+			skipLimits(r)
+		case 0x02: // memory
+			skipLimits(r)
+		case 0x03: // global: valtype mut
+			valType(r)
+			r.byte()
+			fr.importedGlobals++
+		case 0x04: // tag
+			r.byte()
+			r.u32()
+		default:
+			return unsupported("import kind %d", kind)
+		}
+	}
+	return r.err
+}
+
+func skipLimits(r *reader) {
+	flags := r.byte()
+	if flags > 0x07 {
+		r.fail("limits flags %#x", flags)
+	}
+	r.u64()
+	if flags&1 != 0 {
+		r.u64()
+	}
+}
+
+// valType reads a value type; only the single-byte types of wasm 2.0 are known.
+func valType(r *reader) {
+	switch t := r.byte(); t {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+	default:
+		r.fail("value type %#x", t)
+	}
+}
+
+func (fr *fuelRewriter) globals(r *reader, newGlobal []byte) ([]byte, error) {
+	n := r.u32()
+	p := appendU32(nil, n+1)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		start := r.pos
+		valType(r)
+		r.byte()
+		p = append(p, r.b[start:r.pos]...)
+		var err error
+		if p, err = fr.expr(r, p); err != nil {
+			return nil, err
+		}
+	}
+	return append(p, newGlobal...), r.err
+}
+
+func (fr *fuelRewriter) exports(r *reader) ([]byte, error) {
+	n := r.u32()
+	p := appendU32(nil, n)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		name := r.name()
+		kind := r.byte()
+		idx := r.u32()
+		if kind == 0x00 {
+			idx = fr.fn(idx)
+		}
+		p = appendU32(p, uint32(len(name)))
+		p = append(p, name...)
+		p = appendU32(append(p, kind), idx)
+	}
+	return p, r.err
+}
+
+func (fr *fuelRewriter) elements(r *reader) ([]byte, error) {
+	n := r.u32()
+	p := appendU32(nil, n)
+	var err error
+	for i := uint32(0); i < n && r.err == nil && err == nil; i++ {
+		flags := r.u32()
+		if flags > 7 {
+			return nil, unsupported("element segment flags %d", flags)
+		}
+		p = appendU32(p, flags)
+		if flags&0x02 != 0 && flags&0x01 == 0 { // active with a table index
+			p = appendU32(p, r.u32())
+		}
+		if flags&0x01 == 0 { // active: offset expression
+			if p, err = fr.expr(r, p); err != nil {
+				return nil, err
+			}
+		}
+		if flags&0x03 != 0 { // elemkind (0x00) or reftype
+			p = append(p, r.byte())
+		}
+		count := r.u32()
+		p = appendU32(p, count)
+		for j := uint32(0); j < count && r.err == nil; j++ {
+			if flags&0x04 != 0 {
+				if p, err = fr.expr(r, p); err != nil {
+					return nil, err
+				}
+			} else {
+				p = appendU32(p, fr.fn(r.u32()))
+			}
+		}
+	}
+	return p, r.err
+}
+
+// expr copies a constant expression up to and including its end.
+func (fr *fuelRewriter) expr(r *reader, p []byte) ([]byte, error) {
+	depth := 0
+	for r.err == nil {
+		if r.pos >= len(r.b) {
+			return nil, unsupported("unterminated constant expression")
+		}
+		op := r.b[r.pos]
+		var err error
+		if p, err = fr.instr(r, p, &depth, false); err != nil {
+			return nil, err
+		}
+		if op == 0x0b && depth < 0 {
+			return p, nil
+		}
+	}
+	return nil, r.err
+}
+
+func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
+	n := r.u32()
+	p := appendU32(nil, n)
+	var body []byte
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		size := r.u32()
+		br := &reader{b: r.bytes(int(size))}
+		if r.err != nil {
+			return nil, r.err
+		}
+		body = body[:0]
+		groups := br.u32()
+		for j := uint32(0); j < groups && br.err == nil; j++ {
+			br.u32()
+			valType(br)
+		}
+		body = append(body, br.b[:br.pos]...)
+		if br.pos < len(br.b) && br.b[br.pos] != 0x03 { // a body starting with a loop is counted there
+			body = append(body, fr.check...)
+		}
+		depth := 0
+		for br.err == nil && br.pos < len(br.b) {
+			var err error
+			if body, err = fr.instr(br, body, &depth, true); err != nil {
+				return nil, err
+			}
+		}
+		if br.err != nil {
+			return nil, br.err
+		}
+		if depth != -1 {
+			return nil, unsupported("function %d: unbalanced blocks", i)
+		}
+		p = appendU32(p, uint32(len(body)))
+		p = append(p, body...)
+	}
+	return p, r.err
+}
+
+// instr copies one instruction from r to p, renumbering function indices and,
+// in code, inserting the fuel check after each loop header. depth tracks
+// block nesting (end of the function or expression makes it -1).
+func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]byte, error) {
+	start := r.pos
+	op := r.byte()
+	copyRest := func() []byte { return append(p, r.b[start:r.pos]...) }
+	switch {
+	case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0f || op == 0x19 || op == 0x1a || op == 0x1b || op == 0x0a:
+		// unreachable, nop, else, return, catch_all, drop, select, throw_ref
+	case op == 0x02 || op == 0x04 || op == 0x06: // block, if, try: blocktype
+		r.skipLEB()
+		*depth++
+	case op == 0x03: // loop
+		r.skipLEB()
+		*depth++
+		if inCode {
+			return append(copyRest(), fr.check...), r.err
+		}
+	case op == 0x0b: // end
+		*depth--
+	case op == 0x07 || op == 0x08 || op == 0x09 || op == 0x0c || op == 0x0d || op == 0x18:
+		// catch tag, throw tag, rethrow label, br, br_if, delegate label
+		r.u32()
+		if op == 0x18 {
+			*depth--
+		}
+	case op == 0x0e: // br_table
+		n := r.u32()
+		for i := uint32(0); i <= n && r.err == nil; i++ {
+			r.u32()
+		}
+	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
+		idx := r.u32()
+		return appendU32(append(p, op), fr.fn(idx)), r.err
+	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
+		r.u32()
+		r.u32()
+	case op == 0x1c: // select t*
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			valType(r)
+		}
+	case op == 0x1f: // try_table blocktype vec(catch)
+		r.skipLEB()
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			switch k := r.byte(); k {
+			case 0x00, 0x01:
+				r.u32()
+				r.u32()
+			case 0x02, 0x03:
+				r.u32()
+			default:
+				r.fail("try_table catch kind %d", k)
+			}
+		}
+		*depth++
+	case op >= 0x20 && op <= 0x26: // local.*, global.*, table.get/set
+		r.u32()
+	case op >= 0x28 && op <= 0x3e: // loads and stores: memarg
+		memarg(r)
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		r.u32()
+	case op == 0x41 || op == 0x42: // i32.const, i64.const
+		r.skipLEB()
+	case op == 0x43:
+		r.bytes(4)
+	case op == 0x44:
+		r.bytes(8)
+	case op >= 0x45 && op <= 0xc4: // numeric, sign extension
+	case op == 0xd0: // ref.null heaptype
+		r.skipLEB()
+	case op == 0xd1: // ref.is_null
+	case op == 0xfc:
+		switch sub := r.u32(); {
+		case sub <= 7: // saturating truncation
+		case sub == 8: // memory.init data mem
+			r.u32()
+			r.u32()
+		case sub == 9 || sub == 11 || sub == 13 || sub == 15 || sub == 16 || sub == 17:
+			r.u32()
+		case sub == 10 || sub == 12 || sub == 14:
+			r.u32()
+			r.u32()
+		default:
+			return nil, unsupported("opcode 0xfc %d", sub)
+		}
+	case op == 0xfd:
+		switch sub := r.u32(); {
+		case sub <= 11 || sub == 92 || sub == 93: // v128 loads/stores
+			memarg(r)
+		case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+			r.bytes(16)
+		case sub >= 21 && sub <= 34: // extract/replace lane
+			r.byte()
+		case sub >= 84 && sub <= 91: // load/store lane
+			memarg(r)
+			r.byte()
+		case sub <= 0x113:
+		default:
+			return nil, unsupported("opcode 0xfd %d", sub)
+		}
+	case op == 0xfe:
+		switch sub := r.u32(); {
+		case sub == 0x03: // atomic.fence
+			r.byte()
+		case sub <= 0x02 || (sub >= 0x10 && sub <= 0x4e):
+			memarg(r)
+		default:
+			return nil, unsupported("opcode 0xfe %d", sub)
+		}
+	default:
+		return nil, unsupported("opcode %#x", op)
+	}
+	return copyRest(), r.err
+}
+
+func memarg(r *reader) {
+	align := r.u32()
+	if align&0x40 != 0 { // multi-memory: memory index
+		r.u32()
+	}
+	r.u64()
+}
+
+// custom rewrites the name section, drops DWARF sections and keeps the rest.
+// It returns nil, nil for a dropped section.
+func (fr *fuelRewriter) custom(r *reader) ([]byte, error) {
+	name := string(r.name())
+	if r.err != nil {
+		return nil, r.err
+	}
+	if strings.HasPrefix(name, ".debug_") {
+		return nil, nil
+	}
+	if name != "name" {
+		return r.b, nil
+	}
+	p := appendName(nil, name)
+	for !r.eof() {
+		id := r.byte()
+		sub := &reader{b: r.bytes(int(r.u32()))}
+		var q []byte
+		switch id {
+		case 1: // function names: vec(funcidx name)
+			n := sub.u32()
+			q = appendU32(q, n)
+			for i := uint32(0); i < n && sub.err == nil; i++ {
+				q = appendU32(q, fr.fn(sub.u32()))
+				nm := sub.name()
+				q = appendU32(q, uint32(len(nm)))
+				q = append(q, nm...)
+			}
+		case 2, 3: // local and label names: vec(funcidx vec(idx name))
+			n := sub.u32()
+			q = appendU32(q, n)
+			for i := uint32(0); i < n && sub.err == nil; i++ {
+				q = appendU32(q, fr.fn(sub.u32()))
+				start := sub.pos
+				m := sub.u32()
+				for j := uint32(0); j < m && sub.err == nil; j++ {
+					sub.u32()
+					sub.name()
+				}
+				q = append(q, sub.b[start:sub.pos]...)
+			}
+		default: // module name and names of other index spaces, which do not move
+			q = sub.b
+		}
+		if sub.err != nil || r.err != nil {
+			return nil, nil // a malformed name section is dropped, not fatal
+		}
+		p = appendU32(append(p, id), uint32(len(q)))
+		p = append(p, q...)
+	}
+	if r.err != nil {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// refuel implements the fuel import: it ends the call when its context is done
+// (deadline passed, canceled) or the module was closed, and otherwise returns
+// the next amount of fuel. The deadline is compared with the clock, so a call
+// stops even when the timer goroutine cannot run.
+func refuel(ctx context.Context, mod api.Module, stack []uint64) {
+	var code uint32
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		code = sys.ExitCodeDeadlineExceeded
+	} else if err := ctx.Err(); err != nil {
+		code = sys.ExitCodeContextCanceled
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = sys.ExitCodeDeadlineExceeded
+		}
+	} else if !mod.IsClosed() {
+		stack[0] = fuelRefill
+		return
+	}
+	_ = mod.CloseWithExitCode(ctx, code)
+	panic(sys.NewExitError(code))
+}

@@ -1,0 +1,251 @@
+package wasmrt
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"toxgate/gateway/modulehost/modtest"
+)
+
+// wasmSection encodes one section.
+func wasmSection(id byte, content ...[]byte) []byte {
+	var p []byte
+	for _, c := range content {
+		p = append(p, c...)
+	}
+	return append(appendU32([]byte{id}, uint32(len(p))), p...)
+}
+
+func vec(items ...[]byte) []byte {
+	p := appendU32(nil, uint32(len(items)))
+	for _, it := range items {
+		p = append(p, it...)
+	}
+	return p
+}
+
+func body(code ...byte) []byte {
+	return append(appendU32(nil, uint32(len(code)+1)), append([]byte{0}, code...)...)
+}
+
+// fuelTestModule is a hand-assembled module exercising everything the rewriter
+// renumbers: an import, calls, call_indirect through an active element
+// segment, a funcref global initialised with ref.func, the start function,
+// exports and the name section, plus two runaway shapes (a loop, and a call
+// tree without loops).
+func fuelTestModule() []byte {
+	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	m = append(m, wasmSection(1, vec(
+		[]byte{0x60, 0, 0},             // 0: () -> ()
+		[]byte{0x60, 0, 1, 0x7f},       // 1: () -> i32
+		[]byte{0x60, 1, 0x7f, 1, 0x7f}, // 2: (i32) -> i32
+	))...)
+	m = append(m, wasmSection(2, vec(append(appendName(appendName(nil, "env"), "one"), 0x00, 1)))...) // func 0
+	// Defined functions 1..7: spin, fanout, sum, seven, start, started, trap.
+	m = append(m, wasmSection(3, vec([]byte{0}, []byte{2}, []byte{1}, []byte{1}, []byte{0}, []byte{1}, []byte{0}))...)
+	m = append(m, wasmSection(4, vec([]byte{0x70, 0x00, 2}))...) // table funcref min 2
+	m = append(m, wasmSection(6, vec(
+		[]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, // global 0: mut i32 = 0
+		[]byte{0x70, 0x00, 0xd2, 4, 0x0b},    // global 1: funcref = ref.func 4 (seven)
+	))...)
+	m = append(m, wasmSection(7, vec(
+		append(appendName(nil, "spin"), 0, 1),
+		append(appendName(nil, "fanout"), 0, 2),
+		append(appendName(nil, "sum"), 0, 3),
+		append(appendName(nil, "started"), 0, 6),
+		append(appendName(nil, "trap"), 0, 7),
+	))...)
+	m = append(m, wasmSection(8, []byte{5})...)                                 // start: func 5
+	m = append(m, wasmSection(9, vec([]byte{0x00, 0x41, 0x00, 0x0b, 1, 4}))...) // table[0] = seven
+	m = append(m, wasmSection(10, vec(
+		body(0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b), // spin: loop br 0 end
+		// fanout(n): if n == 0 { 1 } else { fanout(n-1) + fanout(n-1) }
+		body(0x20, 0x00, 0x45, 0x04, 0x7f, 0x41, 0x01, 0x05,
+			0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 2,
+			0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 2, 0x6a, 0x0b, 0x0b),
+		// sum: call_indirect table[0] + env.one() + (table[1] = global 1; call_indirect table[1])
+		body(0x41, 0x00, 0x11, 1, 0x00,
+			0x10, 0,
+			0x6a,
+			0x41, 0x01, 0x23, 1, 0x26, 0x00,
+			0x41, 0x01, 0x11, 1, 0x00,
+			0x6a, 0x0b),
+		body(0x41, 0x07, 0x0b),           // seven
+		body(0x41, 42, 0x24, 0x00, 0x0b), // start: global 0 = 42
+		body(0x23, 0x00, 0x0b),           // started
+		body(0x00, 0x0b),                 // trap: unreachable
+	))...)
+	names := vec(
+		append(appendU32(nil, 0), appendName(nil, "one")...),
+		append(appendU32(nil, 1), appendName(nil, "spin")...),
+		append(appendU32(nil, 2), appendName(nil, "fanout")...),
+		append(appendU32(nil, 7), appendName(nil, "trap_here")...),
+	)
+	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, appendU32(nil, uint32(len(names))), names)...)
+	m = append(m, wasmSection(0, appendName(nil, ".debug_info"), []byte{1, 2, 3})...)
+	return m
+}
+
+func instantiateFuel(t *testing.T, wasm []byte) api.Module {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(false))
+	t.Cleanup(func() { rt.Close(ctx) })
+	_, err := rt.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = 1 }), nil, []api.ValueType{api.ValueTypeI32}).
+		Export("one").Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rt.NewHostModuleBuilder(fuelModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(refuel), nil, []api.ValueType{api.ValueTypeI32}).
+		Export(fuelName).Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Instantiate(ctx, wasm)
+	if err != nil {
+		t.Fatalf("instantiating the instrumented module: %v", err)
+	}
+	return mod
+}
+
+func TestFuelKeepsSemanticsAndRenumbers(t *testing.T) {
+	orig := fuelTestModule()
+	if _, err := wazero.NewRuntime(context.Background()).CompileModule(context.Background(), orig); err != nil {
+		t.Fatalf("the test module itself is invalid: %v", err)
+	}
+	wasm, err := instrumentFuel(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(wasm), ".debug_info") {
+		t.Fatal("DWARF section kept")
+	}
+	mod := instantiateFuel(t, wasm)
+	ctx := context.Background()
+	for name, want := range map[string]uint64{"sum": 15, "started": 42} {
+		res, err := mod.ExportedFunction(name).Call(ctx)
+		if err != nil || res[0] != want {
+			t.Fatalf("%s() = %v, %v; want %d", name, res, err, want)
+		}
+	}
+	res, err := mod.ExportedFunction("fanout").Call(ctx, 10)
+	if err != nil || res[0] != 1024 {
+		t.Fatalf("fanout(10) = %v, %v; want 1024", res, err)
+	}
+	_, err = mod.ExportedFunction("trap").Call(ctx)
+	if err == nil || !strings.Contains(err.Error(), "trap_here") {
+		t.Fatalf("trap error = %v; want the renumbered name in the stack trace", err)
+	}
+}
+
+func TestFuelStopsRunawayShapes(t *testing.T) {
+	wasm, err := instrumentFuel(fuelTestModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fn     string
+		params []uint64
+	}{{"spin", nil}, {"fanout", []uint64{60}}} {
+		t.Run(c.fn, func(t *testing.T) {
+			mod := instantiateFuel(t, wasm)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := mod.ExportedFunction(c.fn).Call(ctx, c.params...)
+			var ee *sys.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != sys.ExitCodeDeadlineExceeded {
+				t.Fatalf("error = %v, want exit on deadline", err)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Fatalf("stopped after %v", took)
+			}
+			if !mod.IsClosed() {
+				t.Fatal("module not closed")
+			}
+		})
+	}
+	t.Run("canceled", func(t *testing.T) {
+		mod := instantiateFuel(t, wasm)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		_, err := mod.ExportedFunction("spin").Call(ctx)
+		var ee *sys.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != sys.ExitCodeContextCanceled {
+			t.Fatalf("error = %v, want exit on cancel", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		mod := instantiateFuel(t, wasm)
+		time.AfterFunc(20*time.Millisecond, func() { mod.Close(context.Background()) })
+		_, err := mod.ExportedFunction("spin").Call(context.Background())
+		if err == nil {
+			t.Fatal("spin returned after Close without an error")
+		}
+	})
+}
+
+func TestFuelRefusesWhatItDoesNotKnow(t *testing.T) {
+	m := fuelTestModule()
+	// Turn spin's loop into an unknown opcode (0xd6 br_on_non_null).
+	i := strings.Index(string(m), string([]byte{0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b}))
+	bad := append([]byte(nil), m...)
+	bad[i] = 0xd6
+	if _, err := instrumentFuel(bad); !errors.Is(err, errFuelUnsupported) {
+		t.Fatalf("unknown opcode: %v", err)
+	}
+	if _, err := instrumentFuel([]byte("garbage")); !errors.Is(err, errFuelUnsupported) {
+		t.Fatalf("garbage: %v", err)
+	}
+	already := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	already = append(already, wasmSection(1, vec([]byte{0x60, 0, 1, 0x7f}))...)
+	already = append(already, wasmSection(2, vec(append(appendName(appendName(nil, fuelModule), fuelName), 0x00, 0)))...)
+	if _, err := instrumentFuel(already); !errors.Is(err, errFuelUnsupported) {
+		t.Fatalf("a module importing the fuel function: %v", err)
+	}
+}
+
+// Every Go module the tests build is instrumented, not left to the slow path.
+func TestGoModulesAreInstrumented(t *testing.T) {
+	for _, dir := range []string{"../testdata/faults", "../../../modules/example-units"} {
+		if _, err := instrumentFuel(modtest.Wasm(t, dir)); err != nil {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+	if m := load(t, "../testdata/faults", Options{}); !m.fuel {
+		t.Error("Load did not instrument the faults module")
+	}
+}
+
+// More runaway calls than processors: every one still ends at its deadline,
+// since the fuel check compares the clock itself and leaves native code.
+func TestConcurrentRunawayCallsAllTimeOut(t *testing.T) {
+	m := load(t, "../testdata/faults", Options{})
+	n := 2*runtime.GOMAXPROCS(0) + 1
+	errs := make(chan error, n)
+	start := time.Now()
+	for range n {
+		go func() {
+			_, err := call(t, m, "/faults/loop", `{}`, 200*time.Millisecond)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; failureKind(err) != FailTimeout && failureKind(err) != FailBusy {
+			t.Errorf("error = %v, want timeout (or busy when the pool is full)", err)
+		}
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("%d runaway calls took %v", n, took)
+	}
+}
