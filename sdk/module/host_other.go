@@ -5,7 +5,12 @@ package module
 import (
 	"fmt"
 	"os"
+
+	"toxgate/sdk/abi"
 )
 
 // hostLog prints to stderr when the package runs natively (e.g. in an author's tests).
 func hostLog(level int32, line []byte) { fmt.Fprintf(os.Stderr, "level=%d %s\n", level, line) }
+
+// configureRuntime leaves a native process's garbage collector alone.
+func configureRuntime(abi.Limits) {}

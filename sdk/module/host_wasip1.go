@@ -3,6 +3,8 @@
 package module
 
 import (
+	"runtime"
+	"runtime/debug"
 	"unsafe"
 
 	"toxgate/sdk/abi"
@@ -19,11 +21,33 @@ func hostLog(level int32, line []byte) {
 }
 
 // Buffers handed to the host stay referenced here until the next call, so the
-// garbage collector keeps them (Go's collector does not move objects).
+// garbage collector keeps them (Go's collector does not move objects). Both are
+// reused across calls unless they grew beyond keepBuffer, so a call with a
+// small input and output allocates neither.
 var (
 	inBuf  []byte
 	outBuf []byte
 )
+
+// keepBuffer is the largest buffer capacity kept from one call to the next.
+const keepBuffer = 1 << 20
+
+// defaultMemoryPages is the host's memory cap for a manifest that asks for
+// none (sdk/ABI.md).
+const defaultMemoryPages = 512
+
+// configureRuntime gives the garbage collector a soft memory limit below the
+// module's memory cap. Linear memory never shrinks and the collector only
+// runs when the heap doubles (GOGC=100), so without a limit a model whose live
+// heap is a third of the cap ran out of memory on its second call; with it, the
+// collector works harder as the heap nears the cap instead.
+func configureRuntime(l abi.Limits) {
+	pages := l.MemoryPages
+	if pages == 0 {
+		pages = defaultMemoryPages
+	}
+	debug.SetMemoryLimit(int64(pages) * 65536 * 3 / 4)
+}
 
 func ptrOf(b []byte) uint32 {
 	if len(b) == 0 {
@@ -42,23 +66,36 @@ func exportManifest() uint64 {
 
 //go:wasmexport toxgate_alloc
 func exportAlloc(n uint32) uint32 {
-	inBuf = make([]byte, n+1)[:n]
+	if cap(outBuf) > keepBuffer {
+		outBuf = nil // the previous result was read: let the collector have it during this call
+	}
+	if uint64(cap(inBuf)) < uint64(n)+1 || cap(inBuf) > keepBuffer {
+		inBuf = make([]byte, n+1)
+	}
+	inBuf = inBuf[:n]
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(inBuf))))
 }
 
 //go:wasmexport toxgate_evaluate
 func exportEvaluate(route, ptr, n uint32) uint64 {
+	if cap(outBuf) > keepBuffer {
+		outBuf = nil
+	}
+	out := append(outBuf[:0], 0) // status byte, set below
 	var status byte
-	var body []byte
 	if n > uint32(len(inBuf)) || (n > 0 && ptr != ptrOf(inBuf)) {
-		status, body = errorBody(Internal("evaluate: input pointer %d was not returned by %s(%d)", ptr, abi.ExportAlloc, n))
+		status, out = errorBody(Internal("evaluate: input pointer %d was not returned by %s(%d)", ptr, abi.ExportAlloc, n), out)
 	} else {
-		status, body = evaluate(int(route), inBuf[:n])
+		status, out = evaluate(int(route), inBuf[:n], out)
 	}
-	if cap(outBuf) > 1<<20 {
-		outBuf = nil // do not keep a huge buffer alive between calls
-	}
-	outBuf = append(append(outBuf[:0], status), body...)
-	inBuf = nil
+	out[0] = status
+	outBuf = out
+	// Let the garbage collector finish. A wasmexport call runs on one goroutine
+	// and returns to the host without scheduling others, so a GC cycle that an
+	// allocation started never completes while the guest only computes: the
+	// heap grew by every call's garbage until the module ran out of memory
+	// (pbpk-httk, 365 days, on its second call). Yielding here runs the mark
+	// workers; when no cycle is pending it costs about a microsecond.
+	runtime.Gosched()
 	return abi.Pack(ptrOf(outBuf), uint32(len(outBuf)))
 }
