@@ -110,16 +110,22 @@ type Gateway struct {
 type Option func(*startConfig)
 
 type startConfig struct {
-	logSink io.Writer
-	env     []string
-	dataDir string
-	noReady bool
-	args    []string
-	ready   time.Duration
+	allModules bool
+	logSink    io.Writer
+	env        []string
+	dataDir    string
+	noReady    bool
+	args       []string
+	ready      time.Duration
 }
 
 // WithEnv adds KEY=VALUE environment settings (TOXGATE_* overrides).
 func WithEnv(kv ...string) Option { return func(c *startConfig) { c.env = append(c.env, kv...) } }
+
+// WithAllModules serves every module `make build` built (bin/modules);
+// without it the gateway starts with an empty modules directory, which is
+// much faster (compiling every module takes seconds).
+func WithAllModules() Option { return func(c *startConfig) { c.allModules = true } }
 
 // WithLogSink sends the gateway's log to w instead of keeping it in memory
 // (for long benchmarks; Logs and WaitLog then see nothing).
@@ -157,16 +163,22 @@ func Launch(bins Binaries, opts ...Option) (g *Gateway, err error) {
 		}
 	}
 	modulesDir := bins.Modules
-	if _, err := os.Stat(modulesDir); err != nil {
+	if _, err := os.Stat(modulesDir); err != nil || !sc.allModules {
 		modulesDir = filepath.Join(sc.dataDir, "modules")
 		_ = os.MkdirAll(modulesDir, 0o755)
 	}
-	env := append(os.Environ(),
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TOXGATE_BIN_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
 		"TOXGATE_SERVER_ADDR=127.0.0.1:0",
 		"TOXGATE_MONGODB_URI=",
 		"TOXGATE_MONGODB_DATA_DIR="+filepath.Join(sc.dataDir, "store"),
 		"TOXGATE_MODULES_DIR="+modulesDir,
-		"TOXGATE_MODULES_CACHE_DIR="+filepath.Join(sc.dataDir, "wazero-cache"),
+		"TOXGATE_MODULES_CACHE_DIR="+sharedCacheDir(sc.dataDir),
 		"TOXGATE_PLUGINS_PROGRAMS="+pluginPrograms(bins),
 		"TOXGATE_AUTH_ADMIN_PASSWORD=admin-password-for-tests",
 		"TOXGATE_LOG_FORMAT=json",
@@ -186,6 +198,25 @@ func Launch(bins Binaries, opts ...Option) (g *Gateway, err error) {
 }
 
 var errLaunch = fmt.Errorf("launch failed")
+
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+)
+
+// sharedCacheDir is one wazero compilation cache for every gateway this
+// process starts, so that each module is compiled once per test process.
+func sharedCacheDir(fallback string) string {
+	cacheOnce.Do(func() {
+		if d, err := os.MkdirTemp("", "toxgate-harness-wazero-"); err == nil {
+			cacheDir = d
+		}
+	})
+	if cacheDir == "" {
+		return filepath.Join(fallback, "wazero-cache")
+	}
+	return cacheDir
+}
 
 func pluginPrograms(b Binaries) string {
 	var progs []string

@@ -65,6 +65,26 @@ var scenarios = []Scenario{
 		Subject:  func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
 		Target:   "subject ≥ 80% of baseline req/s",
 	},
+	{
+		Name:     "small model call (example-units convert) vs IsAlive",
+		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Subject: func(e *Env) loadgen.Target {
+			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/example/units/convert",
+				Header: map[string]string{"Content-Type": "application/json"},
+				Body:   []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)}
+		},
+		Target: "subject ≥ 50% of baseline req/s",
+	},
+	{
+		Name:     "hERG one SMILES vs IsAlive",
+		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Subject: func(e *Env) loadgen.Target {
+			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
+				Header: map[string]string{"Content-Type": "application/json"},
+				Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
+		},
+		Target: "subject p50 ≤ 2 ms",
+	},
 }
 
 func run(conns int, dur time.Duration, rounds int, only string) error {
