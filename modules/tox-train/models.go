@@ -178,7 +178,7 @@ func trainClinical() error {
 		return err
 	}
 	// ML: classical learners.
-	mML, tML, err := selectAndFit(ds, 0, classicSpecs(true), clinicalDef)
+	mML, tML, err := selectAndFit(ds, 0, classicBalanced(ds), clinicalDef)
 	if err != nil {
 		return err
 	}
@@ -204,9 +204,9 @@ func trainClinical() error {
 	aopDS := *ds
 	aopDS.X = xs
 	nf := feat.NumFeatures() + len(AOPFeatureNames)
-	specs := []ml.Spec{
-		{Kind: ml.KindLogReg, L2: 1e-3, Balanced: true, Seed: *seed, ScaleFrom: feat.Bits},
-		{Kind: ml.KindGBT, Trees: 300, Depth: 6, Rate: 0.08, Balanced: true, Seed: *seed},
+	specs := classicBalanced(&aopDS)
+	for i := range specs {
+		specs[i].ScaleFrom = feat.Bits // standardise the descriptors and the AOP probabilities
 	}
 	mAOP, tAOP, err := selectAndFitNF(&aopDS, 0, specs, clinicalDef, nf)
 	if err != nil {

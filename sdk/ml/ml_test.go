@@ -21,7 +21,7 @@ func mustMol(t testing.TB, s string) *chem.Mol {
 
 func TestStandardizeKeepsLargestFragment(t *testing.T) {
 	m := mustMol(t, "[Na+].CC(=O)Oc1ccccc1C(=O)[O-]")
-	if m.SMILES() != "CC(=O)Oc1ccccc1C(=O)[O-]" {
+	if m.SMILES() != "CC(=O)Oc1ccccc1C(=O)[OH]" {
 		t.Fatalf("largest fragment = %q", m.SMILES())
 	}
 	// Hydrochloride salt and free base are the same structure.
@@ -317,5 +317,36 @@ func TestCalibrationIsMonotoneAndFitsFrequencies(t *testing.T) {
 	}
 	if (Calibration{}).Apply(0.3) != 0.3 {
 		t.Fatal("zero calibration changes p")
+	}
+}
+
+func TestNeutralize(t *testing.T) {
+	cases := map[string]string{
+		"CC(=O)Oc1ccccc1C(=O)[O-]":   "CC(=O)Oc1ccccc1C(=O)[OH]",
+		"C[NH+](C)CCc1ccccc1":        "C[N](C)CCc1ccccc1",
+		"CC[NH3+]":                   "CC[NH2]",
+		"c1cc[nH+]cc1":               "c1cc[n]cc1",
+		"O=[N+]([O-])c1ccccc1":       "",
+		"C[N+](C)(C)C":               "",
+		"[NH3+][C@@H](C)C(=O)[O-]":   "[NH2][C@@H](C)C(=O)[OH]",
+		"Cn1cnc2c1c(=O)n(C)c(=O)n2C": "",
+		"c1ccc2[n-]nnc2c1":           "c1ccc2[nH]nnc2c1",
+	}
+	for in, want := range cases {
+		m, err := chem.ParseSMILES(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Neutralize(m); got != want {
+			t.Errorf("Neutralize(%s) = %q, want %q", in, got, want)
+		}
+	}
+	// A salt, a charge state and the neutral parent share one structure key.
+	a, b := MolKey(mustMol(t, "[Na+].CC(=O)Oc1ccccc1C(=O)[O-]")), MolKey(mustMol(t, "CC(=O)Oc1ccccc1C(=O)O"))
+	if a != b {
+		t.Fatal("aspirin sodium salt and aspirin differ after standardisation")
+	}
+	if MolKey(mustMol(t, "CN(C)CCCN1c2ccccc2CCc2ccccc21")) != MolKey(mustMol(t, "C[NH+](C)CCCN1c2ccccc2CCc2ccccc21")) {
+		t.Fatal("protonated imipramine differs from the base")
 	}
 }

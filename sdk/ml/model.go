@@ -40,7 +40,8 @@ type Spec struct {
 	// Balanced weights the classes inversely to their frequency.
 	Balanced bool
 	// ScaleFrom is the first feature index standardised for logistic
-	// regression and MLPs (default: the descriptors at the end of the vector).
+	// regression and MLPs, and the end of the Morgan bits kNN compares
+	// (default: where the descriptors at the end of the vector start).
 	ScaleFrom int
 	// Seed makes the training deterministic.
 	Seed int64

@@ -9,10 +9,92 @@ import (
 	"toxgate/sdk/chem"
 )
 
-// Standardize parses smiles and keeps its largest fragment (by heavy atoms;
-// the first one on ties), which strips counter-ions and solvents. Parse errors
-// are *chem.ParseError with positions relative to the whole input string.
+// Standardize parses smiles, keeps its largest fragment (by heavy atoms; the
+// first one on ties), which strips counter-ions and solvents, and neutralises
+// charged acids and protonated bases (see Neutralize), so that a salt, a
+// charge state and the neutral parent give the same features. Parse errors are
+// *chem.ParseError with positions relative to the whole input string.
 func Standardize(smiles string) (*chem.Mol, error) {
+	m, err := largestFragment(smiles)
+	if err != nil {
+		return nil, err
+	}
+	if n := Neutralize(m); n != "" {
+		if nm, err := chem.ParseSMILES(n); err == nil {
+			return nm, nil
+		}
+	}
+	return m, nil
+}
+
+// Neutralize returns the molecule's SMILES with deprotonated acids ([O-],
+// [S-], [N-], [n-]) protonated and protonated nitrogens ([NH+], [nH+], ...)
+// deprotonated, or "" when there is nothing to change. Atoms bonded to an
+// opposite charge (nitro groups, N-oxides), quaternary ammonium and atoms
+// with isotopes, chirality or classes are left as written.
+func Neutralize(m *chem.Mol) string {
+	s := m.SMILES()
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	for i := 0; i < m.NumAtoms(); i++ {
+		a := m.Atom(i)
+		if !a.Bracket || a.Charge == 0 || a.Isotope != 0 || a.Radicals != 0 || a.Chiral != chem.ChiralNone || a.Class != 0 {
+			continue
+		}
+		opposite := false
+		for _, j := range m.Neighbors(i) {
+			if m.Atom(int(j)).Charge*a.Charge < 0 {
+				opposite = true
+			}
+		}
+		if opposite {
+			continue
+		}
+		h := 0
+		switch {
+		case a.Charge == -1 && (a.AtomicNum == 8 || a.AtomicNum == 16 || a.AtomicNum == 7):
+			h = a.ExplicitHs + 1
+		case a.Charge == 1 && a.AtomicNum == 7 && a.ExplicitHs > 0:
+			h = a.ExplicitHs - 1
+		default:
+			continue
+		}
+		end := strings.IndexByte(s[a.Pos:], ']')
+		if end < 0 || s[a.Pos] != '[' {
+			continue
+		}
+		sym := a.Symbol()
+		if a.Aromatic {
+			sym = strings.ToLower(sym)
+		}
+		text := "[" + sym
+		switch {
+		case h == 1:
+			text += "H"
+		case h > 1:
+			text += "H" + itoa(h)
+		}
+		edits = append(edits, edit{a.Pos, a.Pos + end + 1, text + "]"})
+	}
+	if len(edits) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	last := 0
+	for _, e := range edits { // atoms are in input order
+		b.WriteString(s[last:e.from])
+		b.WriteString(e.text)
+		last = e.to
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// largestFragment parses smiles and keeps its largest fragment.
+func largestFragment(smiles string) (*chem.Mol, error) {
 	s := strings.TrimSpace(smiles)
 	lead := strings.Index(smiles, s)
 	if s == "" {
