@@ -3,12 +3,19 @@ package modulehost
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetratelabs/wazero"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
@@ -213,4 +220,79 @@ func BenchmarkModelsVsNative(b *testing.B) {
 			b.ReportMetric(float64(len(mOut)), "output-bytes")
 		})
 	}
+}
+
+// BenchmarkServeVsIsAlive measures end-to-end HTTP requests per second over an
+// in-memory listener (fasthttp server and client, 4 concurrent clients): POST
+// of the example module's convert route (schema validation, pooled call, JSON
+// answer) beside a GET of a handler shaped like the gateway's /IsAlive, and
+// reports the ratio module/IsAlive of requests per second.
+//
+//	go test -run XXX -bench ServeVsIsAlive -benchtime 20000x ./gateway/modulehost/
+func BenchmarkServeVsIsAlive(b *testing.B) {
+	dir := b.TempDir()
+	modtest.Install(b, exampleDir, dir, "example-units")
+	h, err := New(context.Background(), Config{ModulesDir: dir, CacheDir: b.TempDir()}, quietLogger(), prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	r := router.New()
+	r.GET("/IsAlive", func(ctx *fasthttp.RequestCtx) {
+		buf := append(make([]byte, 0, 96), `{"alive":true,"version":"bench","uptime_s":`...)
+		buf = strconv.AppendInt(buf, 1, 10)
+		ctx.SetContentType("application/json")
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+		ctx.SetBody(append(buf, '}'))
+	})
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		if !h.ServeModel(ctx) {
+			WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
+		}
+	}
+	ln := fasthttputil.NewInmemoryListener()
+	srv := &fasthttp.Server{Handler: r.Handler}
+	go srv.Serve(ln)
+	defer srv.Shutdown()
+	client := &fasthttp.HostClient{Addr: "bench", Dial: func(string) (net.Conn, error) { return ln.Dial() }, MaxConns: 16}
+	body := []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)
+	run := func(method, path string, body []byte, n int) time.Duration {
+		const clients = 4
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+				defer fasthttp.ReleaseRequest(req)
+				defer fasthttp.ReleaseResponse(res)
+				for i := c; i < n; i += clients {
+					req.Reset()
+					req.SetRequestURI("http://bench" + path)
+					req.Header.SetMethod(method)
+					if body != nil {
+						req.Header.SetContentType("application/json")
+						req.SetBody(body)
+					}
+					if err := client.Do(req, res); err != nil || res.StatusCode() != 200 {
+						b.Errorf("%s %s: %v %d %s", method, path, err, res.StatusCode(), res.Body())
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	run("POST", "/example/units/convert", body, 200) // start the pool's instances
+	run("GET", "/IsAlive", nil, 200)
+	b.ResetTimer()
+	alive := run("GET", "/IsAlive", nil, b.N)
+	module := run("POST", "/example/units/convert", body, b.N)
+	b.StopTimer()
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(b.N)/alive.Seconds(), "isalive-req/s")
+	b.ReportMetric(float64(b.N)/module.Seconds(), "module-req/s")
+	b.ReportMetric(alive.Seconds()/module.Seconds(), "module/isalive")
 }

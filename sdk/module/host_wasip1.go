@@ -49,6 +49,16 @@ func configureRuntime(l abi.Limits) {
 	debug.SetMemoryLimit(int64(pages) * 65536 * 3 / 4)
 }
 
+// yield lets the garbage collector finish. A wasmexport call runs on one
+// goroutine and returns to the host without scheduling others, so a GC cycle
+// that an allocation started never completes while the guest only computes:
+// the heap grew by every call's garbage until the module ran out of memory
+// (pbpk-httk, 365 days, on its second call). Yielding runs the mark workers;
+// when no cycle is pending it costs 2-3 µs. The SDK yields after the model
+// ran, so its garbage can be freed before the output is encoded (encoding
+// allocates about three times the output's size), and at the end of each call.
+func yield() { runtime.Gosched() }
+
 func ptrOf(b []byte) uint32 {
 	if len(b) == 0 {
 		return 0
@@ -90,12 +100,6 @@ func exportEvaluate(route, ptr, n uint32) uint64 {
 	}
 	out[0] = status
 	outBuf = out
-	// Let the garbage collector finish. A wasmexport call runs on one goroutine
-	// and returns to the host without scheduling others, so a GC cycle that an
-	// allocation started never completes while the guest only computes: the
-	// heap grew by every call's garbage until the module ran out of memory
-	// (pbpk-httk, 365 days, on its second call). Yielding here runs the mark
-	// workers; when no cycle is pending it costs about a microsecond.
-	runtime.Gosched()
+	yield()
 	return abi.Pack(ptrOf(outBuf), uint32(len(outBuf)))
 }

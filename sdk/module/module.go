@@ -168,6 +168,7 @@ func evaluate(i int, input, dst []byte) (byte, []byte) {
 	if err != nil {
 		return errorBody(err, dst)
 	}
+	yield() // let a pending GC cycle free the model's garbage before encoding
 	w := appendWriter{dst}
 	enc := json.NewEncoder(&w)
 	if err := enc.Encode(out); err != nil { // writes nothing on error
