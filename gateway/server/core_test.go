@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -265,5 +266,41 @@ func TestBadConfigStopsStartWithKeyName(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "server.read_timeout") {
 		t.Fatalf("error does not name the key: %s", out)
+	}
+}
+
+// /readyz answers 503 naming the part that is not ready (here: a module file
+// that is not a WebAssembly module), while /IsAlive keeps answering 200.
+func TestReadinessNamesThePartNotReady(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "broken.wasm"), []byte("not wasm at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+dir), harness.WithoutReadyWait())
+	var resp *http.Response
+	var body []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, body = get(t, g, "/readyz", nil)
+		if resp.StatusCode == http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+	}
+	var out struct {
+		Ready    bool              `json:"ready"`
+		NotReady []string          `json:"not_ready"`
+		Parts    map[string]string `json:"parts"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatalf("readyz body %s: %v", body, err)
+	}
+	if resp.StatusCode != 503 || out.Ready || len(out.NotReady) != 1 || out.NotReady[0] != "modules" || !strings.Contains(out.Parts["modules"], "broken.wasm") {
+		t.Fatalf("readyz = %d %s, want 503 naming modules and the file", resp.StatusCode, body)
+	}
+	if out.Parts["store"] != "ok" || out.Parts["plugins"] != "ok" {
+		t.Errorf("other parts: %v", out.Parts)
+	}
+	if resp, _ := get(t, g, "/IsAlive", nil); resp.StatusCode != 200 {
+		t.Errorf("IsAlive while not ready: %d", resp.StatusCode)
 	}
 }
