@@ -1,0 +1,188 @@
+//go:build unix
+
+package modulehost
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"toxgate/gateway/modulehost/modtest"
+	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/sdk/chem"
+)
+
+const (
+	chemBenchDir = "testdata/chembench"
+	chemRefCSV   = "../../sdk/chem/testdata/rdkit_descriptors_tox21_3000.csv"
+	// chemBatch is the number of SMILES per module call.
+	chemBatch = 500
+)
+
+// chemOut is the answer of the chembench module's route.
+type chemOut struct {
+	N      int    `json:"n"`
+	Failed int    `json:"failed"`
+	Bits   int    `json:"bits"`
+	Sum    uint64 `json:"sum"`
+}
+
+func chemMix(h, v uint64) uint64 { return (h ^ v) * 0x100000001b3 }
+
+// chemPipeline is the pipeline of testdata/chembench/main.go, run natively.
+func chemPipeline(smiles []string) chemOut {
+	var o chemOut
+	for _, s := range smiles {
+		o.N++
+		m, err := chem.ParseSMILES(s)
+		if err != nil {
+			o.Failed++
+			continue
+		}
+		d := chem.Describe(m)
+		fp := chem.Morgan(m, 2, 2048)
+		o.Bits += fp.Count()
+		h := o.Sum
+		for _, c := range []byte(d.Formula) {
+			h = chemMix(h, uint64(c))
+		}
+		for _, v := range []int{d.HeavyAtoms, d.FormalCharge, d.HBD, d.HBA, d.NHOHCount, d.NOCount,
+			d.RotatableBonds, d.RingCount, d.AromaticRings, d.NumAtomsWithHs} {
+			h = chemMix(h, uint64(v))
+		}
+		for _, f := range []float64{d.MolWt, d.ExactMass, d.TPSA, d.CLogP, d.MR, d.FractionCSP3} {
+			h = chemMix(h, math.Float64bits(f))
+		}
+		for _, w := range fp.Words() {
+			h = chemMix(h, w)
+		}
+		o.Sum = h
+	}
+	return o
+}
+
+func chemSMILES(tb testing.TB) []string {
+	f, err := os.Open(chemRefCSV)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	col := -1
+	for i, h := range recs[0] {
+		if h == "smiles" {
+			col = i
+		}
+	}
+	if col < 0 {
+		tb.Fatal("no smiles column in " + chemRefCSV)
+	}
+	var out []string
+	for _, r := range recs[1:] {
+		out = append(out, r[col])
+	}
+	return out
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// BenchmarkChemPipeline runs sdk/chem's ParseSMILES + Describe + Morgan(2, 2048)
+// over the 3000 reference SMILES of sdk/chem/testdata, natively and inside the
+// chembench test module through wasmrt (batches of chemBatch SMILES per call,
+// JSON in and out), in the same run. One op is one pass over the 3000
+// molecules on each side. It reports molecules per second (wall clock, and per
+// CPU-second of the process, which is steadier on a shared machine), the ratio
+// wasm/native of time per molecule, and the cost of a call with an empty batch
+// (the per-call overhead that the batches amortise). Run on one core with
+//
+//	go test -run XXX -bench ChemPipeline -benchtime 3x -cpu 1 ./gateway/modulehost/
+func BenchmarkChemPipeline(b *testing.B) {
+	ctx := context.Background()
+	smiles := chemSMILES(b)
+	m, err := wasmrt.Load(ctx, modtest.Wasm(b, chemBenchDir), wasmrt.Options{Cache: wazero.NewCompilationCache(), Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Retire(ctx)
+	var inputs [][]byte
+	var batches [][]string
+	for i := 0; i < len(smiles); i += chemBatch {
+		batch := smiles[i:min(i+chemBatch, len(smiles))]
+		in, _ := json.Marshal(map[string]any{"smiles": batch})
+		inputs, batches = append(inputs, in), append(batches, batch)
+	}
+	call := func(in []byte) chemOut {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		res, err := m.Call(cctx, 0, in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var o chemOut
+		if err := json.Unmarshal(res, &o); err != nil {
+			b.Fatalf("%v: %s", err, res)
+		}
+		return o
+	}
+	// Warm both sides up and check that they compute the same thing.
+	for i, in := range inputs {
+		want, got := chemPipeline(batches[i]), call(in)
+		if got != want {
+			b.Fatalf("batch %d: module %+v, native %+v", i, got, want)
+		}
+		if want.Failed != 0 {
+			b.Fatalf("batch %d: %d SMILES refused", i, want.Failed)
+		}
+	}
+	empty := []byte(`{"smiles":[]}`)
+	const emptyCalls = 200
+	call(empty)
+
+	b.ResetTimer()
+	c0, t0 := cpuSeconds(), time.Now()
+	for range b.N {
+		for _, batch := range batches {
+			chemPipeline(batch)
+		}
+	}
+	c1, t1 := cpuSeconds(), time.Now()
+	for range b.N {
+		for _, in := range inputs {
+			call(in)
+		}
+	}
+	c2, t2 := cpuSeconds(), time.Now()
+	for range emptyCalls {
+		call(empty)
+	}
+	t3 := time.Now()
+	b.StopTimer()
+	mols := float64(b.N * len(smiles))
+	native, wasm := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(mols/native, "native-mol/s")
+	b.ReportMetric(mols/wasm, "wasm-mol/s")
+	b.ReportMetric(wasm/native, "wasm/native")
+	if c1 > c0 && c2 > c1 {
+		b.ReportMetric(mols/(c1-c0), "native-mol/cpu-s")
+		b.ReportMetric(mols/(c2-c1), "wasm-mol/cpu-s")
+		b.ReportMetric((c2-c1)/(c1-c0), "wasm/native-cpu")
+	}
+	b.ReportMetric(float64(t3.Sub(t2).Microseconds())/emptyCalls, "call-overhead-µs")
+}
