@@ -92,7 +92,6 @@ func serve(cfgPath string, testRoutes bool, stdout, stderr io.Writer) int {
 	}
 	log := server.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	accessOut := server.NewBufferedWriter(stderr, 64<<10, 200*time.Millisecond)
-	defer accessOut.Close()
 	accessLog := server.NewLogger(accessOut, cfg.Log.Format, cfg.Log.Level)
 	for _, name := range config.UnknownEnv(os.Environ()) {
 		log.Warn("environment variable matches no configuration key", "name", name)
@@ -161,6 +160,7 @@ loop:
 			code = 1
 		}
 	}
+	_ = accessOut.Close() // flush the access log before the last line
 	log.Info("stopped")
 	return code
 }
