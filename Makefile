@@ -51,9 +51,34 @@ vet:
 test: build vet
 	TOXGATE_BIN_DIR=$(BIN) $(GO) test -timeout 45m ./...
 
+# bench: every figure beside a baseline measured in the same run (loopback only;
+# every benchmark stops by itself). Takes about 10-15 minutes on 2 cores.
+BENCH := TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$'
 bench: build
+	@echo "== gateway core and models end to end (64 connections, loopback)"
 	TOXGATE_BIN_DIR=$(BIN) $(GO) run ./gateway/cmd/toxgate-bench
-	TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 2s ./sdk/... ./plugins/... ./gateway/... ./modules/...
+	@echo "== token check overhead (catalog read with a token vs anonymous, 64 connections)"
+	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/server/
+	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
+	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
+	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
+	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
+	$(BENCH) -bench 'ModelsVsNative|ChemPipeline' -benchtime 3x ./gateway/modulehost/
+	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
+	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
+	@echo "== chemistry toolkit (one core)"
+	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
+	@echo "== structure models (native and in the module)"
+	$(BENCH) -bench . -benchtime 20x ./modules/herg/... ./modules/ahr/...
+	@echo "== kinetics and TK/TD models (native)"
+	$(BENCH) -bench . -benchtime 5x ./sdk/ode/ ./modules/pbpk-doxorubicin/... ./modules/pbpk-httk/... ./modules/tk-2d/... ./modules/tk-3d/... ./modules/td-omics/...
+
+# train: retrain the structure-based models from modules/tox-data (deterministic,
+# fixed seed) and rewrite the weight bundles the modules embed. The weights are
+# committed; run and test never retrain. Kinetic and TK/TD models have no training
+# step (published parameters; the DOX viability Hill fit runs in its tests).
+train:
+	GOMAXPROCS=2 $(GO) run ./modules/tox-train
 
 # ci-deps installs what the tests need on a fresh machine (Debian's chromium
 # for the browser tests). Go modules come from the module proxy by themselves.
