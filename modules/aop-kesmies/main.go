@@ -21,7 +21,7 @@ func init() {
 			Summary:     "Three classical classifiers for the MIE, KE1 and KE2 of the mitochondrial-complex-inhibition AOP (Viganò et al. 2024).",
 			IntendedUse: "Mechanistic screening of chemicals along the AOP MIE → KE1 → KE2 → cardiotoxicity.",
 			Data:        "ALTERNATIVE platform training sets (ai-ml-api @ c244065f): MIE 208 rows, KE1 576 rows, KE2 4504 rows (90% share); standardised, duplicates merged, conflicts dropped.",
-			Method:      "Morgan radius-2 counts (2048) + 26 descriptors; per task, L2 logistic regression vs gradient-boosted trees chosen by 5-fold CV with class-balanced weights; threshold maximises out-of-fold balanced accuracy.",
+			Method:      "Morgan radius-2 counts (2048) + 26 descriptors; per task, L2 logistic regression, gradient-boosted trees or Tanimoto kNN chosen by 5-fold CV with class-balanced weights; Platt-calibrated probabilities; threshold maximises out-of-fold balanced accuracy.",
 			Validation:  s.Validation(),
 			Limitations: "Each task has its own AD (at least 3 training structures with Dice > 0.3, Morgan r3 1024 bits). The MIE set is tiny (208 structures, 79% positive) so its figures are uncertain. The original used CDDD embeddings with KNN/LR/XGBoost, not reproduced.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},

@@ -21,7 +21,7 @@ func init() {
 			Summary:     "Two classical classifiers: apical cardiotoxicity (ALTERNATIVE) and FDA DICTrank cardiotoxicity concern, from 2D structure.",
 			IntendedUse: "Flagging drug candidates for cardiotoxicity concern; not a clinical decision tool.",
 			Data:        "alternative_apical_cardiotox_train.csv (ALTERNATIVE ai-ml-api @ c244065f, 763 rows) and dictrank_train.csv (Seal et al. 2024, FDA DICTrank binarised, authors' training split, 930 rows); standardised, duplicates merged, conflicts dropped.",
-			Method:      "Morgan radius-2 counts (2048) + 26 descriptors; per task, L2 logistic regression vs gradient-boosted trees chosen by 5-fold CV with class-balanced weights; threshold maximises out-of-fold balanced accuracy.",
+			Method:      "Morgan radius-2 counts (2048) + 26 descriptors; per task, L2 logistic regression, gradient-boosted trees or Tanimoto kNN chosen by 5-fold CV with class-balanced weights; Platt-calibrated probabilities; threshold maximises out-of-fold balanced accuracy.",
 			Validation:  s.Validation(),
 			Limitations: "Each task has its own AD: in AD when at least 3 of its training structures have Dice > 0.3 (Morgan r3, 1024 bits). Small training sets (hundreds of drugs); DICTrank labels are drug-level FDA labelling concern, dose and exposure are ignored.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},

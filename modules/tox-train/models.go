@@ -204,9 +204,14 @@ func trainClinical() error {
 	aopDS := *ds
 	aopDS.X = xs
 	nf := feat.NumFeatures() + len(AOPFeatureNames)
-	specs := classicBalanced(&aopDS)
-	for i := range specs {
-		specs[i].ScaleFrom = feat.Bits // standardise the descriptors and the AOP probabilities
+	// Learners that read every feature (kNN compares Morgan bits only, so it
+	// would ignore the AOP probabilities).
+	var specs []ml.Spec
+	for _, s := range classicBalanced(&aopDS) {
+		if s.Kind != ml.KindKNN {
+			s.ScaleFrom = feat.Bits // standardise the descriptors and the AOP probabilities
+			specs = append(specs, s)
+		}
 	}
 	mAOP, tAOP, err := selectAndFitNF(&aopDS, 0, specs, clinicalDef, nf)
 	if err != nil {
