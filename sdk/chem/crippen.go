@@ -204,11 +204,12 @@ var crippenParams = func() []crippenParam {
 // records each atom's type ("" if no type matches).
 func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	g := newMatchGraph(m, true)
+	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
 	for i := 0; i < g.n; i++ {
 		typ := ""
-		if i >= na && g.nbr[g.start[i]] == lastParent {
+		if i >= na && g.nb[g.start[i]].j == lastParent {
 			// implicit hydrogens on the same atom are equivalent
 			if lastK >= 0 {
 				p := &crippenParams[lastK]
@@ -222,7 +223,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			continue
 		}
 		found := -1
-		for _, k := range crippenByZ[g.z[i]] {
+		for _, k := range crippenByZ[g.at[i].z] {
 			p := &crippenParams[k]
 			if g.matchAt(p.pat, i) {
 				logp += p.logp
@@ -233,7 +234,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			}
 		}
 		if i >= na {
-			lastParent, lastK = g.nbr[g.start[i]], found
+			lastParent, lastK = g.nb[g.start[i]].j, found
 		}
 		if types != nil {
 			*types = append(*types, typ)

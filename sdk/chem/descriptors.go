@@ -49,6 +49,7 @@ func Describe(m *Mol) Descriptors {
 	d.HBD = g.countAtoms(patHBD)
 	d.HBA = g.countAtoms(patHBA)
 	d.RotatableBonds = g.countBonds(patRotatableStrict)
+	g.release()
 	d.CLogP, d.MR = m.crippenWith(nil)
 	return d
 }

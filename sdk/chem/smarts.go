@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // This file holds a small SMARTS matcher used internally for RDKit's
@@ -51,6 +52,11 @@ type spattern struct {
 	parent []int    // parent pattern atom (-1 for root)
 	bonds  []*bexpr // bond to parent
 	recID  int      // index for memoisation when used recursively
+
+	// compiled form (compilePattern)
+	prog  [][]ains // per atom: its expression as a branching program
+	entry []int16  // per atom: first instruction (or progTrue/progFalse)
+	bmask []uint64 // per atom: bondIndex values its bond to the parent accepts
 }
 
 var recCounter int
@@ -77,6 +83,10 @@ func parseSMARTS(s string) (*spattern, error) {
 	if sp.i != len(s) {
 		return nil, fmt.Errorf("trailing input at %d", sp.i)
 	}
+	if len(p.atoms) > 16 {
+		return nil, fmt.Errorf("%d atoms; at most 16 are supported", len(p.atoms))
+	}
+	compilePattern(p)
 	return p, nil
 }
 
@@ -433,26 +443,127 @@ func (sp *smartsParser) primitive(first bool) (*aexpr, error) {
 	return nil, fmt.Errorf("bad primitive %q at %d", c, sp.i)
 }
 
-// matchGraph is a flattened view of a molecule for SMARTS matching,
-// optionally with implicit hydrogens expanded into graph atoms.
-type matchGraph struct {
-	n      int
-	z      []uint8
-	arom   []bool
-	chg    []int8
-	hs     []uint8 // total H count including H neighbours
-	deg    []uint8 // explicit connections
-	conn   []uint8 // total connections (degree + implicit H)
-	val    []uint8 // total valence
-	ring   []bool
-	start  []int32
-	nbr    []int32
-	border []BondOrder
-	bring  []bool
-	memo   [][]int8 // per recursive pattern id: 0 unknown, 1 match, -1 no match
+// A compiled atom expression is a branching program: each instruction tests
+// one primitive on the atom and names the next instruction for a true and
+// for a false result (progTrue and progFalse end the program). '&', ',' and
+// '!' become jumps, so matching an atom is one loop without recursion or
+// calls, except for the first test of a recursive $(...) on an atom (its
+// result is memoised per graph).
+type ains struct {
+	kind primKind
+	val  int32
+	t, f int16 // next instruction, or progTrue/progFalse
+	rec  *spattern
 }
 
+const (
+	progTrue  = -1
+	progFalse = -2
+)
+
+// compileAtom appends the program of e to prog, continuing at t when e
+// holds and at f when it does not, and returns its entry point.
+func compileAtom(e *aexpr, t, f int16, prog *[]ains) int16 {
+	switch e.op {
+	case '!':
+		return compileAtom(e.kids[0], f, t, prog)
+	case '&':
+		next := t
+		for k := len(e.kids) - 1; k >= 0; k-- {
+			next = compileAtom(e.kids[k], next, f, prog)
+		}
+		return next
+	case ',':
+		next := f
+		for k := len(e.kids) - 1; k >= 0; k-- {
+			next = compileAtom(e.kids[k], t, next, prog)
+		}
+		return next
+	}
+	if e.kind == pTrue {
+		return t
+	}
+	if e.kind == pRecursive {
+		compilePattern(e.rec)
+	}
+	*prog = append(*prog, ains{kind: e.kind, val: int32(e.val), t: t, f: f, rec: e.rec})
+	return int16(len(*prog) - 1)
+}
+
+// bondIndex is the bit of a bond in a compiled bond expression's mask.
+func bondIndex(order BondOrder, inRing bool) uint {
+	i := uint(order&31) * 2
+	if inRing {
+		i++
+	}
+	return i
+}
+
+// compilePattern fills p's programs and bond masks (once).
+func compilePattern(p *spattern) {
+	if p.prog != nil {
+		return
+	}
+	p.prog = make([][]ains, len(p.atoms))
+	p.entry = make([]int16, len(p.atoms))
+	p.bmask = make([]uint64, len(p.atoms))
+	for k, e := range p.atoms {
+		var prog []ains
+		p.entry[k] = compileAtom(e, progTrue, progFalse, &prog)
+		p.prog[k] = prog
+		for o := BondOrder(0); o < 32; o++ {
+			for _, r := range []bool{false, true} {
+				if bondMatches(p.bonds[k], o, r) {
+					p.bmask[k] |= 1 << bondIndex(o, r)
+				}
+			}
+		}
+	}
+}
+
+// gatom holds the properties of a graph atom that SMARTS primitives test.
+type gatom struct {
+	z    uint8
+	arom bool
+	ring bool
+	chg  int8
+	hs   uint8 // total H count including H neighbours
+	deg  uint8 // explicit connections
+	conn uint8 // total connections (degree + implicit H)
+	val  uint8 // total valence
+}
+
+// gnbr is one entry of a graph atom's neighbour list.
+type gnbr struct {
+	j      int32
+	bindex uint8 // bondIndex of the bond
+}
+
+// matchGraph is a flattened view of a molecule for SMARTS matching,
+// optionally with implicit hydrogens expanded into graph atoms. Graphs are
+// pooled: their slices are reused by the next molecule.
+type matchGraph struct {
+	n     int
+	at    []gatom
+	start []int32 // neighbours of atom i are nb[start[i]:start[i+1]]
+	nb    []gnbr
+	memo  []int8  // per recursive pattern id and atom: 0 unknown, 1 match, -1 no match
+	st    []uint8 // scratch of countBonds
+}
+
+var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/2)
+	}
+	return s[:n]
+}
+
+// newMatchGraph returns the match graph of m from the pool; give it back
+// with g.release().
 func newMatchGraph(m *Mol, expandH bool) *matchGraph {
+	g := graphPool.Get().(*matchGraph)
 	na := len(m.atoms)
 	nh := 0
 	if expandH {
@@ -461,138 +572,113 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 		}
 	}
 	n := na + nh
-	g := &matchGraph{n: n,
-		z: make([]uint8, n), arom: make([]bool, n), chg: make([]int8, n), hs: make([]uint8, n),
-		deg: make([]uint8, n), conn: make([]uint8, n), val: make([]uint8, n), ring: make([]bool, n),
-		start: make([]int32, n+1),
-	}
-	nbTotal := 2*len(m.bonds) + 2*nh
-	g.nbr = make([]int32, 0, nbTotal)
-	g.border = make([]BondOrder, 0, nbTotal)
-	g.bring = make([]bool, 0, nbTotal)
+	g.n = n
+	g.at = grow(g.at, n)
+	g.start = grow(g.start, n+1)
+	g.nb = grow(g.nb, 2*len(m.bonds)+2*nh)
+	g.memo = g.memo[:0]
+	x := int32(0)
 	hNext := int32(na)
 	for i := 0; i < na; i++ {
 		a := &m.atoms[i]
-		g.z[i], g.arom[i], g.chg[i] = a.z, a.arom, a.charge
 		th := a.TotalHs()
-		g.hs[i] = uint8(th + m.hNeighbors(i))
 		d := m.Degree(i)
-		g.conn[i] = uint8(d + th)
+		ga := gatom{z: a.z, arom: a.arom, chg: a.charge, hs: uint8(th + m.hNeighbors(i)),
+			conn: uint8(d + th), val: uint8(int(a.expVal) + int(a.implicitH)), ring: m.atomRingCt[i] > 0}
 		if expandH {
 			d += th
 		}
-		g.deg[i] = uint8(d)
-		g.val[i] = uint8(int(a.expVal) + int(a.implicitH))
-		g.ring[i] = m.atomRingCt[i] > 0
-		g.start[i] = int32(len(g.nbr))
+		ga.deg = uint8(d)
+		g.at[i] = ga
+		g.start[i] = x
+		bs := m.BondsOf(i)
 		for k, j := range m.Neighbors(i) {
-			b := &m.bonds[m.BondsOf(i)[k]]
-			g.nbr = append(g.nbr, j)
-			g.border = append(g.border, b.order)
-			g.bring = append(g.bring, b.inRing)
+			b := &m.bonds[bs[k]]
+			g.nb[x] = gnbr{j: j, bindex: uint8(bondIndex(b.order, b.inRing))}
+			x++
 		}
 		if expandH {
 			for h := 0; h < th; h++ {
-				g.nbr = append(g.nbr, hNext)
-				g.border = append(g.border, BondSingle)
-				g.bring = append(g.bring, false)
+				g.nb[x] = gnbr{j: hNext, bindex: uint8(bondIndex(BondSingle, false))}
+				x++
 				hNext++
 			}
 		}
 	}
 	if expandH {
 		// hydrogen atoms, each bonded to its heavy atom
-		hi := int32(na)
+		hi := na
 		for i := 0; i < na; i++ {
 			for h := 0; h < m.atoms[i].TotalHs(); h++ {
-				g.z[hi], g.deg[hi], g.conn[hi], g.val[hi] = 1, 1, 1, 1
-				g.start[hi] = int32(len(g.nbr))
-				g.nbr = append(g.nbr, int32(i))
-				g.border = append(g.border, BondSingle)
-				g.bring = append(g.bring, false)
+				g.at[hi] = gatom{z: 1, deg: 1, conn: 1, val: 1}
+				g.start[hi] = x
+				g.nb[x] = gnbr{j: int32(i), bindex: uint8(bondIndex(BondSingle, false))}
+				x++
 				hi++
 			}
 		}
 	}
-	g.start[n] = int32(len(g.nbr))
+	g.start[n] = x
 	return g
 }
 
-func (g *matchGraph) atomMatches(e *aexpr, i int) bool {
-	switch e.op {
-	case '!':
-		return !g.atomMatches(e.kids[0], i)
-	case '&':
-		for _, k := range e.kids {
-			if !g.atomMatches(k, i) {
-				return false
-			}
-		}
-		return true
-	case ',':
-		for _, k := range e.kids {
-			if g.atomMatches(k, i) {
-				return true
-			}
-		}
-		return false
-	}
-	switch e.kind {
-	case pTrue:
-		return true
-	case pElemAli:
-		return int(g.z[i]) == e.val && !g.arom[i]
-	case pElemArom:
-		return int(g.z[i]) == e.val && g.arom[i]
-	case pAtomicNum:
-		return int(g.z[i]) == e.val
-	case pAliphatic:
-		return !g.arom[i]
-	case pAromatic:
-		return g.arom[i]
-	case pHCount:
-		return int(g.hs[i]) == e.val
-	case pDegree:
-		return int(g.deg[i]) == e.val
-	case pConn:
-		return int(g.conn[i]) == e.val
-	case pValence:
-		return int(g.val[i]) == e.val
-	case pRing:
-		if e.val < 0 {
-			return g.ring[i]
-		}
-		if e.val == 0 {
-			return !g.ring[i]
-		}
-		return g.ring[i]
-	case pCharge:
-		return int(g.chg[i]) == e.val
-	case pRecursive:
-		return g.recursive(e.rec, i)
-	}
-	return false
-}
+func (g *matchGraph) release() { graphPool.Put(g) }
 
-func (g *matchGraph) recursive(p *spattern, i int) bool {
-	if g.memo == nil {
-		g.memo = make([][]int8, recCounter)
+// atomMatches runs the program of pattern atom k of p on graph atom i.
+func (g *matchGraph) atomMatches(p *spattern, k, i int) bool {
+	prog := p.prog[k]
+	pc := int(p.entry[k])
+	a := &g.at[i]
+	for pc >= 0 {
+		in := &prog[pc]
+		var r bool
+		switch in.kind {
+		case pElemAli:
+			r = int32(a.z) == in.val && !a.arom
+		case pElemArom:
+			r = int32(a.z) == in.val && a.arom
+		case pAtomicNum:
+			r = int32(a.z) == in.val
+		case pAliphatic:
+			r = !a.arom
+		case pAromatic:
+			r = a.arom
+		case pHCount:
+			r = int32(a.hs) == in.val
+		case pDegree:
+			r = int32(a.deg) == in.val
+		case pConn:
+			r = int32(a.conn) == in.val
+		case pValence:
+			r = int32(a.val) == in.val
+		case pRing:
+			r = a.ring
+			if in.val == 0 {
+				r = !a.ring
+			}
+		case pCharge:
+			r = int32(a.chg) == in.val
+		case pRecursive:
+			if len(g.memo) < recCounter*g.n {
+				g.memo = grow(g.memo, recCounter*g.n)
+				clear(g.memo)
+			}
+			v := &g.memo[in.rec.recID*g.n+i]
+			if *v == 0 {
+				*v = -1
+				if g.matchAt(in.rec, i) {
+					*v = 1
+				}
+			}
+			r = *v > 0
+		}
+		if r {
+			pc = int(in.t)
+		} else {
+			pc = int(in.f)
+		}
 	}
-	mm := g.memo[p.recID]
-	if mm == nil {
-		mm = make([]int8, g.n)
-		g.memo[p.recID] = mm
-	}
-	if mm[i] != 0 {
-		return mm[i] > 0
-	}
-	r := g.matchAt(p, i)
-	if r {
-		mm[i] = 1
-	} else {
-		mm[i] = -1
-	}
-	return r
+	return pc == progTrue
 }
 
 func bondMatches(e *bexpr, order BondOrder, inRing bool) bool {
@@ -633,42 +719,58 @@ func bondMatches(e *bexpr, order BondOrder, inRing bool) bool {
 	return false
 }
 
-// matchAt reports whether pattern p matches with its first atom on atom i.
+// matchAt reports whether pattern p matches with its first atom on atom i:
+// a depth-first search over the pattern atoms in order, each mapped to an
+// unused neighbour of its parent's image (iterative, with one neighbour
+// cursor per pattern atom).
 func (g *matchGraph) matchAt(p *spattern, i int) bool {
-	if !g.atomMatches(p.atoms[0], i) {
+	if !g.atomMatches(p, 0, i) {
 		return false
 	}
-	if len(p.atoms) == 1 {
+	n := len(p.atoms)
+	if n == 1 {
 		return true
 	}
-	var mapped [16]int32
+	var mapped, cursor [16]int32
 	mapped[0] = int32(i)
-	return g.extend(p, 1, mapped[:len(p.atoms)])
-}
-
-func (g *matchGraph) extend(p *spattern, k int, mapped []int32) bool {
-	if k == len(p.atoms) {
-		return true
-	}
-	par := mapped[p.parent[k]]
-	for x := g.start[par]; x < g.start[par+1]; x++ {
-		j := g.nbr[x]
-		used := false
-		for q := 0; q < k; q++ {
-			if mapped[q] == j {
-				used = true
+	cursor[1] = g.start[i]
+	k := 1
+	for {
+		par := mapped[p.parent[k]]
+		end := g.start[par+1]
+		mask := p.bmask[k]
+		x := cursor[k]
+		j := int32(-1)
+	scan:
+		for ; x < end; x++ {
+			e := g.nb[x]
+			if mask>>e.bindex&1 == 0 {
+				continue
+			}
+			for q := 0; q < k; q++ {
+				if mapped[q] == e.j {
+					continue scan
+				}
+			}
+			if g.atomMatches(p, k, int(e.j)) {
+				j = e.j
 				break
 			}
 		}
-		if used || !bondMatches(p.bonds[k], g.border[x], g.bring[x]) || !g.atomMatches(p.atoms[k], int(j)) {
+		if j < 0 {
+			k--
+			if k == 0 {
+				return false
+			}
 			continue
 		}
-		mapped[k] = j
-		if g.extend(p, k+1, mapped) {
+		mapped[k], cursor[k] = j, x+1
+		k++
+		if k == n {
 			return true
 		}
+		cursor[k] = g.start[mapped[p.parent[k]]]
 	}
-	return false
 }
 
 // countAtoms counts atoms matching a one-atom pattern.
@@ -687,28 +789,42 @@ func (g *matchGraph) countAtoms(p *spattern) int {
 func (g *matchGraph) countBonds(p *spattern) int {
 	n := 0
 	// per-atom results of the two atom expressions: 0 unknown, 1 yes, 2 no
-	st := make([]uint8, 2*g.n)
-	am := func(k, i int) bool {
-		v := &st[2*i+k]
-		if *v == 0 {
-			*v = 2
-			if g.atomMatches(p.atoms[k], i) {
-				*v = 1
-			}
-		}
-		return *v == 1
-	}
+	g.st = grow(g.st, 2*g.n)
+	st := g.st
+	clear(st)
+	mask := p.bmask[1]
 	for i := 0; i < g.n; i++ {
 		for x := g.start[i]; x < g.start[i+1]; x++ {
-			j := int(g.nbr[x])
-			if j < i {
+			e := g.nb[x]
+			j := int(e.j)
+			if j < i || mask>>e.bindex&1 == 0 {
 				continue
 			}
-			if !bondMatches(p.bonds[1], g.border[x], g.bring[x]) {
-				continue
-			}
-			if (am(0, i) && am(1, j)) || (am(0, j) && am(1, i)) {
-				n++
+			// (atom 0 on i and atom 1 on j) or (atom 0 on j and atom 1 on i)
+			for dir := 0; dir < 2; dir++ {
+				u, v := i, j
+				if dir == 1 {
+					u, v = j, i
+				}
+				if st[2*u] == 0 {
+					st[2*u] = 2
+					if g.atomMatches(p, 0, u) {
+						st[2*u] = 1
+					}
+				}
+				if st[2*u] != 1 {
+					continue
+				}
+				if st[2*v+1] == 0 {
+					st[2*v+1] = 2
+					if g.atomMatches(p, 1, v) {
+						st[2*v+1] = 1
+					}
+				}
+				if st[2*v+1] == 1 {
+					n++
+					break
+				}
 			}
 		}
 	}
