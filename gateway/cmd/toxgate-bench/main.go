@@ -7,12 +7,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +59,8 @@ type Scenario struct {
 	Setup func(ctx context.Context, e *Env) error
 	// Target is the documented goal, e.g. "≥ 80% of baseline".
 	Target string
+	// Conns overrides the number of connections (e.g. 1 for latency).
+	Conns int
 }
 
 var scenarios = []Scenario{
@@ -83,8 +88,58 @@ var scenarios = []Scenario{
 				Header: map[string]string{"Content-Type": "application/json"},
 				Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
 		},
+		Target: "subject p50 ≤ 2 ms (queueing dominates at 64 connections: see the 1-connection figure)",
+	},
+	{
+		Name:     "hERG one SMILES vs IsAlive, 1 connection",
+		Conns:    1,
+		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Subject: func(e *Env) loadgen.Target {
+			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
+				Header: map[string]string{"Content-Type": "application/json"},
+				Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
+		},
 		Target: "subject p50 ≤ 2 ms",
 	},
+	{
+		Name:     "hERG batch of 1000 SMILES (1 connection) vs one SMILES",
+		Conns:    1,
+		Baseline: hergOne,
+		Subject: func(e *Env) loadgen.Target {
+			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
+				Header: map[string]string{"Content-Type": "application/json"}, Body: batchBody(1000)}
+		},
+		Target: "a 1000-molecule batch under 0.5 s (p50 of the subject)",
+	},
+}
+
+func hergOne(e *Env) loadgen.Target {
+	return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
+		Header: map[string]string{"Content-Type": "application/json"},
+		Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
+}
+
+// batchBody is {"smiles":[...]} with the first n SMILES of the RDKit
+// reference set (sdk/chem/testdata), a realistic mix of Tox21 structures.
+func batchBody(n int) []byte {
+	f, err := os.Open(filepath.Join(harness.RepoRoot(), "sdk", "chem", "testdata", "rdkit_descriptors_tox21_3000.csv"))
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		panic(err)
+	}
+	var smiles []string
+	for _, r := range rows[1:] {
+		if len(smiles) == n {
+			break
+		}
+		smiles = append(smiles, r[0])
+	}
+	b, _ := json.Marshal(map[string]any{"smiles": smiles})
+	return b
 }
 
 func run(conns int, dur time.Duration, rounds int, only string) error {
@@ -98,7 +153,7 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		return err
 	}
 	defer stopBare()
-	gw, err := harness.Launch(bins, harness.WithLogSink(io.Discard),
+	gw, err := harness.Launch(bins, harness.WithLogSink(io.Discard), harness.WithAllModules(),
 		harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"}, strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
 	if err != nil {
 		return err
@@ -110,6 +165,7 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 	env := &Env{Gateway: gw, BareURL: bareURL, Opts: loadgen.Options{Conns: conns, Duration: dur}}
 	fmt.Printf("toxgate-bench: %d connections, %s per round, %d rounds, median reported (GOMAXPROCS=%s)\n\n",
 		conns, dur, rounds, os.Getenv("GOMAXPROCS"))
+	failed := false
 	for _, sc := range scenarios {
 		if only != "" && !strings.Contains(","+only+",", ","+sc.Name+",") {
 			continue
@@ -119,13 +175,17 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 				return fmt.Errorf("%s: setup: %w", sc.Name, err)
 			}
 		}
+		opts := env.Opts
+		if sc.Conns > 0 {
+			opts.Conns = sc.Conns
+		}
 		var base, subj []loadgen.Result
 		for i := 0; i < rounds; i++ {
-			b, err := loadgen.Run(ctx, sc.Baseline(env), env.Opts)
+			b, err := loadgen.Run(ctx, sc.Baseline(env), opts)
 			if err != nil {
 				return fmt.Errorf("%s: baseline: %w", sc.Name, err)
 			}
-			s, err := loadgen.Run(ctx, sc.Subject(env), env.Opts)
+			s, err := loadgen.Run(ctx, sc.Subject(env), opts)
 			if err != nil {
 				return fmt.Errorf("%s: subject: %w", sc.Name, err)
 			}
@@ -135,9 +195,13 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f%% of baseline req/s   (target: %s)\n",
 			sc.Name, b, s, 100*s.RPS/b.RPS, sc.Target)
 		if s.Errors > 0 || b.Errors > 0 {
-			fmt.Printf("  errors: baseline %q subject %q\n", b.FirstErr, s.FirstErr)
+			fmt.Printf("  INVALID: requests failed: baseline %q subject %q\n", b.FirstErr, s.FirstErr)
+			failed = true
 		}
 		fmt.Println()
+	}
+	if failed {
+		return fmt.Errorf("some scenarios had failed requests")
 	}
 	return nil
 }
