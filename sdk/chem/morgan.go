@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The Morgan algorithm here follows RDKit's GetMorganFingerprint /
@@ -45,11 +46,31 @@ func (m *Mol) atomInvariant(i int) uint32 {
 	return h
 }
 
-type morganEnv struct {
-	nb    []uint64 // bond set of the environment
-	invar uint32
-	atom  int32
+// morganScratch holds the working memory of morganIDs; it is pooled so
+// that fingerprinting a molecule allocates only its result.
+type morganScratch struct {
+	cur, next   []uint32
+	nbh, round  []uint64 // neighbourhood bond sets per atom: previous round, this round
+	dead        []bool
+	envs        []morganEnv
+	nbrs        []morganNbr
+	seenHash    []uint64 // environments already emitted: hash for a quick filter,
+	seenWords   []uint64 // words to confirm
+	ids         []uint32
+	sortScratch []morganEnv
 }
+
+type morganEnv struct {
+	invar uint32
+	atom  int32 // its bond set is round[atom*w:(atom+1)*w]
+}
+
+type morganNbr struct {
+	bt  int32
+	inv uint32
+}
+
+var morganPool = sync.Pool{New: func() any { return new(morganScratch) }}
 
 func lessWords(a, b []uint64) int {
 	for i := range a {
@@ -63,35 +84,35 @@ func lessWords(a, b []uint64) int {
 	return 0
 }
 
-// morganIDs calls emit for every environment identifier RDKit would add
-// (radius 0 first, then each shell), before folding.
-func (m *Mol) morganIDs(radius int, emit func(uint32)) {
+// morganIDs returns every environment identifier RDKit would add (radius 0
+// first, then each shell), before folding, in s.ids.
+func (m *Mol) morganIDs(radius int, s *morganScratch) []uint32 {
 	n := len(m.atoms)
-	cur := make([]uint32, n)
-	next := make([]uint32, n)
+	ids := s.ids[:0]
+	cur := grow(s.cur, n)
+	next := grow(s.next, n)
 	for i := 0; i < n; i++ {
 		cur[i] = m.atomInvariant(i)
-		emit(cur[i])
 	}
+	ids = append(ids, cur...)
+	s.cur, s.next = cur, next
 	if radius <= 0 || n == 0 {
-		return
+		s.ids = ids
+		return ids
 	}
 	w := (len(m.bonds) + 63) / 64
 	if w == 0 {
 		w = 1
 	}
-	nbh := make([]uint64, n*w)      // neighbourhood of each atom, previous round
-	roundNbh := make([]uint64, n*w) // this round
-	dead := make([]bool, n)
-	// environments already emitted: hash for a quick filter, words to confirm
-	var seenHash []uint64
-	var seenWords []uint64
-	envs := make([]morganEnv, 0, n)
-	type pair struct {
-		bt  int32
-		inv uint32
-	}
-	var nbrs []pair
+	nbh := grow(s.nbh, n*w)
+	round := grow(s.round, n*w)
+	clear(nbh)
+	clear(round)
+	dead := grow(s.dead, n)
+	clear(dead)
+	envs := s.envs[:0]
+	nbrs := s.nbrs[:0]
+	seenHash, seenWords := s.seenHash[:0], s.seenWords[:0]
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
@@ -102,16 +123,17 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 				dead[i] = true
 				continue
 			}
-			rn := roundNbh[i*w : (i+1)*w]
+			rn := round[i*w : (i+1)*w]
 			nbrs = nbrs[:0]
+			bs := m.BondsOf(i)
 			for k, j := range m.Neighbors(i) {
-				bi := m.BondsOf(i)[k]
+				bi := bs[k]
 				rn[bi/64] |= 1 << (uint(bi) % 64)
 				on := nbh[int(j)*w : (int(j)+1)*w]
 				for x := range rn {
 					rn[x] |= on[x]
 				}
-				nbrs = append(nbrs, pair{int32(m.bonds[bi].order), cur[j]})
+				nbrs = append(nbrs, morganNbr{int32(m.bonds[bi].order), cur[j]})
 			}
 			// insertion sort: neighbour lists are short
 			for a := 1; a < len(nbrs); a++ {
@@ -125,23 +147,16 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 				invar = hashCombine(invar, ph)
 			}
 			next[i] = invar
-			envs = append(envs, morganEnv{nb: rn, invar: invar, atom: int32(i)})
+			envs = append(envs, morganEnv{invar: invar, atom: int32(i)})
 		}
-		sort.Slice(envs, func(a, b int) bool {
-			if c := lessWords(envs[a].nb, envs[b].nb); c != 0 {
-				return c < 0
-			}
-			if envs[a].invar != envs[b].invar {
-				return envs[a].invar < envs[b].invar
-			}
-			return envs[a].atom < envs[b].atom
-		})
-		for k := range envs {
-			e := &envs[k]
-			h := hashWords(e.nb)
+		// order by (bond set, invariant, atom) as RDKit does
+		s.sortScratch = sortEnvs(envs, round, w, s.sortScratch)
+		for _, e := range envs {
+			nb := round[int(e.atom)*w : (int(e.atom)+1)*w]
+			h := hashWords(nb)
 			dup := false
 			for q, sh := range seenHash {
-				if sh == h && lessWords(seenWords[q*w:(q+1)*w], e.nb) == 0 {
+				if sh == h && lessWords(seenWords[q*w:(q+1)*w], nb) == 0 {
 					dup = true
 					break
 				}
@@ -150,16 +165,72 @@ func (m *Mol) morganIDs(radius int, emit func(uint32)) {
 				dead[e.atom] = true
 				continue
 			}
-			emit(e.invar)
+			ids = append(ids, e.invar)
 			seenHash = append(seenHash, h)
-			seenWords = append(seenWords, e.nb...)
+			seenWords = append(seenWords, nb...)
 		}
 		cur, next = next, cur
-		for i := range next {
-			next[i] = 0
-		}
-		copy(nbh, roundNbh)
+		clear(next)
+		copy(nbh, round)
 	}
+	s.nbh, s.round, s.dead, s.envs, s.nbrs = nbh, round, dead, envs, nbrs
+	s.seenHash, s.seenWords, s.ids = seenHash, seenWords, ids
+	return ids
+}
+
+// envLess orders environments by bond set, then invariant, then atom.
+func envLess(a, b morganEnv, round []uint64, w int) bool {
+	if c := lessWords(round[int(a.atom)*w:(int(a.atom)+1)*w], round[int(b.atom)*w:(int(b.atom)+1)*w]); c != 0 {
+		return c < 0
+	}
+	if a.invar != b.invar {
+		return a.invar < b.invar
+	}
+	return a.atom < b.atom
+}
+
+// sortEnvs sorts envs with envLess (keys are unique: atoms differ): a
+// bottom-up merge sort with runs of insertion sort, without calls per
+// comparison beyond envLess. tmp is scratch space, returned grown.
+func sortEnvs(envs []morganEnv, round []uint64, w int, tmp []morganEnv) []morganEnv {
+	n := len(envs)
+	const run = 12
+	for lo := 0; lo < n; lo += run {
+		hi := min(lo+run, n)
+		for a := lo + 1; a < hi; a++ {
+			for b := a; b > lo && envLess(envs[b], envs[b-1], round, w); b-- {
+				envs[b], envs[b-1] = envs[b-1], envs[b]
+			}
+		}
+	}
+	if n <= run {
+		return tmp
+	}
+	tmp = grow(tmp, n)
+	src, dst := envs, tmp
+	for width := run; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := min(lo+width, n), min(lo+2*width, n)
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if envLess(src[j], src[i], round, w) {
+					dst[k] = src[j]
+					j++
+				} else {
+					dst[k] = src[i]
+					i++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &envs[0] {
+		copy(envs, src)
+	}
+	return tmp
 }
 
 // hashWords is a 64-bit FNV-1a style hash of a word slice.
@@ -180,7 +251,18 @@ type BitVec struct {
 }
 
 // NewBitVec returns an all-zero vector of n bits.
-func NewBitVec(n int) *BitVec { return &BitVec{n: n, words: make([]uint64, (n+63)/64)} }
+func NewBitVec(n int) *BitVec {
+	if n <= 2048 {
+		// one allocation for the common sizes
+		v := &struct {
+			b BitVec
+			w [32]uint64
+		}{}
+		v.b = BitVec{n: n, words: v.w[:(n+63)/64]}
+		return &v.b
+	}
+	return &BitVec{n: n, words: make([]uint64, (n+63)/64)}
+}
 
 // Len returns the number of bits.
 func (b *BitVec) Len() int { return b.n }
@@ -306,7 +388,11 @@ func Morgan(m *Mol, radius, nBits int) *BitVec {
 		nBits = 2048
 	}
 	b := NewBitVec(nBits)
-	m.morganIDs(radius, func(id uint32) { b.Set(int(id % uint32(nBits))) })
+	sc := morganPool.Get().(*morganScratch)
+	for _, id := range m.morganIDs(radius, sc) {
+		b.Set(int(id % uint32(nBits)))
+	}
+	morganPool.Put(sc)
 	return b
 }
 
@@ -321,14 +407,15 @@ type CountVec struct {
 // RDKit's GetHashedMorganFingerprint, or unfolded 32-bit identifiers like
 // GetMorganFingerprint when nBits is 0.
 func MorganCounts(m *Mol, radius, nBits int) *CountVec {
-	ids := make([]uint32, 0, len(m.atoms)*(radius+1))
-	m.morganIDs(radius, func(id uint32) {
-		if nBits > 0 {
-			id %= uint32(nBits)
+	sc := morganPool.Get().(*morganScratch)
+	defer morganPool.Put(sc)
+	ids := m.morganIDs(radius, sc)
+	if nBits > 0 {
+		for k, id := range ids {
+			ids[k] = id % uint32(nBits)
 		}
-		ids = append(ids, id)
-	})
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	}
+	slices.Sort(ids)
 	cv := &CountVec{N: nBits}
 	if nBits <= 0 {
 		cv.N = 1 << 32
