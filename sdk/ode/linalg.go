@@ -3,8 +3,12 @@ package ode
 import "math"
 
 // luFactor factors the n×n row-major matrix a in place as P·A = L·U with
-// partial pivoting, recording the row interchanges in piv.
-func luFactor(a []float64, n int, piv []int) error {
+// partial pivoting, recording the row interchanges in piv. cols is scratch
+// space of n entries. Exact zeros of the pivot row are skipped in the row
+// updates (x − m·0 = x), so a sparse matrix costs only its non-zeros while
+// the result is that of the dense algorithm.
+func luFactor(a []float64, n int, piv []int, cols []int) error {
+	a = a[:n*n]
 	for k := 0; k < n; k++ {
 		p := k
 		max := math.Abs(a[k*n+k])
@@ -25,6 +29,12 @@ func luFactor(a []float64, n int, piv []int) error {
 		}
 		inv := 1 / a[k*n+k]
 		rowK := a[k*n : (k+1)*n]
+		nz := cols[:0]
+		for j := k + 1; j < n; j++ {
+			if rowK[j] != 0 {
+				nz = append(nz, j)
+			}
+		}
 		for i := k + 1; i < n; i++ {
 			rowI := a[i*n : (i+1)*n]
 			m := rowI[k] * inv
@@ -32,7 +42,7 @@ func luFactor(a []float64, n int, piv []int) error {
 				continue
 			}
 			rowI[k] = m
-			for j := k + 1; j < n; j++ {
+			for _, j := range nz {
 				rowI[j] -= m * rowK[j]
 			}
 		}
@@ -62,5 +72,79 @@ func luSolve(a []float64, n int, piv []int, b []float64) {
 			s -= row[j] * b[j]
 		}
 		b[i] = s / row[i]
+	}
+}
+
+// sparseLU holds the non-zeros of the factors of luFactor row by row, so that
+// the several solves of one step skip the exact zeros of L and U. The
+// products are accumulated in the order of luSolve, so the solution is the
+// same (up to the sign of an exact zero).
+type sparseLU struct {
+	n              int
+	piv            []int
+	lIdx, uIdx     []int32
+	lVal, uVal     []float64
+	lStart, uStart []int32 // n+1 entries each
+	diag           []float64
+}
+
+func (s *sparseLU) init(n int) {
+	s.n = n
+	s.lStart, s.uStart = make([]int32, n+1), make([]int32, n+1)
+	s.diag = make([]float64, n)
+	s.lIdx, s.uIdx = make([]int32, 0, n*n/2), make([]int32, 0, n*n/2)
+	s.lVal, s.uVal = make([]float64, 0, n*n/2), make([]float64, 0, n*n/2)
+}
+
+// load records the factors in a (from luFactor) and the pivots.
+func (s *sparseLU) load(a []float64, piv []int) {
+	n := s.n
+	s.piv = piv
+	s.lIdx, s.uIdx, s.lVal, s.uVal = s.lIdx[:0], s.uIdx[:0], s.lVal[:0], s.uVal[:0]
+	for i := 0; i < n; i++ {
+		row := a[i*n : (i+1)*n]
+		s.lStart[i] = int32(len(s.lIdx))
+		for j := 0; j < i; j++ {
+			if v := row[j]; v != 0 {
+				s.lIdx, s.lVal = append(s.lIdx, int32(j)), append(s.lVal, v)
+			}
+		}
+		s.diag[i] = row[i]
+		s.uStart[i] = int32(len(s.uIdx))
+		for j := i + 1; j < n; j++ {
+			if v := row[j]; v != 0 {
+				s.uIdx, s.uVal = append(s.uIdx, int32(j)), append(s.uVal, v)
+			}
+		}
+	}
+	s.lStart[n], s.uStart[n] = int32(len(s.lIdx)), int32(len(s.uIdx))
+}
+
+// solve solves A·x = b in place.
+func (s *sparseLU) solve(b []float64) {
+	n := s.n
+	b = b[:n]
+	piv := s.piv[:n]
+	for k, p := range piv {
+		if p != k {
+			b[k], b[p] = b[p], b[k]
+		}
+	}
+	lIdx, lVal := s.lIdx, s.lVal[:len(s.lIdx)]
+	for i := 1; i < n; i++ {
+		sum := b[i]
+		for q := s.lStart[i]; q < s.lStart[i+1]; q++ {
+			sum -= lVal[q] * b[lIdx[q]]
+		}
+		b[i] = sum
+	}
+	uIdx, uVal := s.uIdx, s.uVal[:len(s.uIdx)]
+	diag := s.diag[:n]
+	for i := n - 1; i >= 0; i-- {
+		sum := b[i]
+		for q := s.uStart[i]; q < s.uStart[i+1]; q++ {
+			sum -= uVal[q] * b[uIdx[q]]
+		}
+		b[i] = sum / diag[i]
 	}
 }

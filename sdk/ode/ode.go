@@ -383,14 +383,19 @@ func (s *solver) f(t float64, y, dy []float64) {
 // errNorm is the RMS norm of e scaled by atol + rtol·max(|y0|,|y1|).
 func (s *solver) errNorm(e, y0, y1 []float64) float64 {
 	var sum float64
-	for i, ei := range e {
-		sc := s.o.AbsTol
-		if s.o.AbsTolVec != nil {
-			sc = s.o.AbsTolVec[i]
+	y0, y1 = y0[:len(e)], y1[:len(e)]
+	rtol := s.o.RelTol
+	if atol := s.o.AbsTolVec; atol != nil {
+		atol = atol[:len(e)]
+		for i, ei := range e {
+			r := ei / (atol[i] + rtol*math.Max(math.Abs(y0[i]), math.Abs(y1[i])))
+			sum += r * r
 		}
-		sc += s.o.RelTol * math.Max(math.Abs(y0[i]), math.Abs(y1[i]))
-		r := ei / sc
-		sum += r * r
+	} else {
+		for i, ei := range e {
+			r := ei / (s.o.AbsTol + rtol*math.Max(math.Abs(y0[i]), math.Abs(y1[i])))
+			sum += r * r
+		}
 	}
 	return math.Sqrt(sum / float64(len(e)))
 }

@@ -63,7 +63,8 @@ type rodas struct {
 	u, du, f0, fx, ynew    []float64
 	d1, d2                 []float64 // dense output coefficients
 	jac, w                 []float64
-	piv                    []int
+	piv, cols              []int
+	lu                     sparseLU
 	jacValid               bool // jac holds a Jacobian valid for reuse
 }
 
@@ -77,6 +78,8 @@ func (r *rodas) init(n int) {
 	r.jac = buf[13*n : 13*n+n*n]
 	r.w = buf[13*n+n*n:]
 	r.piv = make([]int, n)
+	r.cols = make([]int, 0, n)
+	r.lu.init(n)
 }
 
 // jacobian evaluates ∂f/∂y at (t, y), given f0 = f(t, y).
@@ -152,75 +155,108 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		}
 		// W = I/(γh) − J.
 		fac := 1 / (rbGamma * h)
-		for i := range r.w {
-			r.w[i] = -r.jac[i]
+		w, jac := r.w[:n*n], r.jac[:n*n]
+		for i, v := range jac {
+			w[i] = -v
 		}
 		for i := 0; i < n; i++ {
-			r.w[i*n+i] += fac
+			w[i*n+i] += fac
 		}
 		s.stats.LUDecomps++
-		if err := luFactor(r.w, n, r.piv); err != nil {
+		if err := luFactor(w, n, r.piv, r.cols); err != nil {
 			s.stats.Rejected++
 			step = h / 2
 			continue
 		}
+		r.lu.load(w, r.piv)
+		// The stages below evaluate the same expressions as rodas.f, with the
+		// products of constants hoisted (ih*c·k = (ih*c)·k in Go's order) and
+		// the ∂f/∂t terms left out when f is autonomous (they are zero).
 		ih := 1 / h
+		nonAuto := !s.o.Autonomous
+		y := y[:n]
+		k1, k2, k3, k4, k5, k6 := r.k1[:n], r.k2[:n], r.k3[:n], r.k4[:n], r.k5[:n], r.k6[:n]
+		u, du, fx := r.u[:n], r.du[:n], r.fx[:n]
 		// Stage 1.
-		for i := 0; i < n; i++ {
-			r.k1[i] = r.f0[i] + h*rbD1*r.fx[i]
+		copy(k1, r.f0[:n])
+		if nonAuto {
+			d := h * rbD1
+			for i := range k1 {
+				k1[i] += d * fx[i]
+			}
 		}
-		luSolve(r.w, n, r.piv, r.k1)
+		r.lu.solve(k1)
 		// Stage 2.
-		for i := 0; i < n; i++ {
-			r.u[i] = y[i] + rbA21*r.k1[i]
+		for i := range u {
+			u[i] = y[i] + rbA21*k1[i]
 		}
-		s.f(t+rbc2*h, r.u, r.du)
-		for i := 0; i < n; i++ {
-			r.k2[i] = r.du[i] + ih*rbC21*r.k1[i] + h*rbD2*r.fx[i]
+		s.f(t+rbc2*h, u, du)
+		c21 := ih * rbC21
+		for i := range k2 {
+			k2[i] = du[i] + c21*k1[i]
 		}
-		luSolve(r.w, n, r.piv, r.k2)
+		if nonAuto {
+			d := h * rbD2
+			for i := range k2 {
+				k2[i] += d * fx[i]
+			}
+		}
+		r.lu.solve(k2)
 		// Stage 3.
-		for i := 0; i < n; i++ {
-			r.u[i] = y[i] + rbA31*r.k1[i] + rbA32*r.k2[i]
+		for i := range u {
+			u[i] = y[i] + rbA31*k1[i] + rbA32*k2[i]
 		}
-		s.f(t+rbc3*h, r.u, r.du)
-		for i := 0; i < n; i++ {
-			r.k3[i] = r.du[i] + ih*(rbC31*r.k1[i]+rbC32*r.k2[i]) + h*rbD3*r.fx[i]
+		s.f(t+rbc3*h, u, du)
+		for i := range k3 {
+			k3[i] = du[i] + ih*(rbC31*k1[i]+rbC32*k2[i])
 		}
-		luSolve(r.w, n, r.piv, r.k3)
+		if nonAuto {
+			d := h * rbD3
+			for i := range k3 {
+				k3[i] += d * fx[i]
+			}
+		}
+		r.lu.solve(k3)
 		// Stage 4.
-		for i := 0; i < n; i++ {
-			r.u[i] = y[i] + rbA41*r.k1[i] + rbA42*r.k2[i] + rbA43*r.k3[i]
+		for i := range u {
+			u[i] = y[i] + rbA41*k1[i] + rbA42*k2[i] + rbA43*k3[i]
 		}
-		s.f(t+rbc4*h, r.u, r.du)
-		for i := 0; i < n; i++ {
-			r.k4[i] = r.du[i] + ih*(rbC41*r.k1[i]+rbC42*r.k2[i]+rbC43*r.k3[i]) + h*rbD4*r.fx[i]
+		s.f(t+rbc4*h, u, du)
+		for i := range k4 {
+			k4[i] = du[i] + ih*(rbC41*k1[i]+rbC42*k2[i]+rbC43*k3[i])
 		}
-		luSolve(r.w, n, r.piv, r.k4)
+		if nonAuto {
+			d := h * rbD4
+			for i := range k4 {
+				k4[i] += d * fx[i]
+			}
+		}
+		r.lu.solve(k4)
 		// Stage 5.
 		tnew := t + h
 		if last {
 			tnew = tb
 		}
-		for i := 0; i < n; i++ {
-			r.u[i] = y[i] + rbA51*r.k1[i] + rbA52*r.k2[i] + rbA53*r.k3[i] + rbA54*r.k4[i]
+		for i := range u {
+			u[i] = y[i] + rbA51*k1[i] + rbA52*k2[i] + rbA53*k3[i] + rbA54*k4[i]
 		}
-		s.f(tnew, r.u, r.du)
-		for i := 0; i < n; i++ {
-			r.k5[i] = r.du[i] + ih*(rbC51*r.k1[i]+rbC52*r.k2[i]+rbC53*r.k3[i]+rbC54*r.k4[i])
+		s.f(tnew, u, du)
+		for i := range k5 {
+			k5[i] = du[i] + ih*(rbC51*k1[i]+rbC52*k2[i]+rbC53*k3[i]+rbC54*k4[i])
 		}
-		luSolve(r.w, n, r.piv, r.k5)
+		r.lu.solve(k5)
 		// Stage 6 (stiffly accurate: the embedded solution is u + k5).
-		for i := 0; i < n; i++ {
-			r.u[i] += r.k5[i]
+		for i := range u {
+			u[i] += k5[i]
 		}
-		s.f(tnew, r.u, r.du)
-		for i := 0; i < n; i++ {
-			r.k6[i] = r.du[i] + ih*(rbC61*r.k1[i]+rbC62*r.k2[i]+rbC63*r.k3[i]+rbC64*r.k4[i]+rbC65*r.k5[i])
+		s.f(tnew, u, du)
+		for i := range k6 {
+			k6[i] = du[i] + ih*(rbC61*k1[i]+rbC62*k2[i]+rbC63*k3[i]+rbC64*k4[i]+rbC65*k5[i])
 		}
-		luSolve(r.w, n, r.piv, r.k6)
-		for i := 0; i < n; i++ {
-			r.ynew[i] = r.u[i] + r.k6[i]
+		r.lu.solve(k6)
+		ynew := r.ynew[:n]
+		for i := range ynew {
+			ynew[i] = u[i] + k6[i]
 		}
 		e := s.errNorm(r.k6, y, r.ynew)
 		if math.IsNaN(e) || !finite(r.ynew) {
