@@ -3,6 +3,7 @@ package chem
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Wildman–Crippen atom types and contributions (S. A. Wildman and G. M.
@@ -143,6 +144,60 @@ var crippenByZ = func() (out [120][]int16) {
 	return out
 }()
 
+// crippenCand is a parameter that can type an atom: its pattern's first
+// atom matches (rootMatched), or depends on the neighbours (recursive SMARTS).
+type crippenCand struct {
+	k           int16
+	rootMatched bool
+}
+
+// crippenCache maps gatom keys to their candidate parameters (in order).
+// Molecules share few distinct atom kinds, so the cache stays small; it is
+// bounded anyway.
+var crippenCache struct {
+	sync.Mutex
+	m map[uint64][]crippenCand
+}
+
+const crippenCacheMax = 1 << 12
+
+// crippenCandidates returns the parameters, in order, whose first pattern
+// atom can match an atom with features a.
+func crippenCandidates(a *gatom) []crippenCand {
+	key := a.key()
+	crippenCache.Lock()
+	c, ok := crippenCache.m[key]
+	crippenCache.Unlock()
+	if ok {
+		return c
+	}
+	one := matchGraph{n: 1, at: []gatom{*a}, start: []int32{0, 0}}
+	for _, k := range crippenByZ[uint8(a[fZ])] {
+		p := crippenParams[k].pat
+		if hasRecursion(p.prog[0]) {
+			c = append(c, crippenCand{k: k})
+		} else if one.atomMatches(p, 0, 0) {
+			c = append(c, crippenCand{k: k, rootMatched: true})
+		}
+	}
+	crippenCache.Lock()
+	if crippenCache.m == nil || len(crippenCache.m) >= crippenCacheMax {
+		crippenCache.m = map[uint64][]crippenCand{}
+	}
+	crippenCache.m[key] = c
+	crippenCache.Unlock()
+	return c
+}
+
+func hasRecursion(prog []ains) bool {
+	for _, in := range prog {
+		if in.field == fRec {
+			return true
+		}
+	}
+	return false
+}
+
 // possibleZ returns the atomic numbers an atom expression can match, or
 // nil if it does not restrict the element.
 func possibleZ(e *aexpr) []bool {
@@ -223,13 +278,13 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			continue
 		}
 		found := -1
-		for _, k := range crippenByZ[g.at[i].z] {
-			p := &crippenParams[k]
-			if g.matchAt(p.pat, i) {
+		for _, c := range crippenCandidates(&g.at[i]) {
+			p := &crippenParams[c.k]
+			if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
 				logp += p.logp
 				mr += p.mr
 				typ = p.typ
-				found = int(k)
+				found = int(c.k)
 				break
 			}
 		}

@@ -2,6 +2,7 @@ package chem
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -450,15 +451,29 @@ func (sp *smartsParser) primitive(first bool) (*aexpr, error) {
 // calls, except for the first test of a recursive $(...) on an atom (its
 // result is memoised per graph).
 type ains struct {
-	kind primKind
-	val  int32
-	t, f int16 // next instruction, or progTrue/progFalse
-	rec  *spattern
+	field uint8 // gatom feature tested (fZ ... fVal), fRec or fNever
+	val   int16 // the feature must equal val
+	t, f  int16 // next instruction, or progTrue/progFalse
+	rec   *spattern
 }
 
 const (
 	progTrue  = -1
 	progFalse = -2
+)
+
+// Features of a graph atom, indices into gatom.
+const (
+	fZ     = iota // atomic number
+	fArom         // 1 if aromatic
+	fRing         // 1 if in a ring
+	fChg          // formal charge
+	fHs           // total H count including H neighbours
+	fDeg          // explicit connections
+	fConn         // total connections (degree + implicit H)
+	fVal          // total valence
+	fRec          // recursive SMARTS: rec matches at the atom
+	fNever        // a value no atom has
 )
 
 // compileAtom appends the program of e to prog, continuing at t when e
@@ -480,14 +495,46 @@ func compileAtom(e *aexpr, t, f int16, prog *[]ains) int16 {
 		}
 		return next
 	}
-	if e.kind == pTrue {
+	test := func(field uint8, val int, t, f int16) int16 {
+		if val < math.MinInt16 || val > math.MaxInt16 {
+			field = fNever
+		}
+		*prog = append(*prog, ains{field: field, val: int16(val), t: t, f: f, rec: e.rec})
+		return int16(len(*prog) - 1)
+	}
+	switch e.kind {
+	case pTrue:
 		return t
-	}
-	if e.kind == pRecursive {
+	case pElemAli:
+		return test(fZ, e.val, test(fArom, 0, t, f), f)
+	case pElemArom:
+		return test(fZ, e.val, test(fArom, 1, t, f), f)
+	case pAtomicNum:
+		return test(fZ, e.val, t, f)
+	case pAliphatic:
+		return test(fArom, 0, t, f)
+	case pAromatic:
+		return test(fArom, 1, t, f)
+	case pHCount:
+		return test(fHs, e.val, t, f)
+	case pDegree:
+		return test(fDeg, e.val, t, f)
+	case pConn:
+		return test(fConn, e.val, t, f)
+	case pValence:
+		return test(fVal, e.val, t, f)
+	case pRing:
+		if e.val == 0 {
+			return test(fRing, 0, t, f)
+		}
+		return test(fRing, 1, t, f)
+	case pCharge:
+		return test(fChg, e.val, t, f)
+	case pRecursive:
 		compilePattern(e.rec)
+		return test(fRec, 0, t, f)
 	}
-	*prog = append(*prog, ains{kind: e.kind, val: int32(e.val), t: t, f: f, rec: e.rec})
-	return int16(len(*prog) - 1)
+	return f
 }
 
 // bondIndex is the bit of a bond in a compiled bond expression's mask.
@@ -521,16 +568,17 @@ func compilePattern(p *spattern) {
 	}
 }
 
-// gatom holds the properties of a graph atom that SMARTS primitives test.
-type gatom struct {
-	z    uint8
-	arom bool
-	ring bool
-	chg  int8
-	hs   uint8 // total H count including H neighbours
-	deg  uint8 // explicit connections
-	conn uint8 // total connections (degree + implicit H)
-	val  uint8 // total valence
+// gatom holds the features of a graph atom that SMARTS primitives test,
+// indexed by fZ ... fVal.
+type gatom [fRec]int16
+
+// key packs the features (all within a byte) into one word.
+func (a *gatom) key() uint64 {
+	var k uint64
+	for _, v := range a {
+		k = k<<8 | uint64(uint8(v))
+	}
+	return k
 }
 
 // gnbr is one entry of a graph atom's neighbour list.
@@ -583,12 +631,21 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 		a := &m.atoms[i]
 		th := a.TotalHs()
 		d := m.Degree(i)
-		ga := gatom{z: a.z, arom: a.arom, chg: a.charge, hs: uint8(th + m.hNeighbors(i)),
-			conn: uint8(d + th), val: uint8(int(a.expVal) + int(a.implicitH)), ring: m.atomRingCt[i] > 0}
+		var ga gatom
+		ga[fZ], ga[fChg] = int16(a.z), int16(a.charge)
+		if a.arom {
+			ga[fArom] = 1
+		}
+		if m.atomRingCt[i] > 0 {
+			ga[fRing] = 1
+		}
+		ga[fHs] = int16(uint8(th + m.hNeighbors(i)))
+		ga[fConn] = int16(uint8(d + th))
+		ga[fVal] = int16(uint8(int(a.expVal) + int(a.implicitH)))
 		if expandH {
 			d += th
 		}
-		ga.deg = uint8(d)
+		ga[fDeg] = int16(uint8(d))
 		g.at[i] = ga
 		g.start[i] = x
 		bs := m.BondsOf(i)
@@ -610,7 +667,7 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 		hi := na
 		for i := 0; i < na; i++ {
 			for h := 0; h < m.atoms[i].TotalHs(); h++ {
-				g.at[hi] = gatom{z: 1, deg: 1, conn: 1, val: 1}
+				g.at[hi] = gatom{fZ: 1, fDeg: 1, fConn: 1, fVal: 1}
 				g.start[hi] = x
 				g.nb[x] = gnbr{j: int32(i), bindex: uint8(bondIndex(BondSingle, false))}
 				x++
@@ -632,33 +689,9 @@ func (g *matchGraph) atomMatches(p *spattern, k, i int) bool {
 	for pc >= 0 {
 		in := &prog[pc]
 		var r bool
-		switch in.kind {
-		case pElemAli:
-			r = int32(a.z) == in.val && !a.arom
-		case pElemArom:
-			r = int32(a.z) == in.val && a.arom
-		case pAtomicNum:
-			r = int32(a.z) == in.val
-		case pAliphatic:
-			r = !a.arom
-		case pAromatic:
-			r = a.arom
-		case pHCount:
-			r = int32(a.hs) == in.val
-		case pDegree:
-			r = int32(a.deg) == in.val
-		case pConn:
-			r = int32(a.conn) == in.val
-		case pValence:
-			r = int32(a.val) == in.val
-		case pRing:
-			r = a.ring
-			if in.val == 0 {
-				r = !a.ring
-			}
-		case pCharge:
-			r = int32(a.chg) == in.val
-		case pRecursive:
+		if in.field < fRec {
+			r = a[in.field] == in.val
+		} else if in.field == fRec {
 			if len(g.memo) < recCounter*g.n {
 				g.memo = grow(g.memo, recCounter*g.n)
 				clear(g.memo)
@@ -724,9 +757,11 @@ func bondMatches(e *bexpr, order BondOrder, inRing bool) bool {
 // unused neighbour of its parent's image (iterative, with one neighbour
 // cursor per pattern atom).
 func (g *matchGraph) matchAt(p *spattern, i int) bool {
-	if !g.atomMatches(p, 0, i) {
-		return false
-	}
+	return g.atomMatches(p, 0, i) && g.extendFrom(p, i)
+}
+
+// extendFrom is matchAt once the first pattern atom is known to match atom i.
+func (g *matchGraph) extendFrom(p *spattern, i int) bool {
 	n := len(p.atoms)
 	if n == 1 {
 		return true
