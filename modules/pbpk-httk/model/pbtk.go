@@ -4,20 +4,27 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"toxgate/sdk/ode"
 )
 
 // Name and Version identify the model.
 const (
 	Name    = "httk-pbtk"
-	Version = "1.0.0"
+	Version = "1.1.0"
 	// MaxDays is the longest simulation accepted.
 	MaxDays = 730
 	// MaxDosesPerDay bounds doses_per_day.
 	MaxDosesPerDay = 24
 	// MaxTSteps bounds tsteps (outputs per hour).
 	MaxTSteps = 60
+	// DefaultOutputPoints caps the rows of time_series when tsteps is not
+	// given (the summary is always computed on the full tsteps grid).
+	DefaultOutputPoints = 2000
+	// MaxOutputPoints bounds output_points.
+	MaxOutputPoints = 200000
+	// SeriesDigits is the number of significant digits of the time_series
+	// values (time itself is written exactly). httk rounds its own outputs to
+	// 4 (set_httk_precision).
+	SeriesDigits = 6
 )
 
 // Input is the request of /pbpk/httk.
@@ -35,8 +42,19 @@ type Input struct {
 	// DefaultToHuman substitutes human in vitro values missing for the species.
 	DefaultToHuman bool `json:"default_to_human,omitempty"`
 	// TSteps is the number of output times per hour (default 4, as solve_pbtk).
+	// Given explicitly, time_series holds every time of that grid (unless
+	// output_points is also given).
 	TSteps int `json:"tsteps,omitempty"`
+	// OutputPoints caps the number of time_series rows (default
+	// DefaultOutputPoints when tsteps is not given, no cap when it is): the
+	// rows are every k-th time of the tsteps grid, with the smallest k of
+	// thinSteps that fits, plus t = 1e-4 day and the end.
+	OutputPoints int `json:"output_points,omitempty"`
 }
+
+// thinSteps are the allowed strides through the tsteps grid (at tsteps = 4:
+// 15, 30, 45 min, 1, 1.5, 2, 3, 4, 6, 12 h, 1, 2, 4, 8 days).
+var thinSteps = []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 48, 96, 192, 384, 768}
 
 // Chemical identifies the simulated chemical.
 type Chemical struct {
@@ -246,6 +264,8 @@ func (in *Input) Validate() (string, error) {
 		return "", inputErr("days", "must be greater than 0 and at most %d, got %g", MaxDays, *in.Days)
 	case in.TSteps < 0 || in.TSteps > MaxTSteps:
 		return "", inputErr("tsteps", "must be from 1 to %d output times per hour, got %d", MaxTSteps, in.TSteps)
+	case in.OutputPoints != 0 && (in.OutputPoints < 10 || in.OutputPoints > MaxOutputPoints):
+		return "", inputErr("output_points", "must be from 10 to %d rows, got %d", MaxOutputPoints, in.OutputPoints)
 	}
 	return species, nil
 }
@@ -284,14 +304,12 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 	}
 	sys := newSystem(p)
 	doseUmol := *in.DailyDose / float64(dpd) * p.BW / p.MW * 1000 * p.Fabsgut
-	var boluses []ode.Bolus
 	var doseTimes []float64
 	for k := 0; ; k++ {
 		td := float64(k) / float64(dpd)
 		if td >= days-1e-12 {
 			break
 		}
-		boluses = append(boluses, ode.Bolus{Time: td, State: sGutlumen, Amount: doseUmol})
 		doseTimes = append(doseTimes, td)
 	}
 	// Output grid as solve_pbtk: 0, 1e-4 d, then every 1/(24·tsteps) day.
@@ -307,18 +325,27 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 	if times[len(times)-1] < days-1e-12 {
 		times = append(times, days)
 	}
-	prob := ode.Problem{Func: sys.deriv, Jacobian: sys.jacobian, Y0: make([]float64, nStates), Boluses: boluses}
-	// Tolerances: 1e-6 relative, and 1e-6 of one dose absolute (amounts in
-	// µmol; the AUC state in µM·day scaled by the venous volume).
-	atol := make([]float64, nStates)
-	for i := range atol {
-		atol[i] = 1e-5 * doseUmol
+	// Rows of time_series: every thin-th time of the grid (times[2:] are the
+	// grid proper), t = 0, 1e-4 and the end.
+	maxRows := in.OutputPoints
+	if maxRows == 0 && in.TSteps == 0 {
+		maxRows = DefaultOutputPoints
 	}
-	atol[sAUC] = 1e-5 * doseUmol / (sys.vven * sys.r)
-	sol, err := ode.Solve(prob, times, ode.WithMethod(ode.Rosenbrock), ode.WithTolerances(1e-5, 1e-12), ode.WithAbsTolVec(atol),
-		ode.WithConstantJacobian(), ode.WithAutonomous(), ode.WithMaxSteps(2_000_000))
-	if err != nil {
-		return nil, fmt.Errorf("httk pbtk: solving: %w", err)
+	thin := 1
+	if maxRows > 0 {
+		for _, k := range thinSteps {
+			thin = k
+			if 3+(len(times)-2)/k <= maxRows {
+				break
+			}
+		}
+	}
+	keep := func(k int) bool { return k < 2 || k == len(times)-1 || (k-1)%thin == 0 }
+	m := 0
+	for k := range times {
+		if keep(k) {
+			m++
+		}
 	}
 	out := &Output{
 		Model: Name, Version: Version, Species: species, Parameters: p,
@@ -329,51 +356,70 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 			"Cmax_uM": "uM", "Tmax_days": "day", "Css_analytic_uM": "uM", "daily_dose": "mg/kg/day"},
 	}
 	ts := &out.TimeSeries
-	m := len(times)
 	cols := []*[]float64{&ts.Time, &ts.Agutlumen, &ts.Cgut, &ts.Cliver, &ts.Cven, &ts.Clung, &ts.Cart,
 		&ts.Crest, &ts.Ckidney, &ts.Cplasma, &ts.Aplasma, &ts.Atubules, &ts.Ametabolized, &ts.AUC}
 	for _, cp := range cols {
-		*cp = make([]float64, m)
+		*cp = make([]float64, 0, m)
 	}
+	// The plot gets, per block of thin grid times, the first, lowest, highest
+	// and last value of each concentration, so that peaks between rows show.
+	pl := newPlotData(thin)
+	sm := &out.Summary
 	var maxErr float64
+	prop := newPropagator(sys)
+	y := make([]float64, nStates)
+	t := 0.0
 	nd := 0 // doses given so far
-	for k, y := range sol.Y {
-		ts.Time[k] = times[k]
-		ts.Agutlumen[k] = y[sGutlumen]
-		ts.Cgut[k] = y[sGut] / sys.vgut
-		ts.Cliver[k] = y[sLiver] / sys.vliver
-		ts.Cven[k] = y[sVen] / sys.vven
-		ts.Clung[k] = y[sLung] / sys.vlung
-		ts.Cart[k] = y[sArt] / sys.vart
-		ts.Crest[k] = y[sRest] / sys.vrest
-		ts.Ckidney[k] = y[sKidney] / sys.vkidney
-		ts.Cplasma[k] = y[sVen] / sys.vven / sys.r
-		ts.Aplasma[k] = y[sVen] / sys.r * (1 - sys.hct)
-		ts.Atubules[k] = y[sTubules]
-		ts.Ametabolized[k] = y[sMetabolized]
-		ts.AUC[k] = y[sAUC]
+	for k, tk := range times {
+		for nd < len(doseTimes) && doseTimes[nd] <= tk {
+			prop.advance(y, doseTimes[nd]-t)
+			t = doseTimes[nd]
+			y[sGutlumen] += doseUmol
+			nd++
+		}
+		prop.advance(y, tk-t)
+		t = tk
+		cplasma := y[sVen] / sys.vven / sys.r
+		if cplasma > sm.CmaxUM {
+			sm.CmaxUM, sm.TmaxDays = cplasma, tk
+		}
 		var total float64
 		for i := sGutlumen; i <= sMetabolized; i++ {
 			total += y[i]
 		}
-		for nd < len(doseTimes) && doseTimes[nd] <= times[k] {
-			nd++
-		}
 		if dosed := float64(nd) * doseUmol; dosed > 0 {
 			maxErr = math.Max(maxErr, math.Abs(total-dosed)/dosed)
 		}
-	}
-	sm := &out.Summary
-	for k, cp := range ts.Cplasma {
-		if cp > sm.CmaxUM {
-			sm.CmaxUM, sm.TmaxDays = cp, ts.Time[k]
+		cgut, cliver, clung := y[sGut]/sys.vgut, y[sLiver]/sys.vliver, y[sLung]/sys.vlung
+		crest, ckidney := y[sRest]/sys.vrest, y[sKidney]/sys.vkidney
+		pl.add(k < 2 || k == len(times)-1 || (k-1)%thin == 0, tk, cplasma, cliver, ckidney, cgut, clung, crest)
+		if !keep(k) {
+			continue
 		}
+		ts.Time = append(ts.Time, tk)
+		ts.Agutlumen = append(ts.Agutlumen, y[sGutlumen])
+		ts.Cgut = append(ts.Cgut, cgut)
+		ts.Cliver = append(ts.Cliver, cliver)
+		ts.Cven = append(ts.Cven, y[sVen]/sys.vven)
+		ts.Clung = append(ts.Clung, clung)
+		ts.Cart = append(ts.Cart, y[sArt]/sys.vart)
+		ts.Crest = append(ts.Crest, crest)
+		ts.Ckidney = append(ts.Ckidney, ckidney)
+		ts.Cplasma = append(ts.Cplasma, cplasma)
+		ts.Aplasma = append(ts.Aplasma, y[sVen]/sys.r*(1-sys.hct))
+		ts.Atubules = append(ts.Atubules, y[sTubules])
+		ts.Ametabolized = append(ts.Ametabolized, y[sMetabolized])
+		ts.AUC = append(ts.AUC, y[sAUC])
+	}
+	if thin > 1 {
+		out.Notes = append(out.Notes, fmt.Sprintf("time_series holds every %s (%d rows; the summary uses all %d times of the tsteps grid); ask output_points (up to %d) or tsteps for more rows",
+			spacing(float64(thin)/float64(tsteps)), m, len(times), MaxOutputPoints))
 	}
 	sm.AUCUMDays = ts.AUC[m-1]
 	sm.CplasmaEndUM = ts.Cplasma[m-1]
 	sm.CssAnalyticUM = CssAnalytic(p, *in.DailyDose)
 	sm.MassBalanceError = maxErr
-	out.PlotSVG = plotProfiles(out)
+	out.PlotSVG = plotProfiles(out, pl)
 	if species != "Human" && in.DefaultToHuman {
 		out.Notes = append(out.Notes, "human in vitro values substituted where the species lacks them (default_to_human)")
 	}

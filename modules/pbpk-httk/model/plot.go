@@ -2,29 +2,93 @@ package model
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"toxgate/sdk/plot"
 )
 
+// plotNames are the plotted concentrations, in the order of plotData.add.
+var plotNames = [...]string{"plasma", "liver", "kidney", "gut", "lung", "rest of body"}
+
+// plotData collects the plotted concentrations over the whole tsteps grid,
+// reduced per block of rows to the first, lowest, highest and last point.
+type plotData struct {
+	thin   int
+	x, y   [len(plotNames)][]float64
+	blk    [len(plotNames)]struct{ first, lo, hi, last [2]float64 }
+	inBlk  int
+	maxVal float64
+}
+
+func newPlotData(thin int) *plotData { return &plotData{thin: thin} }
+
+// add records the values at time t; row says that t is a row of time_series
+// (a block ends there).
+func (d *plotData) add(row bool, t float64, v ...float64) {
+	if d.thin == 1 {
+		for i, c := range v {
+			d.x[i], d.y[i] = append(d.x[i], t), append(d.y[i], c)
+		}
+	} else {
+		for i, c := range v {
+			b := &d.blk[i]
+			p := [2]float64{t, c}
+			if d.inBlk == 0 {
+				b.first, b.lo, b.hi = p, p, p
+			}
+			if c < b.lo[1] {
+				b.lo = p
+			}
+			if c > b.hi[1] {
+				b.hi = p
+			}
+			b.last = p
+		}
+		d.inBlk++
+		if row {
+			for i := range v {
+				b := &d.blk[i]
+				pts := [4][2]float64{b.first, b.lo, b.hi, b.last}
+				if b.hi[0] < b.lo[0] {
+					pts[1], pts[2] = b.hi, b.lo
+				}
+				for k, p := range pts {
+					if k == 0 || p != pts[k-1] {
+						d.x[i], d.y[i] = append(d.x[i], p[0]), append(d.y[i], p[1])
+					}
+				}
+			}
+			d.inBlk = 0
+		}
+	}
+	if v[0] > d.maxVal {
+		d.maxVal = v[0]
+	}
+	if v[1] > d.maxVal {
+		d.maxVal = v[1]
+	}
+}
+
 // plotProfiles draws plasma and tissue concentrations on a log axis.
-func plotProfiles(out *Output) string {
-	ts := &out.TimeSeries
+func plotProfiles(out *Output, d *plotData) string {
 	p := plot.New(fmt.Sprintf("%s, %s, %g mg/kg/day oral (httk pbtk)", out.Chemical.Name, out.Species,
 		out.Dosing.DailyDoseMgPerKg), "time (day)", "concentration (µM)")
 	p.LogY = true
-	var cmax float64
-	for _, v := range ts.Cliver {
-		cmax = max(cmax, v)
+	p.YMin = d.maxVal * 1e-4
+	for i, name := range plotNames {
+		p.Add(name, d.x[i], d.y[i])
 	}
-	for _, v := range ts.Cplasma {
-		cmax = max(cmax, v)
-	}
-	p.YMin = cmax * 1e-4
-	p.Add("plasma", ts.Time, ts.Cplasma)
-	p.Add("liver", ts.Time, ts.Cliver)
-	p.Add("kidney", ts.Time, ts.Ckidney)
-	p.Add("gut", ts.Time, ts.Cgut)
-	p.Add("lung", ts.Time, ts.Clung)
-	p.Add("rest of body", ts.Time, ts.Crest)
 	return p.SVG()
+}
+
+// spacing names a time step given in hours.
+func spacing(h float64) string {
+	switch {
+	case h < 1:
+		return strconv.FormatFloat(h*60, 'g', 4, 64) + " min"
+	case h < 24 || math.Mod(h, 24) != 0:
+		return strconv.FormatFloat(h, 'g', 4, 64) + " h"
+	}
+	return strconv.FormatFloat(h/24, 'g', 4, 64) + " days"
 }

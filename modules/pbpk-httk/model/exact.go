@@ -1,0 +1,160 @@
+package model
+
+import (
+	"math"
+	"strconv"
+
+	"toxgate/sdk/stats"
+)
+
+// The pbtk system is linear with constant coefficients between doses, so it
+// is solved exactly: from one output or dosing time to the next the state is
+// multiplied by the matrix exponential exp(M·Δt), computed once per distinct
+// Δt (the output grid is uniform, so a run needs a handful). This replaces
+// the RODAS4 integration of version 1.0 (relative tolerance 1e-5): the
+// results agree with it to within its tolerance and are closer to httk's
+// deSolve run (rtol 1e-8); a 365-day run costs ~35 000 11×11 matrix–vector
+// products instead of ~8 000 implicit steps.
+
+// expm returns exp(a·dt) for the n×n row-major matrix a, by scaling and
+// squaring with a Taylor series (the scaled matrix has 1-norm ≤ 1/2, so the
+// series is summed to rounding error in at most ~20 terms).
+func expm(a []float64, n int, dt float64) []float64 {
+	b := make([]float64, n*n)
+	var norm float64
+	for j := 0; j < n; j++ {
+		var c float64
+		for i := 0; i < n; i++ {
+			c += math.Abs(a[i*n+j] * dt)
+		}
+		norm = math.Max(norm, c)
+	}
+	sq := 0
+	for norm > 0.5 {
+		norm /= 2
+		sq++
+	}
+	f := dt / math.Pow(2, float64(sq))
+	for i := range b {
+		b[i] = a[i] * f
+	}
+	e := make([]float64, n*n)
+	term := make([]float64, n*n)
+	tmp := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		e[i*n+i], term[i*n+i] = 1, 1
+	}
+	for k := 1; k <= 40; k++ {
+		matmul(tmp, term, b, n)
+		var big float64
+		for i := range term {
+			term[i] = tmp[i] / float64(k)
+			e[i] += term[i]
+			big = math.Max(big, math.Abs(term[i]))
+		}
+		if big < 1e-18 {
+			break
+		}
+	}
+	for range sq {
+		matmul(tmp, e, e, n)
+		e, tmp = tmp, e
+	}
+	return e
+}
+
+// matmul sets dst = x·y (n×n, row-major).
+func matmul(dst, x, y []float64, n int) {
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for k := 0; k < n; k++ {
+				s += x[i*n+k] * y[k*n+j]
+			}
+			dst[i*n+j] = s
+		}
+	}
+}
+
+// propagator advances the state of a system exactly, caching exp(M·Δt).
+type propagator struct {
+	s     *system
+	cache map[int64][]float64
+	tmp   [nStates]float64
+}
+
+func newPropagator(s *system) *propagator {
+	return &propagator{s: s, cache: map[int64][]float64{}}
+}
+
+// advance replaces y by the state dt later (no dose in between).
+func (p *propagator) advance(y []float64, dt float64) {
+	if dt <= 0 {
+		return
+	}
+	key := int64(math.Round(dt * 1e12)) // Δt equal to 1e-12 day share a matrix
+	e, ok := p.cache[key]
+	if !ok {
+		e = expm(p.s.a[:], nStates, dt)
+		if len(p.cache) < 256 {
+			p.cache[key] = e
+		}
+	}
+	y = y[:nStates]
+	for i := range p.tmp {
+		row := e[i*nStates : (i+1)*nStates]
+		var s float64
+		for j, v := range row {
+			s += v * y[j]
+		}
+		p.tmp[i] = s
+	}
+	copy(y, p.tmp[:])
+}
+
+// MarshalJSON writes the columns in their declared order: time as
+// encoding/json would (shortest exact form), the other columns rounded to
+// SeriesDigits significant digits.
+func (ts TimeSeries) MarshalJSON() ([]byte, error) {
+	cols := []struct {
+		name string
+		v    []float64
+	}{{"Agutlumen", ts.Agutlumen}, {"Cgut", ts.Cgut}, {"Cliver", ts.Cliver}, {"Cven", ts.Cven},
+		{"Clung", ts.Clung}, {"Cart", ts.Cart}, {"Crest", ts.Crest}, {"Ckidney", ts.Ckidney},
+		{"Cplasma", ts.Cplasma}, {"Aplasma", ts.Aplasma}, {"Atubules", ts.Atubules},
+		{"Ametabolized", ts.Ametabolized}, {"AUC", ts.AUC}}
+	b := make([]byte, 0, 16+len(ts.Time)*(12+11*len(cols)))
+	b = append(b, `{"time":[`...)
+	for i, t := range ts.Time {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONFloat(b, t)
+	}
+	b = append(b, ']')
+	for _, c := range cols {
+		b = append(b, ',', '"')
+		b = append(b, c.name...)
+		b = append(b, '"', ':')
+		b = stats.AppendFloats(b, c.v, SeriesDigits)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONFloat writes v exactly as encoding/json writes a float64.
+func appendJSONFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		n := len(b)
+		b = strconv.AppendFloat(b, v, 'e', -1, 64)
+		// clean up e-09 to e-9, as encoding/json does
+		if m := len(b); m-n >= 4 && b[m-4] == 'e' && b[m-3] == '-' && b[m-2] == '0' {
+			b[m-2] = b[m-1]
+			b = b[:m-1]
+		}
+		return b
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
