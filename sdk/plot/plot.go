@@ -137,9 +137,9 @@ func (p *Plot) SVG() string {
 		col := palette[i%len(palette)]
 		pts := make([]byte, 0, 16*min(len(s.X), 4*int(pw)))
 		d := decimator{emit: func(px, py float64) {
-			pts = strconv.AppendFloat(pts, px, 'f', 1, 64)
+			pts = appendFixed1(pts, px)
 			pts = append(pts, ',')
-			pts = strconv.AppendFloat(pts, py, 'f', 1, 64)
+			pts = appendFixed1(pts, py)
 			pts = append(pts, ' ')
 		}}
 		for k := range s.X {
@@ -243,4 +243,28 @@ func (d *decimator) flush() {
 		}
 	}
 	d.n = 0
+}
+
+// appendFixed1 appends v with one decimal, as strconv.AppendFloat(dst, v,
+// 'f', 1, 64) does, without strconv's general path in the common case (a
+// pixel coordinate well away from a rounding tie).
+func appendFixed1(dst []byte, v float64) []byte {
+	if !(math.Abs(v) < 1e9) {
+		return strconv.AppendFloat(dst, v, 'f', 1, 64)
+	}
+	x := math.Abs(v) * 10
+	r := math.Floor(x)
+	frac := x - r
+	if math.Abs(frac-0.5) < 1e-6 { // near a tie: let strconv round the exact value
+		return strconv.AppendFloat(dst, v, 'f', 1, 64)
+	}
+	n := int64(r)
+	if frac > 0.5 {
+		n++
+	}
+	if math.Signbit(v) {
+		dst = append(dst, '-')
+	}
+	dst = strconv.AppendInt(dst, n/10, 10)
+	return append(dst, '.', byte('0'+n%10))
 }

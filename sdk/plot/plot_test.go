@@ -2,6 +2,7 @@ package plot
 
 import (
 	"encoding/xml"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,4 +66,16 @@ func TestNiceTicksCoverRange(t *testing.T) {
 
 func TestEmptyPlot(t *testing.T) {
 	wellFormed(t, New("", "x", "y").SVG())
+}
+
+func TestAppendFixed1MatchesStrconv(t *testing.T) {
+	vals := []float64{0, -0.0, 0.25, 0.75, -0.04, 1.05, 12.349999, 123.45, -7.95, 1e9, 3.0000001}
+	for i := 0; i < 200000; i++ {
+		vals = append(vals, float64(i)*0.0137-500, float64(i)/8-300)
+	}
+	for _, v := range vals {
+		if got, want := string(appendFixed1(nil, v)), strconv.FormatFloat(v, 'f', 1, 64); got != want {
+			t.Fatalf("appendFixed1(%v) = %q, want %q", v, got, want)
+		}
+	}
 }
