@@ -32,7 +32,7 @@ func init() {
 	},
 		module.Handle("/pbpk/doxorubicin", simulate).
 			Summary("Simulate a doxorubicin IV infusion").
-			Output("physiology, summary (plasma Cmax/Tmax/AUC/t½/CL, heart exposure), time_series (time_h; ng_per_mL and uM per compartment), units, plot_svg").
+			Output("physiology, summary (plasma Cmax/Tmax/AUC/t½/CL, heart exposure), time_series (time_h; ng_per_mL and uM per compartment, 6 significant digits), units, plot_svg").
 			Example(`{"dose_mg":60,"age":50,"weight":70,"height":190}`),
 	)
 }

@@ -1,0 +1,70 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"toxgate/sdk/stats"
+)
+
+// SeriesDigits is the number of significant digits of the concentration time
+// courses in the JSON response (the solver's relative tolerance is 1e-7, the
+// parameters have 3–4 significant digits); time_h and the summary are exact.
+const SeriesDigits = 6
+
+// MarshalJSON writes the series as encoding/json would (map keys sorted),
+// without reflection, the concentrations rounded to SeriesDigits digits.
+func (s Series) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 32+len(s.TimeH)*(10+12*(len(s.NgPerML)+len(s.UM))))
+	b = append(b, `{"time_h":[`...)
+	for i, t := range s.TimeH {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONFloat(b, t)
+	}
+	b = append(b, `],"ng_per_mL":`...)
+	b = appendMap(b, s.NgPerML)
+	b = append(b, `,"uM":`...)
+	b = appendMap(b, s.UM)
+	return append(b, '}'), nil
+}
+
+func appendMap(b []byte, m map[string][]float64) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, k) // plain ASCII compartment names
+		b = append(b, ':')
+		b = stats.AppendFloats(b, m[k], SeriesDigits)
+	}
+	return append(b, '}')
+}
+
+// appendJSONFloat writes v exactly as encoding/json writes a float64.
+func appendJSONFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		n := len(b)
+		b = strconv.AppendFloat(b, v, 'e', -1, 64)
+		if m := len(b); m-n >= 4 && b[m-4] == 'e' && b[m-3] == '-' && b[m-2] == '0' {
+			b[m-2] = b[m-1]
+			b = b[:m-1]
+		}
+		return b
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
