@@ -37,7 +37,7 @@ type chemOut struct {
 func chemMix(h, v uint64) uint64 { return (h ^ v) * 0x100000001b3 }
 
 // chemPipeline is the pipeline of testdata/chembench/main.go, run natively.
-func chemPipeline(smiles []string) chemOut {
+func chemPipeline(smiles []string, stage string) chemOut {
 	var o chemOut
 	for _, s := range smiles {
 		o.N++
@@ -46,8 +46,15 @@ func chemPipeline(smiles []string) chemOut {
 			o.Failed++
 			continue
 		}
+		if stage == "parse" {
+			o.Bits += m.NumAtoms()
+			continue
+		}
 		d := chem.Describe(m)
-		fp := chem.Morgan(m, 2, 2048)
+		fp := chem.NewBitVec(2048)
+		if stage != "describe" {
+			fp = chem.Morgan(m, 2, 2048)
+		}
 		o.Bits += fp.Count()
 		h := o.Sum
 		for _, c := range []byte(d.Formula) {
@@ -112,7 +119,17 @@ func cpuSeconds() float64 {
 // (the per-call overhead that the batches amortise). Run on one core with
 //
 //	go test -run XXX -bench ChemPipeline -benchtime 3x -cpu 1 ./gateway/modulehost/
-func BenchmarkChemPipeline(b *testing.B) {
+func BenchmarkChemPipeline(b *testing.B) { chemBench(b, "") }
+
+// BenchmarkChemStages is BenchmarkChemPipeline stopped after parsing, and
+// after the descriptors, to see which stage the module amplifies most.
+func BenchmarkChemStages(b *testing.B) {
+	for _, stage := range []string{"parse", "describe"} {
+		b.Run(stage, func(b *testing.B) { chemBench(b, stage) })
+	}
+}
+
+func chemBench(b *testing.B, stage string) {
 	ctx := context.Background()
 	smiles := chemSMILES(b)
 	m, err := wasmrt.Load(ctx, modtest.Wasm(b, chemBenchDir), wasmrt.Options{Cache: wazero.NewCompilationCache(), Logger: quietLogger()})
@@ -124,7 +141,11 @@ func BenchmarkChemPipeline(b *testing.B) {
 	var batches [][]string
 	for i := 0; i < len(smiles); i += chemBatch {
 		batch := smiles[i:min(i+chemBatch, len(smiles))]
-		in, _ := json.Marshal(map[string]any{"smiles": batch})
+		req := map[string]any{"smiles": batch}
+		if stage != "" {
+			req["stage"] = stage
+		}
+		in, _ := json.Marshal(req)
 		inputs, batches = append(inputs, in), append(batches, batch)
 	}
 	call := func(in []byte) chemOut {
@@ -142,7 +163,7 @@ func BenchmarkChemPipeline(b *testing.B) {
 	}
 	// Warm both sides up and check that they compute the same thing.
 	for i, in := range inputs {
-		want, got := chemPipeline(batches[i]), call(in)
+		want, got := chemPipeline(batches[i], stage), call(in)
 		if got != want {
 			b.Fatalf("batch %d: module %+v, native %+v", i, got, want)
 		}
@@ -158,7 +179,7 @@ func BenchmarkChemPipeline(b *testing.B) {
 	c0, t0 := cpuSeconds(), time.Now()
 	for range b.N {
 		for _, batch := range batches {
-			chemPipeline(batch)
+			chemPipeline(batch, stage)
 		}
 	}
 	c1, t1 := cpuSeconds(), time.Now()
