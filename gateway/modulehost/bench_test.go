@@ -22,7 +22,9 @@ import (
 	"toxgate/modules/example-units/units"
 	doxo "toxgate/modules/pbpk-doxorubicin/model"
 	httk "toxgate/modules/pbpk-httk/model"
+	"toxgate/modules/td-omics/omics"
 	tk2d "toxgate/modules/tk-2d/model"
+	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
 	"toxgate/sdk/wasmbuild"
 )
@@ -135,9 +137,10 @@ func BenchmarkModelsVsNative(b *testing.B) {
 	cache := wazero.NewCompilationCache()
 	cases := []struct {
 		name, dir, input string
+		route            int
 		native           func(input []byte) ([]byte, error)
 	}{
-		{"tk-2d", "../../modules/tk-2d", `{"compound":"DOX"}`, func(in []byte) ([]byte, error) {
+		{"tk-2d", "../../modules/tk-2d", `{"compound":"DOX"}`, 0, func(in []byte) ([]byte, error) {
 			var v tk2d.Input
 			if err := json.Unmarshal(in, &v); err != nil {
 				return nil, err
@@ -148,7 +151,51 @@ func BenchmarkModelsVsNative(b *testing.B) {
 			}
 			return json.Marshal(out)
 		}},
-		{"pbpk-doxorubicin-7d", "../../modules/pbpk-doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190,"days":7}`, func(in []byte) ([]byte, error) {
+		{"tk-3d", "../../modules/tk-3d", `{"compound":"DOX"}`, 0, func(in []byte) ([]byte, error) {
+			var v tk3d.Input
+			if err := json.Unmarshal(in, &v); err != nil {
+				return nil, err
+			}
+			out, err := tk3d.Evaluate(v)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(out)
+		}},
+		{"td-proteomics", "../../modules/td-omics", `{"compound":"DOX","protein":"P16403"}`, 0, func(in []byte) ([]byte, error) {
+			var v omics.ProteomicsInput
+			if err := json.Unmarshal(in, &v); err != nil {
+				return nil, err
+			}
+			out, err := omics.Proteomics(v)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(out)
+		}},
+		{"td-metabolomics", "../../modules/td-omics", `{"compound":"DOX"}`, 1, func(in []byte) ([]byte, error) {
+			var v omics.CompoundInput
+			if err := json.Unmarshal(in, &v); err != nil {
+				return nil, err
+			}
+			out, err := omics.Metabolomics(v, false)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(out)
+		}},
+		{"td-lipidomics", "../../modules/td-omics", `{"compound":"DOX"}`, 2, func(in []byte) ([]byte, error) {
+			var v omics.CompoundInput
+			if err := json.Unmarshal(in, &v); err != nil {
+				return nil, err
+			}
+			out, err := omics.Metabolomics(v, true)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(out)
+		}},
+		{"pbpk-doxorubicin-7d", "../../modules/pbpk-doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190,"days":7}`, 0, func(in []byte) ([]byte, error) {
 			var v doxo.Input
 			if err := json.Unmarshal(in, &v); err != nil {
 				return nil, err
@@ -159,7 +206,7 @@ func BenchmarkModelsVsNative(b *testing.B) {
 			}
 			return json.Marshal(out)
 		}},
-		{"pbpk-httk-365d", "../../modules/pbpk-httk", `{"chem_name":"Bisphenol A","species":"human","daily_dose":1,"doses_per_day":1,"days":365}`, func(in []byte) ([]byte, error) {
+		{"pbpk-httk-365d", "../../modules/pbpk-httk", `{"chem_name":"Bisphenol A","species":"human","daily_dose":1,"doses_per_day":1,"days":365}`, 0, func(in []byte) ([]byte, error) {
 			var v httk.Input
 			if err := json.Unmarshal(in, &v); err != nil {
 				return nil, err
@@ -183,7 +230,7 @@ func BenchmarkModelsVsNative(b *testing.B) {
 			call := func() []byte {
 				cctx, cancel := context.WithTimeout(ctx, time.Duration(m.Limits().TimeoutMS)*time.Millisecond)
 				defer cancel()
-				out, err := m.Call(cctx, 0, input)
+				out, err := m.Call(cctx, c.route, input)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,9 +6,26 @@
 package main
 
 import (
+	"toxgate/modules/td-omics/omics"
 	"toxgate/sdk/abi"
 	"toxgate/sdk/module"
 )
+
+// Version is the module version.
+const Version = omics.Version
+
+type (
+	// CompoundInput is the body of the metabolomics and lipidomics routes.
+	CompoundInput = omics.CompoundInput
+	// ProteomicsInput is the body of the proteomics route.
+	ProteomicsInput = omics.ProteomicsInput
+)
+
+func proteomicsEval(in ProteomicsInput) (omics.ProteomicsOutput, error) { return omics.Proteomics(in) }
+
+func metabolomicsEval(in CompoundInput, lipidsOnly bool) (omics.MetabolomicsOutput, error) {
+	return omics.Metabolomics(in, lipidsOnly)
+}
 
 func init() {
 	module.Register(module.Info{
@@ -23,11 +40,11 @@ func init() {
 			Summary("Time course of one protein's response to an anthracycline (HeCaToS cardiac microtissues)").
 			Output("results: per dose (Therapeutic, Toxic) and time (2–336 h) log2fc, p, q, n; fit: smoothed log2FC; diagram: base64 PNG; protein_group, system, doses, method, units.").
 			Example(`{"compound":"DOX","protein":"P16403"}`),
-		module.Handle("/TD/metabolomics/evaluate", func(in CompoundInput) (MetabolomicsOutput, error) { return metabolomicsEval(in, false) }).
+		module.Handle("/TD/metabolomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, false) }).
 			Summary("Metabolite responses of rat cardiomyocytes to doxorubicin at 6 and 24 h").
 			Output("most_changed, pathway_summary, metabolites (log2fc, p, q per time), diagram (base64 PNG volcano), species, dose, vehicle, method, units.").
 			Example(`{"compound":"DOX"}`),
-		module.Handle("/TD/lipidomics/evaluate", func(in CompoundInput) (MetabolomicsOutput, error) { return metabolomicsEval(in, true) }).
+		module.Handle("/TD/lipidomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, true) }).
 			Summary("Lipid super-pathway of the doxorubicin metabolomics (no dedicated public lipidomics exists)").
 			Output("as /TD/metabolomics/evaluate restricted to the Lipid super-pathway; note says so.").
 			Example(`{"compound":"DOX"}`),

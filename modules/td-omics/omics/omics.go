@@ -1,4 +1,6 @@
-package main
+// Package omics answers the TD omics routes (proteomics, metabolomics,
+// lipidomics) of the td-omics module.
+package omics
 
 import (
 	"fmt"
@@ -66,7 +68,8 @@ type SmoothFit struct {
 	Log2FC []stats.Num `json:"log2fc"`
 }
 
-func proteomicsEval(in ProteomicsInput) (ProteomicsOutput, error) {
+// Proteomics answers /TD/proteomics/evaluate.
+func Proteomics(in ProteomicsInput) (ProteomicsOutput, error) {
 	if strings.TrimSpace(in.Compound) == "" {
 		return ProteomicsOutput{}, module.InvalidInput("compound", "is required: DOX, EPI, IDA or DAU")
 	}
@@ -150,7 +153,9 @@ type MetabolomicsOutput struct {
 	Units       map[string]string             `json:"units"`
 }
 
-func metabolomicsEval(in CompoundInput, lipidsOnly bool) (MetabolomicsOutput, error) {
+// Metabolomics answers /TD/metabolomics/evaluate, or /TD/lipidomics/evaluate
+// with lipidsOnly.
+func Metabolomics(in CompoundInput, lipidsOnly bool) (MetabolomicsOutput, error) {
 	kind := "metabolomics"
 	if lipidsOnly {
 		kind = "lipidomics"
