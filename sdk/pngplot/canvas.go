@@ -2,6 +2,9 @@ package pngplot
 
 import (
 	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -84,10 +87,67 @@ func (c *canvas) vtext(x, y int, s string, scale int, col color.RGBA) {
 }
 
 func (c *canvas) encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, c.img); err != nil {
+	if len(c.img.Palette) > 16 {
+		var buf bytes.Buffer
+		enc := png.Encoder{CompressionLevel: png.BestSpeed}
+		if err := enc.Encode(&buf, c.img); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	return encode4(c.img)
+}
+
+// encode4 writes a PNG of 4-bit palette indices straight from the Pix array,
+// as image/png does for a palette of at most 16 colours but without its
+// per-pixel ColorIndexAt interface calls (slow in WebAssembly): signature,
+// IHDR, PLTE, one IDAT (zlib, best speed, filter "none" on every row) and IEND.
+func encode4(img *image.Paletted) ([]byte, error) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	rowLen := 1 + (w+1)/2
+	raw := make([]byte, rowLen*h)
+	for y := 0; y < h; y++ {
+		src := img.Pix[y*img.Stride : y*img.Stride+w]
+		dst := raw[y*rowLen+1 : (y+1)*rowLen] // byte 0: filter none
+		for x := 0; x+1 < w; x += 2 {
+			dst[x/2] = src[x]<<4 | src[x+1]&0x0f
+		}
+		if w%2 == 1 {
+			dst[w/2] = src[w-1] << 4
+		}
+	}
+	var z bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 8+25+12+3*len(img.Palette)+12+z.Len()+12)
+	out = append(out, "\x89PNG\r\n\x1a\n"...)
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 4, 3 // bit depth 4, colour type 3 (palette)
+	out = appendChunk(out, "IHDR", ihdr[:])
+	plte := make([]byte, 0, 3*len(img.Palette))
+	for _, col := range img.Palette {
+		r, g, b, _ := col.RGBA()
+		plte = append(plte, byte(r>>8), byte(g>>8), byte(b>>8))
+	}
+	out = appendChunk(out, "PLTE", plte)
+	out = appendChunk(out, "IDAT", z.Bytes())
+	return appendChunk(out, "IEND", nil), nil
+}
+
+func appendChunk(dst []byte, typ string, data []byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(data)))
+	start := len(dst)
+	dst = append(dst, typ...)
+	dst = append(dst, data...)
+	return binary.BigEndian.AppendUint32(dst, crc32.ChecksumIEEE(dst[start:]))
 }

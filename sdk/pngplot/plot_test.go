@@ -67,3 +67,28 @@ func BenchmarkPNG(b *testing.B) {
 		}
 	}
 }
+
+// The hand-written 4-bit encoder gives the pixels image/png would.
+func TestEncode4DecodesToTheCanvas(t *testing.T) {
+	c := newCanvas(37, 11)
+	c.fill(Palette[0])
+	c.line(0, 0, 36, 10, Palette[1], 2, true)
+	c.text(1, 1, "Ab1", 1, Palette[6])
+	b, err := encode4(c.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 11; y++ {
+		for x := 0; x < 37; x++ {
+			r1, g1, b1, _ := img.At(x, y).RGBA()
+			r2, g2, b2, _ := c.img.At(x, y).RGBA()
+			if r1 != r2 || g1 != g2 || b1 != b2 {
+				t.Fatalf("pixel %d,%d differs", x, y)
+			}
+		}
+	}
+}
