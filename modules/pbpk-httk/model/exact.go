@@ -78,9 +78,11 @@ func matmul(dst, x, y []float64, n int) {
 
 // propagator advances the state of a system exactly, caching exp(M·Δt).
 type propagator struct {
-	s     *system
-	cache map[int64][]float64
-	tmp   [nStates]float64
+	s       *system
+	cache   map[int64][]float64
+	last    []float64 // the matrix of the previous call, and its key
+	lastKey int64
+	tmp     [nStates]float64
 }
 
 func newPropagator(s *system) *propagator {
@@ -93,13 +95,17 @@ func (p *propagator) advance(y []float64, dt float64) {
 		return
 	}
 	key := int64(math.Round(dt * 1e12)) // Δt equal to 1e-12 day share a matrix
-	e, ok := p.cache[key]
+	e, ok := p.last, p.lastKey == key && p.last != nil
+	if !ok {
+		e, ok = p.cache[key]
+	}
 	if !ok {
 		e = expm(p.s.a[:], nStates, dt)
 		if len(p.cache) < 256 {
 			p.cache[key] = e
 		}
 	}
+	p.last, p.lastKey = e, key
 	y = y[:nStates]
 	for i := range p.tmp {
 		row := e[i*nStates : (i+1)*nStates]

@@ -361,9 +361,10 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 	for _, cp := range cols {
 		*cp = make([]float64, 0, m)
 	}
-	// The plot gets, per block of thin grid times, the first, lowest, highest
+	// The plot gets, per block of grid times, the first, lowest, highest
 	// and last value of each concentration, so that peaks between rows show.
-	pl := newPlotData(thin)
+	plotBlock := max(thin, (len(times)-2)/1000) // ≤ ~1000 blocks: about two per pixel column
+	pl := newPlotData(plotBlock)
 	sm := &out.Summary
 	var maxErr float64
 	prop := newPropagator(sys)
@@ -392,7 +393,7 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 		}
 		cgut, cliver, clung := y[sGut]/sys.vgut, y[sLiver]/sys.vliver, y[sLung]/sys.vlung
 		crest, ckidney := y[sRest]/sys.vrest, y[sKidney]/sys.vkidney
-		pl.add(k < 2 || k == len(times)-1 || (k-1)%thin == 0, tk, cplasma, cliver, ckidney, cgut, clung, crest)
+		pl.add(k < 2 || k == len(times)-1 || (k-1)%plotBlock == 0, tk, cplasma, cliver, ckidney, cgut, clung, crest)
 		if !keep(k) {
 			continue
 		}
