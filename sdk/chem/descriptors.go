@@ -1,9 +1,7 @@
 package chem
 
 import (
-	"sort"
 	"strconv"
-	"strings"
 )
 
 // Descriptors holds the standard physico-chemical descriptors of a
@@ -71,49 +69,54 @@ func (a *atom) TotalHs() int { return int(a.implicitH) + int(a.explicitH) }
 // charge appended as RDKit's CalcMolFormula writes it ("+", "-2", ...).
 // Isotopes are counted with their element.
 func (m *Mol) Formula() string {
-	counts := map[string]int{}
+	var counts [len(elements)]int32
 	for i := range m.atoms {
 		a := &m.atoms[i]
-		counts[elements[a.z].symbol]++
-		if h := a.TotalHs(); h > 0 {
-			counts["H"] += h
+		counts[a.z]++
+		counts[1] += int32(a.TotalHs())
+	}
+	// the other elements present, in alphabetical order of their symbols
+	var zs [len(elements)]uint8
+	nz := 0
+	for z, c := range counts {
+		if c == 0 || z == 1 || z == 6 {
+			continue
+		}
+		k := nz
+		for ; k > 0 && elements[zs[k-1]].symbol > elements[z].symbol; k-- {
+			zs[k] = zs[k-1]
+		}
+		zs[k] = uint8(z)
+		nz++
+	}
+	buf := make([]byte, 0, 32)
+	write := func(z int) {
+		buf = append(buf, elements[z].symbol...)
+		if c := counts[z]; c > 1 {
+			buf = strconv.AppendInt(buf, int64(c), 10)
 		}
 	}
-	var syms []string
-	for s := range counts {
-		syms = append(syms, s)
+	if counts[6] > 0 {
+		write(6)
 	}
-	sort.Strings(syms)
-	var b strings.Builder
-	write := func(s string) {
-		b.WriteString(s)
-		if c := counts[s]; c > 1 {
-			b.WriteString(strconv.Itoa(c))
-		}
+	if counts[1] > 0 {
+		write(1)
 	}
-	if counts["C"] > 0 {
-		write("C")
-	}
-	if counts["H"] > 0 {
-		write("H")
-	}
-	for _, s := range syms {
-		if s != "C" && s != "H" {
-			write(s)
-		}
+	for _, z := range zs[:nz] {
+		write(int(z))
 	}
 	if q := m.FormalCharge(); q > 0 {
-		b.WriteByte('+')
+		buf = append(buf, '+')
 		if q > 1 {
-			b.WriteString(strconv.Itoa(q))
+			buf = strconv.AppendInt(buf, int64(q), 10)
 		}
 	} else if q < 0 {
-		b.WriteByte('-')
+		buf = append(buf, '-')
 		if q < -1 {
-			b.WriteString(strconv.Itoa(-q))
+			buf = strconv.AppendInt(buf, int64(-q), 10)
 		}
 	}
-	return b.String()
+	return string(buf)
 }
 
 // MolWt returns the average molecular weight (isotope-labelled atoms use

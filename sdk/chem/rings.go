@@ -87,8 +87,8 @@ func (m *Mol) hasRingBond(i int) bool {
 // low-link values).
 func (m *Mol) markRingBonds() {
 	n := len(m.atoms)
-	disc := make([]int32, n)
-	low := make([]int32, n)
+	dl := make([]int32, 2*n)
+	disc, low := dl[:n:n], dl[n:]
 	for i := range disc {
 		disc[i] = -1
 	}
@@ -96,7 +96,7 @@ func (m *Mol) markRingBonds() {
 		v, parentBond int32
 		k             int32
 	}
-	var stack []frame
+	stack := make([]frame, 0, n)
 	t := int32(0)
 	for r := 0; r < n; r++ {
 		if disc[r] >= 0 {
@@ -415,19 +415,24 @@ func (m *Mol) hortonCycles(r int32, local []int, words int, add func([]uint64)) 
 
 // orderRingAtoms walks a ring given as bonds and returns its atoms in order.
 func (m *Mol) orderRingAtoms(rb []int32) []int32 {
-	inRing := make(map[int32]bool, len(rb))
-	for _, b := range rb {
-		inRing[b] = true
+	inRing := func(b int32) bool {
+		for _, x := range rb {
+			if x == b {
+				return true
+			}
+		}
+		return false
 	}
 	start := m.bonds[rb[0]].a
-	atoms := []int32{start}
+	atoms := make([]int32, 1, len(rb))
+	atoms[0] = start
 	prevBond := int32(-1)
 	cur := start
 	for len(atoms) <= len(rb) {
 		next := int32(-1)
 		for k, w := range m.Neighbors(int(cur)) {
 			b := m.BondsOf(int(cur))[k]
-			if inRing[b] && b != prevBond {
+			if b != prevBond && inRing(b) {
 				next, prevBond = w, b
 				break
 			}

@@ -32,6 +32,7 @@ func perr(pos int, format string, args ...any) *ParseError {
 }
 
 type ringOpen struct {
+	num    int32 // ring-closure number
 	atom   int32
 	order  BondOrder // 0 if unspecified
 	dir    byte
@@ -44,7 +45,7 @@ type smilesParser struct {
 	i     int
 	atoms []atom
 	bonds []bond
-	rings map[int]ringOpen
+	rings []ringOpen // open ring closures (few: a linear search beats a map)
 }
 
 // ParseSMILES reads an OpenSMILES string and returns the sanitised
@@ -70,7 +71,9 @@ func parseGraph(s string) (*Mol, error) {
 	if len(s) > MaxSMILESLength {
 		return nil, perr(MaxSMILESLength, "SMILES longer than %d characters", MaxSMILESLength)
 	}
-	p := &smilesParser{s: s}
+	// no more atoms or bonds than characters: one allocation each for ordinary input
+	c := min(len(s), 256)
+	p := &smilesParser{s: s, atoms: make([]atom, 0, c), bonds: make([]bond, 0, c)}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
@@ -199,9 +202,9 @@ func (p *smilesParser) parse() error {
 	if len(p.rings) > 0 {
 		first := -1
 		num := 0
-		for n, r := range p.rings {
+		for _, r := range p.rings {
 			if first < 0 || int(r.pos) < first {
-				first, num = int(r.pos), n
+				first, num = int(r.pos), int(r.num)
 			}
 		}
 		return perr(first, "ring closure %d not closed", num)
@@ -261,11 +264,14 @@ func (p *smilesParser) ringNumber() (int, error) {
 }
 
 func (p *smilesParser) ringClosure(at, num, pos int, order BondOrder, dir byte, bondPos int) error {
-	if p.rings == nil {
-		p.rings = map[int]ringOpen{}
+	k := -1
+	for q := range p.rings {
+		if int(p.rings[q].num) == num {
+			k = q
+			break
+		}
 	}
-	r, ok := p.rings[num]
-	if !ok {
+	if k < 0 {
 		if len(p.rings) >= 1000 {
 			return perr(pos, "too many open ring closures")
 		}
@@ -273,10 +279,12 @@ func (p *smilesParser) ringClosure(at, num, pos int, order BondOrder, dir byte, 
 		if bondPos >= 0 {
 			bp = int32(bondPos)
 		}
-		p.rings[num] = ringOpen{atom: int32(at), order: order, dir: dir, pos: int32(pos), bondAt: bp}
+		p.rings = append(p.rings, ringOpen{num: int32(num), atom: int32(at), order: order, dir: dir, pos: int32(pos), bondAt: bp})
 		return nil
 	}
-	delete(p.rings, num)
+	r := p.rings[k]
+	p.rings[k] = p.rings[len(p.rings)-1]
+	p.rings = p.rings[:len(p.rings)-1]
 	if int(r.atom) == at {
 		return perr(pos, "ring closure %d bonds an atom to itself", num)
 	}
