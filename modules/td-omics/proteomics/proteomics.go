@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"toxgate/sdk/textmatch"
 
 	"toxgate/sdk/stats"
 )
@@ -225,7 +226,7 @@ func Find(q string) (Group, error) {
 	}
 	var cs []c
 	for a := range d.byAcc {
-		cs = append(cs, c{a, lev(key, a)})
+		cs = append(cs, c{a, textmatch.Levenshtein(key, a)})
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].n != cs[j].n {
@@ -266,24 +267,4 @@ func Series(drug string, g Group) ([]Result, error) {
 		}
 	}
 	return out, nil
-}
-
-func lev(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"toxgate/sdk/textmatch"
 
 	httkdata "toxgate/modules/pbpk-httk/data"
 	"toxgate/sdk/invitro"
@@ -210,7 +211,7 @@ func (t *table) suggest(q string, n int) []string {
 			continue
 		}
 		nn := norm(c.Name)
-		d := levenshtein(nq, nn)
+		d := textmatch.Levenshtein(nq, nn)
 		if nq != "" && strings.Contains(nn, nq) {
 			d = (len(nn) - len(nq)) / 4
 		}
@@ -222,24 +223,4 @@ func (t *table) suggest(q string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
