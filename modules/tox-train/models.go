@@ -223,6 +223,7 @@ func trainClinical() error {
 
 func writeBundleAs(module, weights, report string, b *ml.Bundle) error {
 	b.Command = command(module)
+	b.FeatureDigest = ml.FeatureDigest(b.Featurizer)
 	if err := writeFile(bundlePath(module, weights), func(f fileWriter) error { return b.Encode(f) }); err != nil {
 		return fmt.Errorf("%s: %w", weights, err)
 	}

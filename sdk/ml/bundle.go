@@ -19,6 +19,8 @@ type Bundle struct {
 	Tasks         []Task
 	// Command is the command line that produced the bundle.
 	Command string
+	// FeatureDigest is FeatureDigest(Featurizer) when the bundle was trained.
+	FeatureDigest string
 }
 
 // Task is one predicted endpoint of a bundle.

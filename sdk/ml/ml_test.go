@@ -350,3 +350,13 @@ func TestNeutralize(t *testing.T) {
 		t.Fatal("protonated imipramine differs from the base")
 	}
 }
+
+func TestFeatureDigestTracksTheFeatureCode(t *testing.T) {
+	a, b := FeatureDigest(DefaultFeaturizer), FeatureDigest(DefaultFeaturizer)
+	if a != b || len(a) != 16 {
+		t.Fatalf("digest not stable: %q %q", a, b)
+	}
+	if FeatureDigest(Featurizer{Radius: 2, Bits: 1024}) == a || FeatureDigest(Featurizer{Radius: 3, Bits: 2048}) == a {
+		t.Fatal("digest ignores the featurizer settings")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"toxgate/sdk/abi"
 	"toxgate/sdk/ml/serve"
+	"toxgate/sdk/ml/serve/servetest"
 )
 
 func eval(t testing.TB, body string) (serve.Output, error) {
@@ -58,6 +59,8 @@ func TestKnownBlockersAndNonBlockers(t *testing.T) {
 		}
 	}
 }
+
+func TestFeaturesMatchTraining(t *testing.T) { servetest.CheckFeatures(t, Server) }
 
 func TestOriginalExampleAnswers(t *testing.T) {
 	out, err := eval(t, serve.Example)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"toxgate/sdk/abi"
+	"toxgate/sdk/ml"
 	"toxgate/sdk/ml/serve"
 )
 
@@ -46,6 +47,7 @@ func Row(tb testing.TB, s *serve.Server, smiles string) map[string]any {
 // keep batch order, and refuse a bad SMILES with its field and position.
 func CheckCommon(t *testing.T, s *serve.Server) {
 	t.Helper()
+	CheckFeatures(t, s)
 	out, err := Eval(t, s, serve.Example)
 	if err != nil {
 		t.Fatalf("example: %v", err)
@@ -110,4 +112,15 @@ func CVAUC(s *serve.Server, key, split string) float64 {
 		}
 	}
 	return 0
+}
+
+// CheckFeatures fails when the features the serving code computes differ from
+// those the bundle was trained on (sdk/chem or sdk/ml changed): the weights
+// must then be retrained with the module's training command.
+func CheckFeatures(t *testing.T, s *serve.Server) {
+	t.Helper()
+	if got := ml.FeatureDigest(s.Bundle.Featurizer); got != s.Bundle.FeatureDigest {
+		t.Errorf("%s: feature digest %s, trained with %s: the feature code changed since training; rerun %s",
+			s.Bundle.Name, got, s.Bundle.FeatureDigest, s.Bundle.Command)
+	}
 }
