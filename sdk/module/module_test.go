@@ -36,7 +36,16 @@ func TestRegisterAndCall(t *testing.T) {
 				return doseOut{}, InvalidInput("route", "oral is not modelled")
 			}
 			return doseOut{Total: 2 * in.DoseMg}, nil
-		}).Output("total in mg/m²"))
+		}).Output("total in mg/m²"),
+		Handle("/dose/raw", func(in doseIn) (RawJSON, error) {
+			switch in.Route {
+			case "oral":
+				return RawJSON(`{"total":`), nil // broken on purpose
+			case "iv":
+				return nil, nil
+			}
+			return RawJSON(`{"total": 60, "html":"<b>"}`), nil
+		}).Output("the bytes as written"))
 	m, err := Manifest()
 	if err != nil {
 		t.Fatalf("manifest invalid: %v", err)
@@ -48,6 +57,22 @@ func TestRegisterAndCall(t *testing.T) {
 	out, err := Call("/dose/double", []byte(`{"dose_mg":30}`))
 	if err != nil || string(out) != `{"total":60}` {
 		t.Fatalf("Call = %s, %v", out, err)
+	}
+	// A RawJSON is written as is (no re-encoding, no HTML escaping); a broken
+	// or empty one is an internal error.
+	out, err = Call("/dose/raw", []byte(`{"dose_mg":30}`))
+	if err != nil || string(out) != `{"total": 60, "html":"<b>"}` {
+		t.Fatalf("Call raw = %s, %v", out, err)
+	}
+	for _, route := range []string{"oral", "iv"} {
+		_, err = Call("/dose/raw", []byte(`{"dose_mg":30,"route":"`+route+`"}`))
+		var e *abi.Error
+		if !errors.As(err, &e) || e.Kind != abi.KindInternal {
+			t.Errorf("Call raw %s: error = %v, want internal", route, err)
+		}
+	}
+	if b, err := json.Marshal(struct{ R RawJSON }{RawJSON(`[1, 2]`)}); err != nil || string(b) != `{"R":[1,2]}` {
+		t.Errorf("nested RawJSON = %s, %v", b, err)
 	}
 	for body, field := range map[string]string{
 		`{"dose_mg":30,"route":"oral"}`: "route",
