@@ -10,9 +10,11 @@
 package plot
 
 import (
+	"bytes"
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -133,9 +135,10 @@ func (p *Plot) SVG() string {
 	fmt.Fprintf(&b, `<text transform="translate(16,%.1f) rotate(-90)" text-anchor="middle">%s</text>`, top+ph/2, esc(p.YLabel))
 	// Lines, clipped to the plot area.
 	fmt.Fprintf(&b, `<clipPath id="area"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`, left, top, pw, ph)
+	var pts []byte
 	for i, s := range p.Series {
 		col := palette[i%len(palette)]
-		pts := make([]byte, 0, 16*min(len(s.X), 4*int(pw)))
+		pts = slices.Grow(pts[:0], 16*min(len(s.X), 4*int(pw)))
 		d := decimator{emit: func(px, py float64) {
 			pts = appendFixed1(pts, px)
 			pts = append(pts, ',')
@@ -153,7 +156,9 @@ func (p *Plot) SVG() string {
 			d.add(fx(x), fy(y))
 		}
 		d.flush()
-		fmt.Fprintf(&b, `<polyline clip-path="url(#area)" fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, col, strings.TrimSpace(string(pts)))
+		fmt.Fprintf(&b, `<polyline clip-path="url(#area)" fill="none" stroke="%s" stroke-width="1.8" points="`, col)
+		b.Write(bytes.TrimSpace(pts))
+		b.WriteString(`"/>`)
 		ly := top + 10 + 18*float64(i)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2.5"/>`, left+pw+12, ly, left+pw+34, ly, col)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" dominant-baseline="middle">%s</text>`, left+pw+40, ly, esc(s.Name))
@@ -202,14 +207,21 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // column (first, lowest, highest, last), which keeps peaks and troughs of
 // long simulations while bounding the SVG size.
 type decimator struct {
-	emit                func(x, y float64)
-	col                 float64
-	n                   int
-	first, lo, hi, last [2]float64
+	emit func(x, y float64)
+	// scale and origin map x to the column (bucket) index
+	// min(floor((x−origin)·scale), last); zero scale means columns of width 1
+	// from 0 (pixels).
+	scale, origin, lastCol float64
+	col                    float64
+	n                      int
+	first, lo, hi, last    [2]float64
 }
 
 func (d *decimator) add(x, y float64) {
 	c := math.Floor(x)
+	if d.scale != 0 {
+		c = math.Min(math.Floor((x-d.origin)*d.scale), d.lastCol)
+	}
 	if d.n > 0 && c != d.col {
 		d.flush()
 	}
@@ -231,7 +243,7 @@ func (d *decimator) flush() {
 	if d.n == 0 {
 		return
 	}
-	pts := [][2]float64{d.first, d.lo, d.hi, d.last}
+	pts := [4][2]float64{d.first, d.lo, d.hi, d.last}
 	if d.hi[0] < d.lo[0] {
 		pts[1], pts[2] = d.hi, d.lo
 	}
@@ -267,4 +279,33 @@ func appendFixed1(dst []byte, v float64) []byte {
 	}
 	dst = strconv.AppendInt(dst, n/10, 10)
 	return append(dst, '.', byte('0'+n%10))
+}
+
+// Thin reduces a dense series to at most about n points for Add: the x range
+// is cut into n/4 equal buckets and each keeps its first, lowest, highest and
+// last point (in x order), the rule the plot itself applies per pixel column.
+// With n of about the plot's width in pixels the drawing looks the same while
+// the plot has far fewer points to place. Points with a non-finite coordinate
+// are dropped; x must be non-decreasing. Series of at most n points are
+// returned as they are.
+func Thin(x, y []float64, n int) ([]float64, []float64) {
+	m := min(len(x), len(y))
+	if m <= n || n < 8 {
+		return x[:m], y[:m]
+	}
+	buckets := n / 4
+	x0, x1 := x[0], x[m-1]
+	if !finite(x0) || !finite(x1) || x1 <= x0 {
+		return x[:m], y[:m]
+	}
+	w := (x1 - x0) / float64(buckets)
+	xs, ys := make([]float64, 0, n), make([]float64, 0, n)
+	d := decimator{emit: func(px, py float64) { xs, ys = append(xs, px), append(ys, py) }, scale: 1 / w, origin: x0, lastCol: float64(buckets - 1)}
+	for k := 0; k < m; k++ {
+		if finite(x[k]) && finite(y[k]) {
+			d.add(x[k], y[k])
+		}
+	}
+	d.flush()
+	return xs, ys
 }

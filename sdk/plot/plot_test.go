@@ -79,3 +79,33 @@ func TestAppendFixed1MatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+func TestThinKeepsExtremesAndBound(t *testing.T) {
+	n := 5000
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = float64(i) * 0.01
+		y[i] = float64(i % 97) // saw tooth
+	}
+	y[2345] = 1000 // a spike
+	xs, ys := Thin(x, y, 400)
+	if len(xs) > 400 || len(xs) != len(ys) || len(xs) < 100 {
+		t.Fatalf("%d points", len(xs))
+	}
+	if xs[0] != x[0] || xs[len(xs)-1] != x[n-1] {
+		t.Errorf("ends %g..%g, want %g..%g", xs[0], xs[len(xs)-1], x[0], x[n-1])
+	}
+	found := false
+	for i := range xs {
+		if i > 0 && xs[i] < xs[i-1] {
+			t.Fatalf("x not in order at %d", i)
+		}
+		found = found || ys[i] == 1000
+	}
+	if !found {
+		t.Error("the spike was dropped")
+	}
+	if sx, _ := Thin(x[:300], y[:300], 400); len(sx) != 300 {
+		t.Errorf("short series changed: %d points", len(sx))
+	}
+}
