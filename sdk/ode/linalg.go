@@ -96,28 +96,33 @@ func (s *sparseLU) init(n int) {
 	s.lVal, s.uVal = make([]float64, 0, n*n/2), make([]float64, 0, n*n/2)
 }
 
-// load records the factors in a (from luFactor) and the pivots.
+// load records the factors in a (from luFactor) and the pivots. The slices
+// are grown in locals and stored once: appending to the fields directly
+// writes pointers to the heap at every non-zero (a GC write barrier each).
 func (s *sparseLU) load(a []float64, piv []int) {
 	n := s.n
 	s.piv = piv
-	s.lIdx, s.uIdx, s.lVal, s.uVal = s.lIdx[:0], s.uIdx[:0], s.lVal[:0], s.uVal[:0]
+	lIdx, uIdx, lVal, uVal := s.lIdx[:0], s.uIdx[:0], s.lVal[:0], s.uVal[:0]
+	lStart, uStart, diag := s.lStart[:n+1], s.uStart[:n+1], s.diag[:n]
+	a = a[:n*n]
 	for i := 0; i < n; i++ {
 		row := a[i*n : (i+1)*n]
-		s.lStart[i] = int32(len(s.lIdx))
-		for j := 0; j < i; j++ {
-			if v := row[j]; v != 0 {
-				s.lIdx, s.lVal = append(s.lIdx, int32(j)), append(s.lVal, v)
+		lStart[i] = int32(len(lIdx))
+		for j, v := range row[:i] {
+			if v != 0 {
+				lIdx, lVal = append(lIdx, int32(j)), append(lVal, v)
 			}
 		}
-		s.diag[i] = row[i]
-		s.uStart[i] = int32(len(s.uIdx))
-		for j := i + 1; j < n; j++ {
-			if v := row[j]; v != 0 {
-				s.uIdx, s.uVal = append(s.uIdx, int32(j)), append(s.uVal, v)
+		diag[i] = row[i]
+		uStart[i] = int32(len(uIdx))
+		for j, v := range row[i+1:] {
+			if v != 0 {
+				uIdx, uVal = append(uIdx, int32(i+1+j)), append(uVal, v)
 			}
 		}
 	}
-	s.lStart[n], s.uStart[n] = int32(len(s.lIdx)), int32(len(s.uIdx))
+	lStart[n], uStart[n] = int32(len(lIdx)), int32(len(uIdx))
+	s.lIdx, s.uIdx, s.lVal, s.uVal = lIdx, uIdx, lVal, uVal
 }
 
 // solve solves A·x = b in place.
@@ -130,11 +135,14 @@ func (s *sparseLU) solve(b []float64) {
 			b[k], b[p] = b[p], b[k]
 		}
 	}
+	lStart, uStart := s.lStart[:n+1], s.uStart[:n+1]
 	lIdx, lVal := s.lIdx, s.lVal[:len(s.lIdx)]
 	for i := 1; i < n; i++ {
 		sum := b[i]
-		for q := s.lStart[i]; q < s.lStart[i+1]; q++ {
-			sum -= lVal[q] * b[lIdx[q]]
+		idx, val := lIdx[lStart[i]:lStart[i+1]], lVal[lStart[i]:lStart[i+1]]
+		val = val[:len(idx)]
+		for q, j := range idx {
+			sum -= val[q] * b[j]
 		}
 		b[i] = sum
 	}
@@ -142,8 +150,10 @@ func (s *sparseLU) solve(b []float64) {
 	diag := s.diag[:n]
 	for i := n - 1; i >= 0; i-- {
 		sum := b[i]
-		for q := s.uStart[i]; q < s.uStart[i+1]; q++ {
-			sum -= uVal[q] * b[uIdx[q]]
+		idx, val := uIdx[uStart[i]:uStart[i+1]], uVal[uStart[i]:uStart[i+1]]
+		val = val[:len(idx)]
+		for q, j := range idx {
+			sum -= val[q] * b[j]
 		}
 		b[i] = sum / diag[i]
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -16,7 +17,44 @@ const SeriesDigits = 6
 // MarshalJSON writes the series as encoding/json would (map keys sorted),
 // without reflection, the concentrations rounded to SeriesDigits digits.
 func (s Series) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 32+len(s.TimeH)*(10+12*(len(s.NgPerML)+len(s.UM))))
+	return s.appendJSON(make([]byte, 0, s.sizeHint())), nil
+}
+
+// sizeHint is about the length of the series' JSON.
+func (s Series) sizeHint() int {
+	return 32 + len(s.TimeH)*(10+12*(len(s.NgPerML)+len(s.UM)))
+}
+
+// AppendJSON appends o to b exactly as json.Marshal(o) writes it (a test
+// checks it), without encoding/json re-validating the ~300 KB of time
+// series that Series.MarshalJSON writes: the module returns it as a
+// module.RawJSON.
+func (o *Output) AppendJSON(b []byte) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Model      string      `json:"model"`
+		Version    string      `json:"version"`
+		Physiology *Physiology `json:"physiology"`
+		Summary    Summary     `json:"summary"`
+	}{o.Model, o.Version, o.Physiology, o.Summary})
+	if err != nil {
+		return b, err
+	}
+	tail, err := json.Marshal(struct {
+		Units   map[string]string `json:"units"`
+		PlotSVG string            `json:"plot_svg"`
+	}{o.Units, o.PlotSVG})
+	if err != nil {
+		return b, err
+	}
+	b = slices.Grow(b, len(head)+len(tail)+o.Series.sizeHint()+16)
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"time_series":`...)
+	b = o.Series.appendJSON(b)
+	b = append(b, ',')
+	return append(b, tail[1:]...), nil // without its opening brace
+}
+
+func (s Series) appendJSON(b []byte) []byte {
 	b = append(b, `{"time_h":[`...)
 	for i, t := range s.TimeH {
 		if i > 0 {
@@ -28,7 +66,7 @@ func (s Series) MarshalJSON() ([]byte, error) {
 	b = appendMap(b, s.NgPerML)
 	b = append(b, `,"uM":`...)
 	b = appendMap(b, s.UM)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 func appendMap(b []byte, m map[string][]float64) []byte {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -113,6 +114,54 @@ func BenchmarkDoxorubicin7Days(b *testing.B) {
 	for b.Loop() {
 		if _, err := Simulate(in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The analytic Jacobian agrees with central differences of deriv, at states
+// with the DNA binding far from and near saturation.
+func TestJacobianMatchesDifferences(t *testing.T) {
+	ph := newPhysiology(50, 70, 190)
+	for _, scale := range []float64{1e-3, 1, 1e3} {
+		y := make([]float64, nStates)
+		for i := range y {
+			y[i] = scale * (1 + 0.1*float64(i))
+		}
+		jac := make([]float64, nStates*nStates)
+		ph.jacobian(0, y, jac)
+		fp, fm := make([]float64, nStates), make([]float64, nStates)
+		for j := 0; j < nStates; j++ {
+			h := 1e-6 * math.Max(1, math.Abs(y[j]))
+			yj := y[j]
+			y[j] = yj + h
+			ph.deriv(0, y, fp)
+			y[j] = yj - h
+			ph.deriv(0, y, fm)
+			y[j] = yj
+			for i := 0; i < nStates; i++ {
+				fd := (fp[i] - fm[i]) / (2 * h)
+				if a := jac[i*nStates+j]; math.Abs(a-fd) > 1e-6*(math.Abs(a)+math.Abs(fd))+1e-9 {
+					t.Errorf("scale %g: J[%d][%d] = %g, differences %g", scale, i, j, a, fd)
+				}
+			}
+		}
+	}
+}
+
+// AppendJSON (the module's output, a RawJSON) is byte for byte json.Marshal.
+func TestAppendJSONIsMarshal(t *testing.T) {
+	for _, in := range []Input{reference(), {DoseMg: f(30), Age: f(70), Weight: f(55), Height: f(160), InfusionH: f(1), Days: f(2)}} {
+		out, err := Simulate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.AppendJSON([]byte("x"))
+		if err != nil || string(got[1:]) != string(want) || got[0] != 'x' {
+			t.Fatalf("AppendJSON differs from json.Marshal (%d vs %d bytes), %v", len(got)-1, len(want), err)
 		}
 	}
 }

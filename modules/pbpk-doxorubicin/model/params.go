@@ -133,3 +133,11 @@ func freeIntracellular(ct float64) float64 {
 	}
 	return 2 * dnaKd * ct / (d - b)
 }
+
+// freeIntracellularSlope is dCe/dCt at ct, from Ct = Ce + Bmax·Ce/(Kd + Ce):
+// dCt/dCe = 1 + Bmax·Kd/(Kd + Ce)².
+func freeIntracellularSlope(ct float64) float64 {
+	ce := freeIntracellular(ct)
+	k := dnaKd + ce
+	return 1 / (1 + dnaHeart*dnaKd/(k*k))
+}

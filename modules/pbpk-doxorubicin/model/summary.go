@@ -99,6 +99,9 @@ func terminalSlope(t, c []float64) float64 {
 	return -(m*sxy - sx*sy) / (m*sxx - sx*sx)
 }
 
+// plotPoints bounds the points of each plotted curve.
+const plotPoints = 500
+
 func plotProfiles(out *Output) string {
 	p := plot.New(fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²)", out.Summary.DoseMgTotal, out.Physiology.BSA),
 		"time (h)", "concentration (ng/mL)")
@@ -106,7 +109,10 @@ func plotProfiles(out *Output) string {
 	p.YMin = out.Summary.CmaxNgPerML * 1e-4
 	s := out.Series
 	for _, name := range []string{"plasma", "heart", "heart_DNA_bound", "heart_intracellular_free", "liver", "kidney", "muscle"} {
-		p.Add(name, s.TimeH, s.NgPerML[name])
+		// ≤ 500 points a curve (4 per bucket of about 4 pixel columns): the
+		// same drawing as from all ~800 output times, at less cost.
+		x, y := plot.Thin(s.TimeH, s.NgPerML[name], plotPoints)
+		p.Add(name, x, y)
 	}
 	return p.SVG()
 }
