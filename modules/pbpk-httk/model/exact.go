@@ -1,7 +1,9 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 
 	"toxgate/sdk/stats"
@@ -79,14 +81,38 @@ func matmul(dst, x, y []float64, n int) {
 // propagator advances the state of a system exactly, caching exp(M·Δt).
 type propagator struct {
 	s       *system
-	cache   map[int64][]float64
-	last    []float64 // the matrix of the previous call, and its key
+	cache   map[int64]*sparseMat
+	last    *sparseMat // the matrix of the previous call, and its key
 	lastKey int64
 	tmp     [nStates]float64
 }
 
+// sparseMat is a matrix exponential without its exact zeros (the gut lumen
+// row and the columns of the accumulating states Atubules, Ametabolized
+// and AUC are zero off the diagonal: ~80 of 121 entries remain), row by row.
+// The products skip only terms v·y with v = 0, so they are the dense ones.
+type sparseMat struct {
+	start [nStates + 1]int32
+	col   []int32
+	val   []float64
+}
+
+func newSparseMat(e []float64) *sparseMat {
+	m := &sparseMat{}
+	for i := 0; i < nStates; i++ {
+		m.start[i] = int32(len(m.col))
+		for j, v := range e[i*nStates : (i+1)*nStates] {
+			if v != 0 {
+				m.col, m.val = append(m.col, int32(j)), append(m.val, v)
+			}
+		}
+	}
+	m.start[nStates] = int32(len(m.col))
+	return m
+}
+
 func newPropagator(s *system) *propagator {
-	return &propagator{s: s, cache: map[int64][]float64{}}
+	return &propagator{s: s, cache: map[int64]*sparseMat{}}
 }
 
 // advance replaces y by the state dt later (no dose in between).
@@ -100,18 +126,18 @@ func (p *propagator) advance(y []float64, dt float64) {
 		e, ok = p.cache[key]
 	}
 	if !ok {
-		e = expm(p.s.a[:], nStates, dt)
+		e = newSparseMat(expm(p.s.a[:], nStates, dt))
 		if len(p.cache) < 256 {
 			p.cache[key] = e
 		}
 	}
 	p.last, p.lastKey = e, key
 	y = y[:nStates]
+	col, val := e.col, e.val[:len(e.col)]
 	for i := range p.tmp {
-		row := e[i*nStates : (i+1)*nStates]
 		var s float64
-		for j, v := range row {
-			s += v * y[j]
+		for q := e.start[i]; q < e.start[i+1]; q++ {
+			s += val[q] * y[col[q]]
 		}
 		p.tmp[i] = s
 	}
@@ -122,6 +148,45 @@ func (p *propagator) advance(y []float64, dt float64) {
 // encoding/json would (shortest exact form), the other columns rounded to
 // SeriesDigits significant digits.
 func (ts TimeSeries) MarshalJSON() ([]byte, error) {
+	return ts.appendJSON(make([]byte, 0, ts.sizeHint())), nil
+}
+
+// sizeHint is about the length of the series' JSON.
+func (ts TimeSeries) sizeHint() int { return 16 + len(ts.Time)*(12+11*13) }
+
+// AppendJSON appends o to b exactly as json.Marshal(o) writes it (a test
+// checks it), without encoding/json re-validating the time series that
+// TimeSeries.MarshalJSON writes: the module returns it as a module.RawJSON.
+func (o *Output) AppendJSON(b []byte) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Model      string            `json:"model"`
+		Version    string            `json:"version"`
+		Chemical   Chemical          `json:"chemical"`
+		Species    string            `json:"species"`
+		Dosing     Dosing            `json:"dosing"`
+		Parameters *Params           `json:"parameters"`
+		Summary    Summary           `json:"summary"`
+		Units      map[string]string `json:"units"`
+	}{o.Model, o.Version, o.Chemical, o.Species, o.Dosing, o.Parameters, o.Summary, o.Units})
+	if err != nil {
+		return b, err
+	}
+	tail, err := json.Marshal(struct {
+		PlotSVG string   `json:"plot_svg"`
+		Notes   []string `json:"notes,omitempty"`
+	}{o.PlotSVG, o.Notes})
+	if err != nil {
+		return b, err
+	}
+	b = slices.Grow(b, len(head)+len(tail)+o.TimeSeries.sizeHint()+16)
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"time_series":`...)
+	b = o.TimeSeries.appendJSON(b)
+	b = append(b, ',')
+	return append(b, tail[1:]...), nil // without its opening brace
+}
+
+func (ts TimeSeries) appendJSON(b []byte) []byte {
 	cols := []struct {
 		name string
 		v    []float64
@@ -129,7 +194,6 @@ func (ts TimeSeries) MarshalJSON() ([]byte, error) {
 		{"Clung", ts.Clung}, {"Cart", ts.Cart}, {"Crest", ts.Crest}, {"Ckidney", ts.Ckidney},
 		{"Cplasma", ts.Cplasma}, {"Aplasma", ts.Aplasma}, {"Atubules", ts.Atubules},
 		{"Ametabolized", ts.Ametabolized}, {"AUC", ts.AUC}}
-	b := make([]byte, 0, 16+len(ts.Time)*(12+11*len(cols)))
 	b = append(b, `{"time":[`...)
 	for i, t := range ts.Time {
 		if i > 0 {
@@ -144,7 +208,7 @@ func (ts TimeSeries) MarshalJSON() ([]byte, error) {
 		b = append(b, '"', ':')
 		b = stats.AppendFloats(b, c.v, SeriesDigits)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendJSONFloat writes v exactly as encoding/json writes a float64.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -204,6 +205,25 @@ func BenchmarkHttkBPA365Days(b *testing.B) {
 	for b.Loop() {
 		if _, err := Simulate(in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// AppendJSON (the module's output, a RawJSON) is byte for byte json.Marshal,
+// with and without notes.
+func TestAppendJSONIsMarshal(t *testing.T) {
+	for _, in := range []Input{bpa(15), bpa(365), {ChemName: "Caffeine", Species: "rat", DailyDose: f(3), DosesPerDay: f(3), Days: f(4), TSteps: 4}} {
+		out, err := Simulate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.AppendJSON([]byte("x"))
+		if err != nil || string(got[1:]) != string(want) || got[0] != 'x' {
+			t.Fatalf("%s %g days: AppendJSON differs from json.Marshal (%d vs %d bytes), %v", in.ChemName, *in.Days, len(got)-1, len(want), err)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // Name and Version identify the model.
 const (
 	Name    = "httk-pbtk"
-	Version = "1.1.0"
+	Version = "1.1.1"
 	// MaxDays is the longest simulation accepted.
 	MaxDays = 730
 	// MaxDosesPerDay bounds doses_per_day.
@@ -363,7 +363,7 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 	}
 	// The plot gets, per block of grid times, the first, lowest, highest
 	// and last value of each concentration, so that peaks between rows show.
-	plotBlock := max(thin, (len(times)-2)/1000) // ≤ ~1000 blocks: about two per pixel column
+	plotBlock := max(thin, (len(times)-2)/plotBlocks)
 	pl := newPlotData(plotBlock)
 	sm := &out.Summary
 	var maxErr float64

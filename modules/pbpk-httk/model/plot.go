@@ -8,6 +8,13 @@ import (
 	"toxgate/sdk/plot"
 )
 
+// plotBlocks bounds the blocks of grid times drawn (up to 4 points each):
+// 250 blocks are about two pixel columns each, the plot's own resolution
+// (first, lowest, highest and last point per column), so the drawing is the
+// same as from every time while the SVG is built from ≤ 1000 points a curve
+// (before 1.1.1: 1000 blocks, ≤ 4000 points).
+const plotBlocks = 250
+
 // plotNames are the plotted concentrations, in the order of plotData.add.
 var plotNames = [...]string{"plasma", "liver", "kidney", "gut", "lung", "rest of body"}
 
