@@ -133,6 +133,7 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
 	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
 	if rt.Output.Table != nil && wantsCSV(string(ctx.Request.Header.Peek("Accept"))) {
 		if csvBody, err := tableCSV(out, rt.Output.Table); err == nil {
+			setFilename(ctx, rt.Output.Filename, ".csv")
 			ctx.Response.Header.SetContentType("text/csv; charset=utf-8")
 			ctx.SetBody(csvBody)
 			return true
@@ -140,9 +141,24 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
 			h.log.Warn("table output could not be rendered as CSV; answering JSON", "module", man.Name, "route", rt.Path, "error", err)
 		}
 	}
+	setFilename(ctx, rt.Output.Filename, ".json")
 	ctx.Response.Header.SetContentType("application/json")
 	ctx.SetBody(out)
 	return true
+}
+
+// setFilename adds Content-Disposition for routes whose manifest names a
+// file to save the answer to (only plain names; anything else is ignored).
+func setFilename(ctx *fasthttp.RequestCtx, base, ext string) {
+	if base == "" || len(base) > 100 {
+		return
+	}
+	for _, c := range base {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return
+		}
+	}
+	ctx.Response.Header.Set("Content-Disposition", `attachment; filename="`+base+ext+`"`)
 }
 
 // errorFor maps a call error to status, code, message and field.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,14 @@ func TestModelEndpointsAnswerTheOriginalExamples(t *testing.T) {
 		code, _, out := postJSON(t, g, path, in, nil)
 		if code != 200 {
 			t.Errorf("%s %s: %d %.300s", path, in, code, out)
+		}
+	}
+	// The clinical-data ML answer is meant to be saved: CSV on request, with a file name.
+	if _, ok := examples["/clinicaldata/ml/evaluate"]; ok {
+		code, h, out := postJSON(t, g, "/clinicaldata/ml/evaluate", smiles, http.Header{"Accept": {"text/csv"}})
+		if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") ||
+			h.Get("Content-Disposition") != `attachment; filename="clinicaldata-ml.csv"` || !strings.Contains(string(out), "probability") {
+			t.Errorf("clinicaldata/ml as CSV: %d %q %q %.200s", code, h.Get("Content-Type"), h.Get("Content-Disposition"), out)
 		}
 	}
 	bad := []struct{ path, body, field string }{

@@ -31,7 +31,7 @@ func init() {
 			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
 		},
 	},
-		model.ML.Endpoint("/clinicaldata/ml/evaluate", "Clinical-trial toxicity, classical learner (CSV with Accept: text/csv)"),
+		model.ML.Endpoint("/clinicaldata/ml/evaluate", "Clinical-trial toxicity, classical learner (CSV with Accept: text/csv)").SaveAs("clinicaldata-ml"),
 		model.AI.Endpoint("/clinicaldata/ai/evaluate", "Clinical-trial toxicity, neural network"),
 		model.AOP.Endpoint("/clinicaldata/aop/evaluate", "Clinical-trial toxicity from structure plus AOP predictions"),
 	)

@@ -52,6 +52,10 @@ type Output struct {
 	// Table, if set, declares that the output holds a table, which the host renders
 	// as CSV when the client sends Accept: text/csv.
 	Table *Table `json:"table,omitempty"`
+	// Filename, if set, is the base name (without extension) under which
+	// clients should save the answer: the host adds Content-Disposition:
+	// attachment; filename="<Filename>.csv" (or .json).
+	Filename string `json:"filename,omitempty"`
 }
 
 // Table names the tabular part of an output: Field is a top-level member of the
