@@ -142,7 +142,7 @@ func AccessLog(log *slog.Logger) Middleware {
 		return func(ctx *fasthttp.RequestCtx) {
 			next(ctx)
 			log.LogAttrs(ctx, slog.LevelInfo, "request",
-				slog.String("method", string(ctx.Method())),
+				slog.String("method", methodLabel(ctx.Method())),
 				slog.String("path", string(ctx.Path())),
 				slog.Int("status", ctx.Response.StatusCode()),
 				slog.Int("bytes", len(ctx.Response.Body())),

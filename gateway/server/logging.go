@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"toxgate/gateway/httpcore"
 )
 
 // NewLogger returns a slog logger writing format ("text" or "json") at level
@@ -16,22 +17,32 @@ func NewLogger(w io.Writer, format, level string) *slog.Logger {
 
 // NewLogHandler is the slog handler behind NewLogger.
 func NewLogHandler(w io.Writer, format, level string) slog.Handler {
-	var lv slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		lv = slog.LevelDebug
-	case "warn":
-		lv = slog.LevelWarn
-	case "error":
-		lv = slog.LevelError
-	default:
-		lv = slog.LevelInfo
-	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: ParseLevel(level)}
 	if format == "json" {
 		return slog.NewJSONHandler(w, opts)
 	}
 	return slog.NewTextHandler(w, opts)
+}
+
+// ParseLevel maps "debug", "info", "warn", "error" to a slog level (info otherwise).
+func ParseLevel(level string) slog.Level {
+	switch strings.ToLower(level) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}
+
+// NewAccessLogger returns the logger for the access log: the same layout as
+// NewLogger's, rendered by httpcore.AccessHandler, which is made for one
+// line per request.
+func NewAccessLogger(w io.Writer, format, level string) *slog.Logger {
+	return slog.New(httpcore.NewAccessHandler(w, format == "json", ParseLevel(level)))
 }
 
 // BufferedWriter batches small writes (access-log lines) into few large ones:

@@ -92,7 +92,7 @@ func serve(cfgPath string, testRoutes bool, stdout, stderr io.Writer) int {
 	}
 	log := server.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	accessOut := server.NewBufferedWriter(stderr, 64<<10, 200*time.Millisecond)
-	accessLog := server.NewLogger(accessOut, cfg.Log.Format, cfg.Log.Level)
+	accessLog := server.NewAccessLogger(accessOut, cfg.Log.Format, cfg.Log.Level)
 	for _, name := range config.UnknownEnv(os.Environ()) {
 		log.Warn("environment variable matches no configuration key", "name", name)
 	}
