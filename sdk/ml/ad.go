@@ -20,6 +20,10 @@ type ADSet struct {
 	// at least MinNeighbours references have Dice similarity above Threshold.
 	Threshold     float64
 	MinNeighbours int
+
+	// rest8 is the bit count of words 8-15 of each 16-word reference (see
+	// prepare); nil when the set is not prepared.
+	rest8 []uint16
 }
 
 // NewADSet builds a reference set from fingerprints of equal length.
@@ -45,7 +49,28 @@ func NewADSet(fps [][]uint64, threshold float64, minNeighbours int) *ADSet {
 		a.FP = append(a.FP, fps[i]...)
 		a.Pop[k] = pops[i]
 	}
+	a.prepare()
 	return a
+}
+
+// prepare computes the partial bit counts that the 1024-bit scan bounds with.
+// NewADSet and DecodeBundle call it; a set whose counts are not ascending
+// (not built by NewADSet) stays unprepared and is scanned linearly.
+func (a *ADSet) prepare() {
+	a.rest8 = nil
+	if a.Words != 16 || len(a.FP) != 16*len(a.Pop) {
+		return
+	}
+	for i := 1; i < len(a.Pop); i++ {
+		if a.Pop[i] < a.Pop[i-1] {
+			return
+		}
+	}
+	r8 := make([]uint16, len(a.Pop))
+	for i := range a.Pop {
+		r8[i] = uint16(popcount(a.FP[i*16+8 : i*16+16]))
+	}
+	a.rest8 = r8
 }
 
 // Len returns the number of reference molecules.
@@ -69,7 +94,9 @@ func (a *ADSet) Check(q []uint64) Domain {
 		top[i] = -1
 	}
 	nq := popcount(q)
-	if a.Words == 16 && len(q) == 16 {
+	if a.Words == 16 && len(q) == 16 && nq > 0 && a.rest8 != nil {
+		a.search16((*[16]uint64)(q), nq, top)
+	} else if a.Words == 16 && len(q) == 16 {
 		a.scan16((*[16]uint64)(q), nq, top)
 	} else {
 		w := a.Words
@@ -143,4 +170,81 @@ func popcount(w []uint64) int {
 
 func round4(x float64) float64 {
 	return float64(int64(x*10000+0.5)) / 10000
+}
+
+// search16 finds the same neighbours as scan16 with less work. References
+// are visited by bit count outward from the query's, the count with the
+// higher Dice bound 2·min(nq,p)/(nq+p) first, so that the top list fills with
+// close neighbours early; a direction stops once its bound cannot beat the
+// k-th best (the bound only falls further out). Within a reference, the
+// AND-count of the first 8 words plus the smaller of the query's and the
+// reference's bit counts in words 8-15 bounds the full AND-count, and the
+// reference is dropped when that bound cannot beat the k-th best. Every skip
+// is a bound ≤ the k-th best, which insert would reject anyway, so the top
+// list ends with exactly the values of a full scan. nq must be > 0.
+//
+// (Measured in wazero: the query read through the array pointer beats holding
+// it in 16 locals, which the Go wasm backend spills, and one early exit beats
+// two.)
+func (a *ADSet) search16(q *[16]uint64, nq int, top []float64) {
+	qr8 := popcount(q[8:16])
+	k := len(top)
+	fp, pop, rest8 := a.FP, a.Pop, a.rest8
+	n := len(pop)
+	// up walks counts ≥ nq upwards, down counts < nq downwards
+	up := sort.Search(n, func(i int) bool { return int(pop[i]) >= nq })
+	down := up - 1
+	for {
+		// Dice bound 2·min(nq,p)/(nq+p) of the next group on each side, as nu/du and nd/dd
+		var nu, du, nd, dd int
+		if up < n {
+			p := int(pop[up])
+			nu, du = 2*min(nq, p), nq+p
+			if float64(nu) <= top[k-1]*float64(du) {
+				up = n
+			}
+		}
+		if down >= 0 {
+			p := int(pop[down])
+			nd, dd = 2*min(nq, p), nq+p
+			if float64(nd) <= top[k-1]*float64(dd) {
+				down = -1
+			}
+		}
+		var lo, hi int // the group to scan: pop[lo:hi] all equal
+		switch {
+		case up < n && (down < 0 || nu*dd >= nd*du):
+			lo, hi = up, up+1
+			for hi < n && pop[hi] == pop[lo] {
+				hi++
+			}
+			up = hi
+		case down >= 0:
+			lo, hi = down, down+1
+			for lo > 0 && pop[lo-1] == pop[hi-1] {
+				lo--
+			}
+			down = lo - 1
+		default:
+			return
+		}
+		d := nq + int(pop[lo])
+		flim := top[k-1] * float64(d) // 2·and must exceed top·d
+		for i := lo; i < hi; i++ {
+			r := (*[16]uint64)(fp[i*16 : i*16+16])
+			and := bits.OnesCount64(r[0]&q[0]) + bits.OnesCount64(r[1]&q[1]) + bits.OnesCount64(r[2]&q[2]) +
+				bits.OnesCount64(r[3]&q[3]) + bits.OnesCount64(r[4]&q[4]) + bits.OnesCount64(r[5]&q[5]) +
+				bits.OnesCount64(r[6]&q[6]) + bits.OnesCount64(r[7]&q[7])
+			if float64(2*(and+min(qr8, int(rest8[i])))) <= flim {
+				continue
+			}
+			and += bits.OnesCount64(r[8]&q[8]) + bits.OnesCount64(r[9]&q[9]) + bits.OnesCount64(r[10]&q[10]) +
+				bits.OnesCount64(r[11]&q[11]) + bits.OnesCount64(r[12]&q[12]) + bits.OnesCount64(r[13]&q[13]) +
+				bits.OnesCount64(r[14]&q[14]) + bits.OnesCount64(r[15]&q[15])
+			if float64(2*and) > flim {
+				insert(top, and, d)
+				flim = top[k-1] * float64(d)
+			}
+		}
+	}
 }

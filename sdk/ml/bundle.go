@@ -93,6 +93,11 @@ func DecodeBundle(data []byte) (*Bundle, error) {
 	if err := gob.NewDecoder(zr).Decode(&b); err != nil {
 		return nil, fmt.Errorf("ml: decoding bundle: %w", err)
 	}
+	for _, a := range b.AD {
+		if a != nil {
+			a.prepare()
+		}
+	}
 	for i, t := range b.Tasks {
 		if !t.Available {
 			continue

@@ -1,0 +1,91 @@
+package ml
+
+import (
+	"encoding/csv"
+	"math/rand"
+	"os"
+	"testing"
+)
+
+// topOf runs one of the 1024-bit scans and returns its raw top list.
+func topOf(a *ADSet, q []uint64, search bool) []float64 {
+	top := []float64{-1, -1, -1}
+	nq := popcount(q)
+	if search {
+		a.search16((*[16]uint64)(q), nq, top)
+	} else {
+		a.scan16((*[16]uint64)(q), nq, top)
+	}
+	return top
+}
+
+func sameTop(t *testing.T, a *ADSet, q []uint64, what string) {
+	t.Helper()
+	if popcount(q) == 0 {
+		return
+	}
+	want, got := topOf(a, q, false), topOf(a, q, true)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Fatalf("%s: search16 %v, scan16 %v", what, got, want)
+		}
+	}
+	if d := a.Check(q); d.InDomain != (want[a.MinNeighbours-1] > a.Threshold) {
+		t.Fatalf("%s: in domain %v with top %v", what, d.InDomain, want)
+	}
+}
+
+// TestADSearchMatchesScanExactly compares the pruned search with the full
+// scan, value for value, on random sets with clustered bit counts and
+// duplicates and on the fingerprints of 3000 real structures.
+func TestADSearchMatchesScanExactly(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	var fps [][]uint64
+	for i := 0; i < 2000; i++ {
+		fp := make([]uint64, 16)
+		if i > 0 && r.Intn(10) == 0 { // near-duplicate of an earlier one
+			copy(fp, fps[r.Intn(len(fps))])
+			fp[r.Intn(16)] ^= 1 << r.Intn(64)
+		} else {
+			for j := 0; j < 10+r.Intn(90); j++ {
+				b := r.Intn(1024)
+				fp[b/64] |= 1 << (b % 64)
+			}
+		}
+		fps = append(fps, fp)
+	}
+	ad := NewADSet(fps, 0.3, 3)
+	if ad.rest8 == nil {
+		t.Fatal("NewADSet did not prepare the set")
+	}
+	for q := 0; q < 300; q++ {
+		query := append([]uint64(nil), fps[r.Intn(len(fps))]...)
+		for j := 0; j < q%5; j++ {
+			query[r.Intn(16)] ^= r.Uint64() & r.Uint64()
+		}
+		sameTop(t, ad, query, "random")
+	}
+
+	f, err := os.Open("../chem/testdata/rdkit_descriptors_tox21_3000.csv")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real [][]uint64
+	var names []string
+	for _, row := range rows[1:] {
+		if m, err := Standardize(row[0]); err == nil {
+			real, names = append(real, ADFingerprint(m)), append(names, row[0])
+		}
+	}
+	ref := NewADSet(real[:len(real)*2/3], 0.3, 3)
+	for i, q := range real {
+		if i%3 == 0 || i >= len(real)*2/3 {
+			sameTop(t, ref, q, names[i])
+		}
+	}
+}
