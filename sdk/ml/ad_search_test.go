@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"math/rand"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -86,6 +87,24 @@ func TestADSearchMatchesScanExactly(t *testing.T) {
 	for i, q := range real {
 		if i%3 == 0 || i >= len(real)*2/3 {
 			sameTop(t, ref, q, names[i])
+		}
+	}
+}
+
+// TestFeaturesAndADMatchesTwoCalls checks the one-pass featurisation against
+// Features and ADFingerprint on the feature digest panel.
+func TestFeaturesAndADMatchesTwoCalls(t *testing.T) {
+	for _, f := range []Featurizer{DefaultFeaturizer, {Radius: 3, Bits: 1024}, {Radius: 1, Bits: 512}} {
+		for _, s := range digestPanel {
+			m, err := Standardize(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, fp := f.FeaturesAndAD(m)
+			wx, wfp := f.Features(m), ADFingerprint(m)
+			if !slices.Equal(x.Idx, wx.Idx) || !slices.Equal(x.Val, wx.Val) || !slices.Equal(fp, wfp) {
+				t.Fatalf("%s %+v: one pass differs from two", s, f)
+			}
 		}
 	}
 }

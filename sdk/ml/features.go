@@ -46,7 +46,18 @@ func (f Featurizer) FeatureName(i int) string {
 
 // Features computes the feature vector of m.
 func (f Featurizer) Features(m *chem.Mol) Sparse {
-	cv := chem.MorganCounts(m, f.Radius, f.Bits)
+	return f.fromCounts(m, chem.MorganCounts(m, f.Radius, f.Bits))
+}
+
+// FeaturesAndAD returns f.Features(m) and ADFingerprint(m), identical to the
+// two calls, with one Morgan pass for both.
+func (f Featurizer) FeaturesAndAD(m *chem.Mol) (Sparse, []uint64) {
+	cv, fp := chem.MorganCountsAndBits(m, f.Radius, f.Bits, adRadius, adBits)
+	return f.fromCounts(m, cv), fp.Words()
+}
+
+// fromCounts builds the feature vector from m's Morgan counts.
+func (f Featurizer) fromCounts(m *chem.Mol, cv *chem.CountVec) Sparse {
 	n := len(cv.Idx)
 	x := Sparse{Idx: make([]int32, n, n+len(DescriptorNames)), Val: make([]float32, n, n+len(DescriptorNames))}
 	for k, i := range cv.Idx {
@@ -105,10 +116,13 @@ func Descriptors(m *chem.Mol) []float64 {
 	}
 }
 
+// The applicability-domain fingerprint: Morgan radius and folded length.
+const adRadius, adBits = 3, 1024
+
 // ADFingerprint returns the applicability-domain fingerprint of m: Morgan
 // radius 3 folded to 1024 bits, as packed words.
 func ADFingerprint(m *chem.Mol) []uint64 {
-	w := chem.Morgan(m, 3, 1024).Words()
+	w := chem.Morgan(m, adRadius, adBits).Words()
 	return append([]uint64(nil), w...)
 }
 

@@ -214,14 +214,14 @@ func (s *Server) Predict(smiles string, dense []float32) ([]ml.Prediction, error
 	if m.NumHeavyAtoms() == 0 {
 		return nil, fmt.Errorf("smiles: no heavy atoms")
 	}
-	x := s.Bundle.Featurizer.Features(m)
+	x, fp := s.Bundle.Featurizer.FeaturesAndAD(m)
 	if s.Extra != nil {
 		x = s.Extra(m, x)
 	}
 	if len(dense) < s.maxFeatures() {
 		dense = make([]float32, s.maxFeatures())
 	}
-	return s.Bundle.Predict(x, ml.ADFingerprint(m), dense), nil
+	return s.Bundle.Predict(x, fp, dense), nil
 }
 
 // Row predicts one SMILES and lays the answer out as a result row.

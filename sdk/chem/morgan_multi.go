@@ -1,0 +1,139 @@
+package chem
+
+import "slices"
+
+// MorganCountsAndBits returns MorganCounts(m, countRadius, countBits) and
+// Morgan(m, bitRadius, nBits), identical to the two calls, from one growth
+// of the atom environments up to the larger radius: the identifiers of
+// radius r are those of the larger radius up to the end of shell r.
+func MorganCountsAndBits(m *Mol, countRadius, countBits, bitRadius, nBits int) (*CountVec, *BitVec) {
+	if nBits <= 0 {
+		nBits = 2048
+	}
+	countRadius, bitRadius = max(countRadius, 0), max(bitRadius, 0)
+	sc := morganPool.Get().(*morganScratch)
+	defer morganPool.Put(sc)
+	var endsBuf [8]int
+	ids, ends := m.morganShells(max(countRadius, bitRadius), sc, endsBuf[:0])
+	b := NewBitVec(nBits)
+	for _, id := range ids[:ends[bitRadius]] {
+		b.Set(int(id % uint32(nBits)))
+	}
+	cids := ids[:ends[countRadius]]
+	if countBits > 0 {
+		for k, id := range cids {
+			cids[k] = id % uint32(countBits)
+		}
+	}
+	slices.Sort(cids)
+	cv := &CountVec{N: countBits}
+	if countBits <= 0 {
+		cv.N = 1 << 32
+	}
+	for _, id := range cids {
+		if k := len(cv.Idx); k > 0 && cv.Idx[k-1] == id {
+			cv.Counts[k-1]++
+			continue
+		}
+		cv.Idx = append(cv.Idx, id)
+		cv.Counts = append(cv.Counts, 1)
+	}
+	return cv, b
+}
+
+// morganShells is morganIDs that also returns, for each radius r ≤ radius,
+// the number of identifiers up to the end of shell r (ends[0] = the atoms).
+func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, []int) {
+	n := len(m.atoms)
+	ids := s.ids[:0]
+	cur := grow(s.cur, n)
+	next := grow(s.next, n)
+	for i := 0; i < n; i++ {
+		cur[i] = m.atomInvariant(i)
+	}
+	ids = append(ids, cur...)
+	ends = append(ends, len(ids))
+	s.cur, s.next = cur, next
+	if radius <= 0 || n == 0 {
+		for len(ends) <= radius {
+			ends = append(ends, len(ids))
+		}
+		s.ids = ids
+		return ids, ends
+	}
+	w := (len(m.bonds) + 63) / 64
+	if w == 0 {
+		w = 1
+	}
+	nbh := grow(s.nbh, n*w)
+	round := grow(s.round, n*w)
+	clear(nbh)
+	clear(round)
+	dead := grow(s.dead, n)
+	clear(dead)
+	envs := s.envs[:0]
+	nbrs := s.nbrs[:0]
+	seenHash, seenWords := s.seenHash[:0], s.seenWords[:0]
+	for layer := 0; layer < radius; layer++ {
+		envs = envs[:0]
+		for i := 0; i < n; i++ {
+			if dead[i] {
+				continue
+			}
+			if m.Degree(i) == 0 {
+				dead[i] = true
+				continue
+			}
+			rn := round[i*w : (i+1)*w]
+			nbrs = nbrs[:0]
+			bs := m.BondsOf(i)
+			for k, j := range m.Neighbors(i) {
+				bi := bs[k]
+				rn[bi/64] |= 1 << (uint(bi) % 64)
+				on := nbh[int(j)*w : (int(j)+1)*w]
+				for x := range rn {
+					rn[x] |= on[x]
+				}
+				nbrs = append(nbrs, morganNbr{int32(m.bonds[bi].order), cur[j]})
+			}
+			for a := 1; a < len(nbrs); a++ {
+				for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
+					nbrs[b], nbrs[b-1] = nbrs[b-1], nbrs[b]
+				}
+			}
+			invar := hashCombine(uint32(layer), cur[i])
+			for _, p := range nbrs {
+				ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)
+				invar = hashCombine(invar, ph)
+			}
+			next[i] = invar
+			envs = append(envs, morganEnv{invar: invar, atom: int32(i)})
+		}
+		s.sortScratch = sortEnvs(envs, round, w, s.sortScratch)
+		for _, e := range envs {
+			nb := round[int(e.atom)*w : (int(e.atom)+1)*w]
+			h := hashWords(nb)
+			dup := false
+			for q, sh := range seenHash {
+				if sh == h && lessWords(seenWords[q*w:(q+1)*w], nb) == 0 {
+					dup = true
+					break
+				}
+			}
+			if dup {
+				dead[e.atom] = true
+				continue
+			}
+			ids = append(ids, e.invar)
+			seenHash = append(seenHash, h)
+			seenWords = append(seenWords, nb...)
+		}
+		ends = append(ends, len(ids))
+		cur, next = next, cur
+		clear(next)
+		copy(nbh, round)
+	}
+	s.nbh, s.round, s.dead, s.envs, s.nbrs = nbh, round, dead, envs, nbrs
+	s.seenHash, s.seenWords, s.ids = seenHash, seenWords, ids
+	return ids, ends
+}
