@@ -67,6 +67,11 @@ func TestBrowserJourney(t *testing.T) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancelT()
+	// Start the browser under ctx: it lives as long as the context of the
+	// first action, and each step below has a shorter context of its own.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
 
 	type C = chromedp.CSS
 	step := 0
