@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 
@@ -60,7 +59,7 @@ func (s Series) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONFloat(b, t)
+		b = stats.AppendJSONFloat(b, t)
 	}
 	b = append(b, `],"ng_per_mL":`...)
 	b = appendMap(b, s.NgPerML)
@@ -88,21 +87,4 @@ func appendMap(b []byte, m map[string][]float64) []byte {
 		b = stats.AppendFloats(b, m[k], SeriesDigits)
 	}
 	return append(b, '}')
-}
-
-// appendJSONFloat writes v exactly as encoding/json writes a float64.
-func appendJSONFloat(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, "null"...)
-	}
-	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
-		n := len(b)
-		b = strconv.AppendFloat(b, v, 'e', -1, 64)
-		if m := len(b); m-n >= 4 && b[m-4] == 'e' && b[m-3] == '-' && b[m-2] == '0' {
-			b[m-2] = b[m-1]
-			b = b[:m-1]
-		}
-		return b
-	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strconv"
 
 	"toxgate/sdk/stats"
 )
@@ -199,7 +198,7 @@ func (ts TimeSeries) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONFloat(b, t)
+		b = stats.AppendJSONFloat(b, t)
 	}
 	b = append(b, ']')
 	for _, c := range cols {
@@ -209,22 +208,4 @@ func (ts TimeSeries) appendJSON(b []byte) []byte {
 		b = stats.AppendFloats(b, c.v, SeriesDigits)
 	}
 	return append(b, '}')
-}
-
-// appendJSONFloat writes v exactly as encoding/json writes a float64.
-func appendJSONFloat(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, "null"...)
-	}
-	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
-		n := len(b)
-		b = strconv.AppendFloat(b, v, 'e', -1, 64)
-		// clean up e-09 to e-9, as encoding/json does
-		if m := len(b); m-n >= 4 && b[m-4] == 'e' && b[m-3] == '-' && b[m-2] == '0' {
-			b[m-2] = b[m-1]
-			b = b[:m-1]
-		}
-		return b
-	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
 }
