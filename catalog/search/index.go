@@ -2,6 +2,8 @@ package search
 
 import (
 	"math"
+	bits64 "math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,22 +23,88 @@ type Doc struct {
 	Sort map[string]string
 	// Ref is the caller's own record, handed back to Query.Allow.
 	Ref any
+
+	// slot is the document's position in Index.slots while indexed.
+	slot int32
+	// vals holds, per interned field number, the ids of the field's values.
+	vals [][]int32
+	// sortv holds the values of the sortable fields, by sortIndex.
+	sortv [len(sortFields)]string
+}
+
+// posting lists the documents holding a token, by ascending slot, with the
+// token's weight in each.
+type posting struct {
+	slots []int32
+	w     []float64
+}
+
+func (p *posting) find(slot int32) (int, bool) {
+	i, found := slices.BinarySearch(p.slots, slot)
+	return i, found
+}
+
+// dict interns the values of one field; ids of values no document holds
+// any more are reused.
+type dict struct {
+	ids   map[string]int32
+	names []string
+	refs  []int32
+	free  []int32
+}
+
+func (dc *dict) add(v string) int32 {
+	if id, ok := dc.ids[v]; ok {
+		dc.refs[id]++
+		return id
+	}
+	var id int32
+	if n := len(dc.free); n > 0 {
+		id = dc.free[n-1]
+		dc.free = dc.free[:n-1]
+		dc.names[id], dc.refs[id] = v, 1
+	} else {
+		id = int32(len(dc.names))
+		dc.names = append(dc.names, v)
+		dc.refs = append(dc.refs, 1)
+	}
+	dc.ids[v] = id
+	return id
+}
+
+func (dc *dict) release(id int32) {
+	dc.refs[id]--
+	if dc.refs[id] == 0 {
+		delete(dc.ids, dc.names[id])
+		dc.names[id] = ""
+		dc.free = append(dc.free, id)
+	}
 }
 
 // Index is a set of documents with document frequencies. It is not safe for
-// concurrent use; callers hold their own lock.
+// concurrent writes; callers hold their own lock. Searches only read it.
 type Index struct {
-	docs map[string]*Doc
-	post map[string]map[*Doc]struct{}
+	docs  map[string]*Doc
+	slots []*Doc // by slot; nil when free
+	free  []int32
+	post  map[string]*posting
+	// fieldNum numbers the interned (non-text) fields; dicts is by number.
+	fieldNum map[string]int
+	dicts    []*dict
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, post: map[string]map[*Doc]struct{}{}}
+	return &Index{docs: map[string]*Doc{}, post: map[string]*posting{}, fieldNum: map[string]int{}}
 }
 
 // df is the number of documents holding token t.
-func (ix *Index) df(t string) int { return len(ix.post[t]) }
+func (ix *Index) df(t string) int {
+	if p := ix.post[t]; p != nil {
+		return len(p.slots)
+	}
+	return 0
+}
 
 // Len is the number of documents.
 func (ix *Index) Len() int { return len(ix.docs) }
@@ -47,14 +115,47 @@ func (ix *Index) Put(d *Doc) {
 		d.Fields[f] = unique(vals)
 	}
 	ix.Delete(d.ID)
+	if n := len(ix.free); n > 0 {
+		d.slot = ix.free[n-1]
+		ix.free = ix.free[:n-1]
+		ix.slots[d.slot] = d
+	} else {
+		d.slot = int32(len(ix.slots))
+		ix.slots = append(ix.slots, d)
+	}
 	ix.docs[d.ID] = d
-	for t := range d.Text {
+	for t, w := range d.Text {
 		p := ix.post[t]
 		if p == nil {
-			p = map[*Doc]struct{}{}
+			p = &posting{}
 			ix.post[t] = p
 		}
-		p[d] = struct{}{}
+		i, _ := p.find(d.slot)
+		p.slots = slices.Insert(p.slots, i, d.slot)
+		p.w = slices.Insert(p.w, i, w)
+	}
+	d.vals = nil
+	for f, vals := range d.Fields {
+		if TextFields[f] || len(vals) == 0 {
+			continue
+		}
+		n, ok := ix.fieldNum[f]
+		if !ok {
+			n = len(ix.dicts)
+			ix.fieldNum[f] = n
+			ix.dicts = append(ix.dicts, &dict{ids: map[string]int32{}})
+		}
+		if n >= len(d.vals) {
+			d.vals = append(d.vals, make([][]int32, n+1-len(d.vals))...)
+		}
+		ids := make([]int32, len(vals))
+		for i, v := range vals {
+			ids[i] = ix.dicts[n].add(v)
+		}
+		d.vals[n] = ids
+	}
+	for i, f := range sortFields {
+		d.sortv[i] = d.Sort[f]
 	}
 }
 
@@ -66,12 +167,23 @@ func (ix *Index) Delete(id string) {
 	}
 	for t := range old.Text {
 		if p := ix.post[t]; p != nil {
-			delete(p, old)
-			if len(p) == 0 {
+			if i, found := p.find(old.slot); found {
+				p.slots = slices.Delete(p.slots, i, i+1)
+				p.w = slices.Delete(p.w, i, i+1)
+			}
+			if len(p.slots) == 0 {
 				delete(ix.post, t)
 			}
 		}
 	}
+	for n, ids := range old.vals {
+		for _, v := range ids {
+			ix.dicts[n].release(v)
+		}
+	}
+	old.vals = nil
+	ix.slots[old.slot] = nil
+	ix.free = append(ix.free, old.slot)
 	delete(ix.docs, id)
 }
 
@@ -123,7 +235,8 @@ type hit struct {
 	score float64
 }
 
-// Search runs q. A malformed query or sort gives an *Error.
+// Search runs q. A malformed query or sort gives an *Error. It only reads
+// the index, so searches may run concurrently under a read lock.
 func (ix *Index) Search(q Query) (Result, error) {
 	filters := make([]node, 0, len(q.Filters))
 	for _, f := range q.Filters {
@@ -140,16 +253,12 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	match, candidates, err := ix.matcher(q.Q)
+	m, err := ix.matcher(q.Q)
 	if err != nil {
 		return Result{}, err
 	}
 	hits := make([]hit, 0, 64)
-	visit := func(d *Doc) {
-		s, ok := match(d)
-		if !ok {
-			return
-		}
+	visit := func(d *Doc, s float64) {
 		for _, f := range filters {
 			if !f.match(d) {
 				return
@@ -160,18 +269,21 @@ func (ix *Index) Search(q Query) (Result, error) {
 		}
 		hits = append(hits, hit{doc: d, score: s})
 	}
-	if candidates == nil {
-		for _, d := range ix.docs {
-			visit(d)
-		}
+	if m.dismax != nil {
+		m.dismax.run(ix, visit)
 	} else {
-		for d := range candidates {
-			visit(d)
+		for _, d := range ix.slots {
+			if d == nil {
+				continue
+			}
+			if s, ok := m.fn(d); ok {
+				visit(d, s)
+			}
 		}
 	}
 	res := Result{Count: len(hits)}
 	if len(q.FacetFields) > 0 {
-		res.Facets = facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
+		res.Facets = ix.facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return less(keys, a, b) })
 	start := min(max(q.Start, 0), len(hits))
@@ -182,101 +294,178 @@ func (ix *Index) Search(q Query) (Result, error) {
 	return res, nil
 }
 
-// matcher builds the scoring function of the main query and, for free
-// text, the candidate documents from the postings (nil means all).
-func (ix *Index) matcher(q string) (func(*Doc) (float64, bool), map[*Doc]struct{}, error) {
+// match is the main query: a plan over the postings for free text, else a
+// function applied to every document.
+type match struct {
+	fn     func(*Doc) (float64, bool)
+	dismax *dismaxPlan
+}
+
+// matcher builds the main query's matcher.
+func (ix *Index) matcher(q string) (match, error) {
 	q = strings.TrimSpace(q)
 	if q == "" || q == "*:*" || q == "*" {
-		return func(*Doc) (float64, bool) { return 1, true }, nil, nil
+		return match{fn: func(*Doc) (float64, bool) { return 1, true }}, nil
 	}
 	if strings.Contains(q, ":") {
 		n, err := Parse(q)
 		if err != nil {
-			return nil, nil, err
+			return match{}, err
 		}
 		terms := n.terms(nil)
-		return func(d *Doc) (float64, bool) {
+		return match{fn: func(d *Doc) (float64, bool) {
 			if !n.match(d) {
 				return 0, false
 			}
 			return ix.score(d, terms) + 1, true
-		}, nil, nil
+		}}, nil
 	}
-	m, cand := ix.dismax(q)
-	return m, cand, nil
+	return match{dismax: ix.dismax(q)}, nil
+}
+
+// dismaxPlan is a parsed free-text query: groups of tokens, each token
+// numbered, with its postings and idf.
+type dismaxPlan struct {
+	post              []*posting // per token; nil when no document holds it
+	idf               []float64  // per token
+	should, must, not [][]int    // groups of token numbers
+	need              int
 }
 
 // dismax matches free text as CKAN's Solr handler does: each term is looked
 // up in every weighted field; mm "2<-1 5<80%" sets how many terms must match;
 // "-term" excludes, "+term" is required.
-func (ix *Index) dismax(q string) (func(*Doc) (float64, bool), map[*Doc]struct{}) {
-	var should, must, not [][]string
+func (ix *Index) dismax(q string) *dismaxPlan {
+	p := &dismaxPlan{}
+	num := map[string]int{}
+	group := func(toks []string) []int {
+		g := make([]int, len(toks))
+		for i, t := range toks {
+			n, ok := num[t]
+			if !ok {
+				n = len(p.post)
+				num[t] = n
+				p.post = append(p.post, ix.post[t])
+				p.idf = append(p.idf, math.Log(1+float64(len(ix.docs)+1)/float64(ix.df(t)+1)))
+			}
+			g[i] = n
+		}
+		return g
+	}
 	for _, raw := range splitTerms(q) {
 		switch {
 		case strings.HasPrefix(raw, "-") && len(raw) > 1:
-			not = append(not, Tokens(raw[1:]))
+			p.not = append(p.not, group(Tokens(raw[1:])))
 		case strings.HasPrefix(raw, "+") && len(raw) > 1:
-			must = append(must, Tokens(raw[1:]))
+			p.must = append(p.must, group(Tokens(raw[1:])))
 		default:
 			if t := Tokens(raw); len(t) > 0 {
-				should = append(should, t)
+				p.should = append(p.should, group(t))
 			}
 		}
 	}
-	need := minimumMatch(len(should))
-	idfs := map[string]float64{}
-	for _, g := range append(append([][]string{}, should...), must...) {
-		for _, t := range g {
-			idfs[t] = math.Log(1 + float64(len(ix.docs)+1)/float64(ix.df(t)+1))
+	p.need = minimumMatch(len(p.should))
+	return p
+}
+
+// run visits the matching documents with their scores, by ascending slot.
+// Candidates: a document must hold the first token of a required group, or
+// of at least one optional group.
+func (p *dismaxPlan) run(ix *Index, visit func(*Doc, float64)) {
+	cur := make([]int, len(p.post))
+	// has reports whether the document in slot holds token n, with its
+	// weight. Slots must not decrease between calls.
+	has := func(n int, slot int32) (float64, bool) {
+		ps := p.post[n]
+		if ps == nil {
+			return 0, false
 		}
+		c := cur[n]
+		if c+8 < len(ps.slots) && ps.slots[c+8] < slot {
+			i, _ := slices.BinarySearch(ps.slots[c+8:], slot)
+			c += 8 + i
+		}
+		for c < len(ps.slots) && ps.slots[c] < slot {
+			c++
+		}
+		cur[n] = c
+		if c < len(ps.slots) && ps.slots[c] == slot {
+			return ps.w[c], true
+		}
+		return 0, false
 	}
-	idf := func(t string) float64 { return idfs[t] }
-	// candidates: a document must hold the first token of a required group,
-	// or of at least one optional group
-	var cand map[*Doc]struct{}
-	switch {
-	case len(must) > 0 && len(must[0]) > 0:
-		cand = ix.post[must[0][0]]
-		if cand == nil {
-			cand = map[*Doc]struct{}{}
+	hasAll := func(g []int, slot int32) bool {
+		if len(g) == 0 {
+			return false
 		}
-	case len(should) > 0:
-		cand = map[*Doc]struct{}{}
-		for _, g := range should {
-			for d := range ix.post[g[0]] {
-				cand[d] = struct{}{}
+		for _, n := range g {
+			if _, ok := has(n, slot); !ok {
+				return false
 			}
 		}
+		return true
 	}
-	return func(d *Doc) (float64, bool) {
-		for _, g := range not {
-			if hasAll(d, g) {
-				return 0, false
+	eval := func(slot int32) {
+		for _, g := range p.not {
+			if hasAll(g, slot) {
+				return
 			}
 		}
 		score := 0.0
-		for _, g := range must {
-			if !hasAll(d, g) {
-				return 0, false
+		for _, g := range p.must {
+			if !hasAll(g, slot) {
+				return
 			}
-			for _, t := range g {
-				score += d.Text[t] * idf(t)
+			for _, n := range g {
+				w, _ := has(n, slot)
+				score += w * p.idf[n]
 			}
 		}
 		matched := 0
-		for _, g := range should {
-			if hasAll(d, g) {
+		for _, g := range p.should {
+			if hasAll(g, slot) {
 				matched++
-				for _, t := range g {
-					score += d.Text[t] * idf(t)
+				for _, n := range g {
+					w, _ := has(n, slot)
+					score += w * p.idf[n]
 				}
 			}
 		}
-		if matched < need || (len(should) == 0 && len(must) == 0) && len(not) == 0 {
-			return 0, false
+		if matched < p.need || (len(p.should) == 0 && len(p.must) == 0) && len(p.not) == 0 {
+			return
 		}
-		return score, true
-	}, cand
+		visit(ix.slots[slot], score)
+	}
+	switch {
+	case len(p.must) > 0 && len(p.must[0]) > 0:
+		if ps := p.post[p.must[0][0]]; ps != nil {
+			for _, slot := range ps.slots {
+				eval(slot)
+			}
+		}
+	case len(p.should) > 0:
+		bits := make([]uint64, (len(ix.slots)+63)/64)
+		for _, g := range p.should {
+			if ps := p.post[g[0]]; ps != nil {
+				for _, slot := range ps.slots {
+					bits[slot>>6] |= 1 << (slot & 63)
+				}
+			}
+		}
+		for w, word := range bits {
+			for word != 0 {
+				b := bits64.TrailingZeros64(word)
+				word &= word - 1
+				eval(int32(w<<6 | b))
+			}
+		}
+	default:
+		for slot, d := range ix.slots {
+			if d != nil {
+				eval(int32(slot))
+			}
+		}
+	}
 }
 
 // minimumMatch is Solr's mm "2<-1 5<80%": up to 2 terms all must match, up
@@ -341,6 +530,31 @@ func splitTerms(q string) []string {
 type sortKey struct {
 	field string
 	desc  bool
+	// idx is the field's index in sortFields, or keyScore or keyID.
+	idx int
+}
+
+const (
+	keyScore = -1
+	keyID    = -2
+)
+
+// sortFields are the sortable fields kept in Doc.sortv, besides score and id.
+var sortFields = [...]string{"metadata_modified", "metadata_created", "name", "title_string"}
+
+func sortIndex(field string) int {
+	switch field {
+	case "score":
+		return keyScore
+	case "id":
+		return keyID
+	}
+	for i, f := range sortFields {
+		if f == field {
+			return i
+		}
+	}
+	return keyID
 }
 
 var sortable = map[string]bool{"score": true, "metadata_modified": true, "metadata_created": true, "name": true, "title": true, "title_string": true, "id": true}
@@ -370,27 +584,29 @@ func parseSort(s string) ([]sortKey, error) {
 		if !sortable[k.field] {
 			return nil, &Error{Message: "sort param field can't be found: " + f[0]}
 		}
+		k.idx = sortIndex(k.field)
 		keys = append(keys, k)
 	}
 	// A stable final order: id ascending.
-	keys = append(keys, sortKey{field: "id"})
+	keys = append(keys, sortKey{field: "id", idx: keyID})
 	return keys, nil
 }
 
 func less(keys []sortKey, a, b hit) bool {
 	for _, k := range keys {
 		var c int
-		if k.field == "score" {
+		switch k.idx {
+		case keyScore:
 			switch {
 			case a.score < b.score:
 				c = -1
 			case a.score > b.score:
 				c = 1
 			}
-		} else if k.field == "id" {
+		case keyID:
 			c = strings.Compare(a.doc.ID, b.doc.ID)
-		} else {
-			c = strings.Compare(a.doc.Sort[k.field], b.doc.Sort[k.field])
+		default:
+			c = strings.Compare(a.doc.sortv[k.idx], b.doc.sortv[k.idx])
 		}
 		if c == 0 {
 			continue
@@ -403,20 +619,43 @@ func less(keys []sortKey, a, b hit) bool {
 	return false
 }
 
-func facets(hits []hit, fields []string, limit, mincount int) map[string][]Facet {
+// facets counts the values of fields over hits: through interned value
+// ids and counters for exact fields, through a map for text fields.
+func (ix *Index) facets(hits []hit, fields []string, limit, mincount int) map[string][]Facet {
 	out := make(map[string][]Facet, len(fields))
 	for _, f := range fields {
-		counts := map[string]int{}
-		for _, h := range hits {
-			for _, v := range h.doc.Fields[f] {
-				counts[v]++
+		var items []Facet
+		if TextFields[f] {
+			counts := map[string]int{}
+			for _, h := range hits {
+				for _, v := range h.doc.Fields[f] {
+					counts[v]++
+				}
+			}
+			items = make([]Facet, 0, len(counts))
+			for v, c := range counts {
+				if c >= mincount {
+					items = append(items, Facet{Value: v, Count: c})
+				}
+			}
+		} else if n, ok := ix.fieldNum[f]; ok {
+			dc := ix.dicts[n]
+			counts := make([]int32, len(dc.names))
+			for _, h := range hits {
+				if n < len(h.doc.vals) {
+					for _, id := range h.doc.vals[n] {
+						counts[id]++
+					}
+				}
+			}
+			for id, c := range counts {
+				if c > 0 && int(c) >= mincount {
+					items = append(items, Facet{Value: dc.names[id], Count: int(c)})
+				}
 			}
 		}
-		items := make([]Facet, 0, len(counts))
-		for v, c := range counts {
-			if c >= mincount {
-				items = append(items, Facet{Value: v, Count: c})
-			}
+		if items == nil {
+			items = []Facet{}
 		}
 		sort.Slice(items, func(i, j int) bool {
 			if items[i].Count != items[j].Count {

@@ -1,0 +1,102 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSearchMatchesReference checks, over random documents, writes and
+// queries, that Search gives what the plain map-based search gave: the same
+// count, page, order and facets.
+func TestSearchMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	words := []string{"herg", "ahr", "pbpk", "assay", "rat", "rats", "human", "vitro", "vivo", "kinetics", "liver", "heart"}
+	tags := []string{"herg", "in vitro", "in vivo", "pbpk", "rat"}
+	orgs := []string{"liver-lab", "heart-lab", "kidney-lab"}
+	doc := func(i int) *Doc {
+		var text []string
+		tx := map[string]float64{}
+		for range 1 + r.IntN(6) {
+			w := words[r.IntN(len(words))]
+			text = append(text, w)
+			for _, tok := range Tokens(w) {
+				tx[tok] += float64(1 + r.IntN(4))
+			}
+		}
+		var tg []string
+		for range r.IntN(4) {
+			tg = append(tg, tags[r.IntN(len(tags))])
+		}
+		mod := fmt.Sprintf("2024-01-%02dT00:00:00Z", 1+r.IntN(5))
+		f := map[string][]string{"tags": tg, "organization": {orgs[r.IntN(len(orgs))]}, "text": text,
+			"title": {strings.Join(text, " ")}, "metadata_modified": {mod}, "name": {fmt.Sprintf("d-%d", r.IntN(50))}}
+		return &Doc{ID: fmt.Sprintf("id-%03d", i), Fields: f, Text: tx, Ref: i,
+			Sort: map[string]string{"name": f["name"][0], "metadata_modified": mod, "title_string": f["title"][0]}}
+	}
+	clone := func(d *Doc) *Doc {
+		c := *d
+		c.Fields = map[string][]string{}
+		for k, v := range d.Fields {
+			c.Fields[k] = append([]string(nil), v...)
+		}
+		return &c
+	}
+	ix, ref := New(), refNew()
+	for i := range 400 {
+		d := doc(i)
+		ix.Put(d)
+		ref.refPut(clone(d))
+	}
+	// updates and deletes, so that slots and value ids are reused
+	for range 300 {
+		i := r.IntN(500)
+		if r.IntN(3) == 0 {
+			id := fmt.Sprintf("id-%03d", i)
+			ix.Delete(id)
+			ref.refDelete(id)
+			continue
+		}
+		d := doc(i)
+		ix.Put(d)
+		ref.refPut(clone(d))
+	}
+	if ix.Len() != len(ref.docs) {
+		t.Fatalf("len %d want %d", ix.Len(), len(ref.docs))
+	}
+	qs := []string{"", "*:*", "herg", "herg assay", "rats kinetics human", "herg ahr pbpk assay rat vitro", "+herg -assay",
+		"-liver", "+nothing herg", "human \"in vitro\"", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -"}
+	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc"}
+	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}}
+	nonEmpty := 0
+	for _, q := range qs {
+		for _, srt := range sorts {
+			for _, fq := range fqs {
+				for _, page := range [][2]int{{0, 10}, {5, 3}, {0, 1000}, {390, 20}} {
+					query := Query{Q: q, Filters: fq, Sort: srt, Start: page[0], Rows: page[1],
+						FacetFields: []string{"tags", "organization", "title", "nope"}, FacetLimit: 3, FacetMinCount: 1,
+						Allow: func(d *Doc) bool { return d.Ref.(int)%7 != 0 }}
+					if page[0] == 5 {
+						query.FacetLimit, query.FacetMinCount = -1, 0
+					}
+					got, err := ix.Search(query)
+					want, werr := ref.refSearch(query)
+					if (err == nil) != (werr == nil) {
+						t.Fatalf("q=%q: err %v want %v", q, err, werr)
+					}
+					if len(want.IDs) > 1 {
+						nonEmpty++
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("q=%q sort=%q fq=%v page=%v:\n got %+v\nwant %+v", q, srt, fq, page, got, want)
+					}
+				}
+			}
+		}
+	}
+	if nonEmpty < 300 {
+		t.Fatalf("only %d searches gave more than one result", nonEmpty)
+	}
+}
