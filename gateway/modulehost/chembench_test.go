@@ -6,17 +6,16 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"math"
 	"os"
 	"syscall"
 	"testing"
 	"time"
+	"toxgate/sdk/chem/chembench"
 
 	"github.com/tetratelabs/wazero"
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
-	"toxgate/sdk/chem"
 )
 
 const (
@@ -27,53 +26,10 @@ const (
 )
 
 // chemOut is the answer of the chembench module's route.
-type chemOut struct {
-	N      int    `json:"n"`
-	Failed int    `json:"failed"`
-	Bits   int    `json:"bits"`
-	Sum    uint64 `json:"sum"`
-}
+type chemOut = chembench.Result
 
-func chemMix(h, v uint64) uint64 { return (h ^ v) * 0x100000001b3 }
-
-// chemPipeline is the pipeline of testdata/chembench/main.go, run natively.
-func chemPipeline(smiles []string, stage string) chemOut {
-	var o chemOut
-	for _, s := range smiles {
-		o.N++
-		m, err := chem.ParseSMILES(s)
-		if err != nil {
-			o.Failed++
-			continue
-		}
-		if stage == "parse" {
-			o.Bits += m.NumAtoms()
-			continue
-		}
-		d := chem.Describe(m)
-		fp := chem.NewBitVec(2048)
-		if stage != "describe" {
-			fp = chem.Morgan(m, 2, 2048)
-		}
-		o.Bits += fp.Count()
-		h := o.Sum
-		for _, c := range []byte(d.Formula) {
-			h = chemMix(h, uint64(c))
-		}
-		for _, v := range []int{d.HeavyAtoms, d.FormalCharge, d.HBD, d.HBA, d.NHOHCount, d.NOCount,
-			d.RotatableBonds, d.RingCount, d.AromaticRings, d.NumAtomsWithHs} {
-			h = chemMix(h, uint64(v))
-		}
-		for _, f := range []float64{d.MolWt, d.ExactMass, d.TPSA, d.CLogP, d.MR, d.FractionCSP3} {
-			h = chemMix(h, math.Float64bits(f))
-		}
-		for _, w := range fp.Words() {
-			h = chemMix(h, w)
-		}
-		o.Sum = h
-	}
-	return o
-}
+// chemPipeline is the pipeline the chembench module runs, run natively.
+func chemPipeline(smiles []string, stage string) chemOut { return chembench.Run(smiles, stage) }
 
 func chemSMILES(tb testing.TB) []string {
 	f, err := os.Open(chemRefCSV)
