@@ -126,6 +126,33 @@ func BenchmarkStart(b *testing.B) {
 	b.ReportMetric(float64(cold)/float64(cached), "cold/cached")
 }
 
+// nativeJSON runs fn as a module handler does natively: decode the JSON
+// input, evaluate, encode the output.
+func nativeJSON[In, Out any](fn func(In) (Out, error)) func([]byte) ([]byte, error) {
+	return func(in []byte) ([]byte, error) {
+		var v In
+		if err := json.Unmarshal(in, &v); err != nil {
+			return nil, err
+		}
+		out, err := fn(v)
+		if err != nil {
+			return nil, err
+		}
+		if raw, ok := any(out).(json.RawMessage); ok {
+			return raw, nil // already encoded, as the module's RawJSON
+		}
+		return json.Marshal(out)
+	}
+}
+
+// appendJSON encodes an output that writes its own JSON.
+func appendJSON[T interface{ AppendJSON([]byte) ([]byte, error) }](out T, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return out.AppendJSON(nil)
+}
+
 // BenchmarkModelsVsNative measures one call of real model modules (built from
 // modules/ with modtest) on a pooled instance beside the same model code run
 // natively (decode the JSON input, evaluate, encode the output), and reports
@@ -140,83 +167,18 @@ func BenchmarkModelsVsNative(b *testing.B) {
 		route            int
 		native           func(input []byte) ([]byte, error)
 	}{
-		{"tk-2d", "../../modules/tk-2d", `{"compound":"DOX"}`, 0, func(in []byte) ([]byte, error) {
-			var v tk2d.Input
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := tk2d.Evaluate(v)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(out)
-		}},
-		{"tk-3d", "../../modules/tk-3d", `{"compound":"DOX"}`, 0, func(in []byte) ([]byte, error) {
-			var v tk3d.Input
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := tk3d.Evaluate(v)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(out)
-		}},
-		{"td-proteomics", "../../modules/td-omics", `{"compound":"DOX","protein":"P16403"}`, 0, func(in []byte) ([]byte, error) {
-			var v omics.ProteomicsInput
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := omics.Proteomics(v)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(out)
-		}},
-		{"td-metabolomics", "../../modules/td-omics", `{"compound":"DOX"}`, 1, func(in []byte) ([]byte, error) {
-			var v omics.CompoundInput
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := omics.Metabolomics(v, false)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(out)
-		}},
-		{"td-lipidomics", "../../modules/td-omics", `{"compound":"DOX"}`, 2, func(in []byte) ([]byte, error) {
-			var v omics.CompoundInput
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := omics.Metabolomics(v, true)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(out)
-		}},
-		{"pbpk-doxorubicin-7d", "../../modules/pbpk-doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190,"days":7}`, 0, func(in []byte) ([]byte, error) {
-			var v doxo.Input
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := doxo.Simulate(v)
-			if err != nil {
-				return nil, err
-			}
-			return out.AppendJSON(nil) // as the module (a module.RawJSON)
-		}},
-		{"pbpk-httk-365d", "../../modules/pbpk-httk", `{"chem_name":"Bisphenol A","species":"human","daily_dose":1,"doses_per_day":1,"days":365}`, 0, func(in []byte) ([]byte, error) {
-			var v httk.Input
-			if err := json.Unmarshal(in, &v); err != nil {
-				return nil, err
-			}
-			out, err := httk.Simulate(v)
-			if err != nil {
-				return nil, err
-			}
-			return out.AppendJSON(nil) // as the module (a module.RawJSON)
-		}},
+		{"tk-2d", "../../modules/tk-2d", `{"compound":"DOX"}`, 0, nativeJSON(tk2d.Evaluate)},
+		{"tk-3d", "../../modules/tk-3d", `{"compound":"DOX"}`, 0, nativeJSON(tk3d.Evaluate)},
+		{"td-proteomics", "../../modules/td-omics", `{"compound":"DOX","protein":"P16403"}`, 0, nativeJSON(omics.Proteomics)},
+		{"td-metabolomics", "../../modules/td-omics", `{"compound":"DOX"}`, 1,
+			nativeJSON(func(v omics.CompoundInput) (any, error) { return omics.Metabolomics(v, false) })},
+		{"td-lipidomics", "../../modules/td-omics", `{"compound":"DOX"}`, 2,
+			nativeJSON(func(v omics.CompoundInput) (any, error) { return omics.Metabolomics(v, true) })},
+		// The PBPK modules answer pre-encoded JSON (module.RawJSON); so does their native run.
+		{"pbpk-doxorubicin-7d", "../../modules/pbpk-doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190,"days":7}`, 0,
+			nativeJSON(func(v doxo.Input) (json.RawMessage, error) { return appendJSON(doxo.Simulate(v)) })},
+		{"pbpk-httk-365d", "../../modules/pbpk-httk", `{"chem_name":"Bisphenol A","species":"human","daily_dose":1,"doses_per_day":1,"days":365}`, 0,
+			nativeJSON(func(v httk.Input) (json.RawMessage, error) { return appendJSON(httk.Simulate(v)) })},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
