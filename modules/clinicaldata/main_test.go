@@ -5,25 +5,13 @@ import (
 	"encoding/json"
 	"testing"
 
-	"toxgate/gateway/modulehost/modtest"
-	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/gateway/modulehost/wasmtest"
 )
 
 // TestModuleEndToEnd builds the module to wasm and calls its three routes through the host runtime.
 func TestModuleEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a wasm module")
-	}
-	wasm := modtest.Wasm(t, ".")
-	if len(wasm) > 20<<20 {
-		t.Fatalf("module is %d bytes, over 20 MB", len(wasm))
-	}
+	m := wasmtest.Load(t, ".")
 	ctx := context.Background()
-	m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Retire(ctx)
 	man := m.Manifest()
 	want := []string{"/clinicaldata/ml/evaluate", "/clinicaldata/ai/evaluate", "/clinicaldata/aop/evaluate"}
 	if len(man.Routes) != 3 {

@@ -6,26 +6,14 @@ import (
 	"errors"
 	"testing"
 
-	"toxgate/gateway/modulehost/modtest"
-	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/gateway/modulehost/wasmtest"
 	"toxgate/sdk/abi"
 )
 
 // TestModuleEndToEnd builds the module to wasm and calls it through the host runtime.
 func TestModuleEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a wasm module")
-	}
-	wasm := modtest.Wasm(t, ".")
-	if len(wasm) > 20<<20 {
-		t.Fatalf("module is %d bytes, over 20 MB", len(wasm))
-	}
+	m := wasmtest.Load(t, ".")
 	ctx := context.Background()
-	m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Retire(ctx)
 	man := m.Manifest()
 	if man.Name != "herg" || len(man.Routes) != 1 || man.Routes[0].Path != "/hERG/evaluate" || man.Card.Validation == "" {
 		t.Fatalf("manifest %+v", man)
@@ -50,18 +38,9 @@ func TestModuleEndToEnd(t *testing.T) {
 	}
 }
 
-func loadBench(b *testing.B) *wasmrt.Module {
-	m, err := wasmrt.Load(context.Background(), modtest.Wasm(b, "."), wasmrt.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Retire(context.Background()) })
-	return m
-}
-
 // BenchmarkWasmOne is one /hERG/evaluate call with one SMILES inside wasm.
 func BenchmarkWasmOne(b *testing.B) {
-	m := loadBench(b)
+	m := wasmtest.Load(b, ".")
 	in := []byte(`{"smiles":"COc1ccc(CCN2CCC(Nc3nc4ccccc4n3Cc3ccc(F)cc3)CC2)cc1"}`)
 	for b.Loop() {
 		if _, err := m.Call(context.Background(), 0, in); err != nil {
@@ -72,7 +51,7 @@ func BenchmarkWasmOne(b *testing.B) {
 
 // BenchmarkWasmBatch1000 is one call with 1000 SMILES inside wasm.
 func BenchmarkWasmBatch1000(b *testing.B) {
-	m := loadBench(b)
+	m := wasmtest.Load(b, ".")
 	smiles := []string{"COc1ccc(CCN2CCC(Nc3nc4ccccc4n3Cc3ccc(F)cc3)CC2)cc1", "CC(=O)Oc1ccccc1C(=O)O",
 		"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C", "CN(CCOc1ccc(NS(C)(=O)=O)cc1)CCc1ccc(NS(C)(=O)=O)cc1"}
 	list := make([]string, 1000)
