@@ -61,6 +61,7 @@ bench: build
 	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/server/
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
+	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative|ChemPipeline' -benchtime 3x ./gateway/modulehost/
