@@ -249,3 +249,26 @@ func TestConcurrentRunawayCallsAllTimeOut(t *testing.T) {
 		t.Fatalf("%d runaway calls took %v", n, took)
 	}
 }
+
+// A new instance whose initialization the fuel check stopped at the deadline
+// is a timeout even before ctx's own timer has fired (the race CI once hit).
+func TestInstanceFailureKinds(t *testing.T) {
+	live := context.Background()
+	canceled, cancel := context.WithCancel(live)
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		want FailureKind
+	}{
+		{live, sys.NewExitError(sys.ExitCodeDeadlineExceeded), FailTimeout},
+		{canceled, context.Canceled, FailCanceled},
+		{live, sys.NewExitError(sys.ExitCodeContextCanceled), FailCanceled},
+		{live, context.DeadlineExceeded, FailBusy},
+		{live, errors.New("start: bad import"), FailCrash},
+	} {
+		if got := instanceFailure(c.ctx, c.err); got != c.want {
+			t.Errorf("instanceFailure(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
+}

@@ -272,12 +272,7 @@ func (m *Module) Call(ctx context.Context, route int, input []byte) ([]byte, err
 	inst, err := m.pool.get(ctx, m.newInstance)
 	if err != nil {
 		m.failures.Add(1)
-		kind := FailBusy
-		if errors.Is(err, context.Canceled) {
-			kind = FailCanceled
-		} else if ctx.Err() == nil {
-			kind = FailCrash // instantiation failed
-		}
+		kind := instanceFailure(ctx, err)
 		return nil, &Failure{Kind: kind, Err: fmt.Errorf("waiting for an instance: %w", err)}
 	}
 	out, err := m.run(ctx, inst, route, input)
@@ -375,6 +370,24 @@ func (m *Module) run(ctx context.Context, inst *instance, route int, input []byt
 		return nil, &e
 	default:
 		return nil, &Failure{Kind: FailBadOutput, Err: fmt.Errorf("unknown result status %d", b[0])}
+	}
+}
+
+// instanceFailure names why no instance was had for a call: the caller gave
+// up (canceled), the deadline passed while waiting or while a new instance
+// ran its initialization (busy or timeout: the fuel check compares the clock
+// itself and may see the deadline before ctx does), or instantiation failed.
+func instanceFailure(ctx context.Context, err error) FailureKind {
+	var ee *sys.ExitError
+	switch {
+	case errors.Is(err, context.Canceled), errors.As(err, &ee) && ee.ExitCode() == sys.ExitCodeContextCanceled:
+		return FailCanceled
+	case errors.As(err, &ee) && ee.ExitCode() == sys.ExitCodeDeadlineExceeded:
+		return FailTimeout
+	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		return FailBusy
+	default:
+		return FailCrash // instantiation failed
 	}
 }
 
