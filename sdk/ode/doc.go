@@ -34,7 +34,9 @@
 // WithInitialStep, WithMaxStep, WithMaxSteps, WithConstantJacobian (linear
 // systems: Jacobian computed once), WithAutonomous (f does not depend on t:
 // skips ∂f/∂t), WithOptions. A Jacobian may be supplied on the Problem;
-// otherwise RODAS4 uses forward differences.
+// otherwise RODAS4 uses forward differences. A model that knows the
+// structure of its Jacobian can instead supply a LinearSolver
+// (Problem.Linear) that solves RODAS4's linear systems itself.
 //
 // Errors wrap ErrMaxSteps, ErrStepTooSmall, ErrSingular or ErrNonFinite;
 // test them with errors.Is. Everything is pure Go without goroutines or I/O,

@@ -15,6 +15,23 @@ type Func func(t float64, y, dydt []float64)
 // row-major: jac[i*n+j] = ∂f_i/∂y_j for a system of n states.
 type Jacobian func(t float64, y []float64, jac []float64)
 
+// LinearSolver lets a model solve the linear systems of the Rosenbrock
+// method itself, using the structure of its Jacobian (a compartment model's
+// Jacobian is mostly zeros with a known pattern): set Problem.Linear. The
+// solver then calls Jacobian where it would evaluate the Jacobian, Factor
+// once per step attempt and Solve six times per attempt, instead of
+// building the dense n×n matrix and its LU factors with partial pivoting.
+type LinearSolver interface {
+	// Jacobian evaluates and keeps J = ∂f/∂y at (t, y), in any form.
+	Jacobian(t float64, y []float64)
+	// Factor prepares solves of (c·I − J)·x = b with the last Jacobian
+	// (c = 1/(γh) > 0). An error (such as ErrSingular) rejects the step,
+	// which is retried with half the step size.
+	Factor(c float64) error
+	// Solve overwrites b with the solution x of (c·I − J)·x = b.
+	Solve(b []float64)
+}
+
 // Method selects the integration scheme.
 type Method int
 
@@ -80,6 +97,10 @@ type Problem struct {
 	// Jacobian is optional. Without it the Rosenbrock method approximates
 	// the Jacobian by forward differences (n extra Func calls per step).
 	Jacobian Jacobian
+	// Linear is optional. When set, the Rosenbrock method evaluates the
+	// Jacobian and solves its linear systems through it (Jacobian is then
+	// not used); see LinearSolver.
+	Linear LinearSolver
 	// T0 and Y0 are the initial time and state; Y0 is not modified.
 	T0 float64
 	Y0 []float64

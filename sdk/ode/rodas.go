@@ -65,7 +65,8 @@ type rodas struct {
 	jac, w                 []float64
 	piv, cols              []int
 	lu                     sparseLU
-	jacValid               bool // jac holds a Jacobian valid for reuse
+	jacValid               bool         // jac holds a Jacobian valid for reuse
+	lin                    LinearSolver // Problem.Linear, if any
 }
 
 func (r *rodas) init(n int) {
@@ -89,6 +90,11 @@ func (r *rodas) jacobian(s *solver, t float64, y []float64) {
 	}
 	s.stats.JacEvals++
 	n := r.n
+	if s.p.Linear != nil {
+		s.p.Linear.Jacobian(t, y)
+		r.jacValid = true
+		return
+	}
 	if s.p.Jacobian != nil {
 		s.p.Jacobian(t, y, r.jac)
 		r.jacValid = true
@@ -110,6 +116,36 @@ func (r *rodas) jacobian(s *solver, t float64, y []float64) {
 		}
 	}
 	r.jacValid = true
+}
+
+// factor prepares solves with W = fac·I − J: through Problem.Linear when
+// set, else by the dense LU of W (skipping exact zeros).
+func (r *rodas) factor(s *solver, fac float64) error {
+	if r.lin = s.p.Linear; r.lin != nil {
+		return r.lin.Factor(fac)
+	}
+	n := r.n
+	w, jac := r.w[:n*n], r.jac[:n*n]
+	for i, v := range jac {
+		w[i] = -v
+	}
+	for i := 0; i < n; i++ {
+		w[i*n+i] += fac
+	}
+	if err := luFactor(w, n, r.piv, r.cols); err != nil {
+		return err
+	}
+	r.lu.load(w, r.piv)
+	return nil
+}
+
+// solve overwrites b with W⁻¹·b for the W of the last factor.
+func (r *rodas) solve(b []float64) {
+	if r.lin != nil {
+		r.lin.Solve(b)
+		return
+	}
+	r.lu.solve(b)
 }
 
 // run integrates from ta to tb with RODAS4.
@@ -155,20 +191,12 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		}
 		// W = I/(γh) − J.
 		fac := 1 / (rbGamma * h)
-		w, jac := r.w[:n*n], r.jac[:n*n]
-		for i, v := range jac {
-			w[i] = -v
-		}
-		for i := 0; i < n; i++ {
-			w[i*n+i] += fac
-		}
 		s.stats.LUDecomps++
-		if err := luFactor(w, n, r.piv, r.cols); err != nil {
+		if err := r.factor(s, fac); err != nil {
 			s.stats.Rejected++
 			step = h / 2
 			continue
 		}
-		r.lu.load(w, r.piv)
 		// The stages below evaluate the same expressions as rodas.f, with the
 		// products of constants hoisted (ih*c·k = (ih*c)·k in Go's order) and
 		// the ∂f/∂t terms left out when f is autonomous (they are zero).
@@ -185,7 +213,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 				k1[i] += d * fx[i]
 			}
 		}
-		r.lu.solve(k1)
+		r.solve(k1)
 		// Stage 2.
 		for i := range u {
 			u[i] = y[i] + rbA21*k1[i]
@@ -201,7 +229,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 				k2[i] += d * fx[i]
 			}
 		}
-		r.lu.solve(k2)
+		r.solve(k2)
 		// Stage 3.
 		for i := range u {
 			u[i] = y[i] + rbA31*k1[i] + rbA32*k2[i]
@@ -216,7 +244,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 				k3[i] += d * fx[i]
 			}
 		}
-		r.lu.solve(k3)
+		r.solve(k3)
 		// Stage 4.
 		for i := range u {
 			u[i] = y[i] + rbA41*k1[i] + rbA42*k2[i] + rbA43*k3[i]
@@ -231,7 +259,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 				k4[i] += d * fx[i]
 			}
 		}
-		r.lu.solve(k4)
+		r.solve(k4)
 		// Stage 5.
 		tnew := t + h
 		if last {
@@ -244,7 +272,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		for i := range k5 {
 			k5[i] = du[i] + ih*(rbC51*k1[i]+rbC52*k2[i]+rbC53*k3[i]+rbC54*k4[i])
 		}
-		r.lu.solve(k5)
+		r.solve(k5)
 		// Stage 6 (stiffly accurate: the embedded solution is u + k5).
 		for i := range u {
 			u[i] += k5[i]
@@ -253,7 +281,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		for i := range k6 {
 			k6[i] = du[i] + ih*(rbC61*k1[i]+rbC62*k2[i]+rbC63*k3[i]+rbC64*k4[i]+rbC65*k5[i])
 		}
-		r.lu.solve(k6)
+		r.solve(k6)
 		ynew := r.ynew[:n]
 		for i := range ynew {
 			ynew[i] = u[i] + k6[i]

@@ -244,7 +244,7 @@ func Simulate(in Input) (*Output, error) {
 		return nil, inputErr("infusion_h", "infusion (%g h) must end before the simulation (%g h)", tinf, tend)
 	}
 	times := outputTimes(tinf, tend)
-	prob := ode.Problem{Func: ph.deriv, Jacobian: ph.jacobian, Y0: make([]float64, nStates),
+	prob := ode.Problem{Func: ph.deriv, Linear: newLinearSolver(ph), Y0: make([]float64, nStates),
 		Infusions: []ode.Infusion{{Start: 0, Stop: tinf, State: sVen, Rate: doseUmol / tinf}}}
 	atol := make([]float64, nStates)
 	for i := range atol {
