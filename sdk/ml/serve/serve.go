@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"toxgate/sdk/chem"
@@ -35,38 +36,132 @@ const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
 
 // List returns the SMILES of the request and the field name of each.
 func (in Input) List() ([]string, []string, error) {
+	list, single, err := in.list()
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := make([]string, len(list))
+	for i := range fields {
+		fields[i] = fieldName(i, single)
+	}
+	return list, fields, nil
+}
+
+// list returns the SMILES of the request and whether it was a single string.
+func (in Input) list() ([]string, bool, error) {
 	raw := bytes.TrimSpace(in.SMILES)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil, module.InvalidInput("smiles", "is required: a SMILES string or a list of SMILES")
+		return nil, false, module.InvalidInput("smiles", "is required: a SMILES string or a list of SMILES")
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, nil, module.InvalidInput("smiles", "is not a valid JSON string: %v", err)
+			return nil, false, module.InvalidInput("smiles", "is not a valid JSON string: %v", err)
 		}
-		return []string{s}, []string{"smiles"}, nil
+		return []string{s}, true, nil
 	}
 	if raw[0] != '[' {
-		return nil, nil, module.InvalidInput("smiles", "must be a string or a list of strings")
+		return nil, false, module.InvalidInput("smiles", "must be a string or a list of strings")
+	}
+	if out, ok := fastList(raw); ok {
+		return out, false, checkLen(len(out))
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, nil, module.InvalidInput("smiles", "is not a valid JSON list: %v", err)
+		return nil, false, module.InvalidInput("smiles", "is not a valid JSON list: %v", err)
 	}
-	if len(list) == 0 {
-		return nil, nil, module.InvalidInput("smiles", "the list is empty")
+	if err := checkLen(len(list)); err != nil {
+		return nil, false, err
 	}
-	if len(list) > MaxBatch {
-		return nil, nil, module.InvalidInput("smiles", "holds %d SMILES; at most %d per request", len(list), MaxBatch)
-	}
-	out, fields := make([]string, len(list)), make([]string, len(list))
+	out := make([]string, len(list))
 	for i, r := range list {
-		fields[i] = fmt.Sprintf("smiles[%d]", i)
 		if err := json.Unmarshal(r, &out[i]); err != nil {
-			return nil, nil, module.InvalidInput(fields[i], "must be a string")
+			return nil, false, module.InvalidInput(fieldName(i, false), "must be a string")
 		}
 	}
-	return out, fields, nil
+	return out, false, nil
+}
+
+func checkLen(n int) error {
+	if n == 0 {
+		return module.InvalidInput("smiles", "the list is empty")
+	}
+	if n > MaxBatch {
+		return module.InvalidInput("smiles", "holds %d SMILES; at most %d per request", n, MaxBatch)
+	}
+	return nil
+}
+
+// fieldName names the input field of SMILES i: "smiles" for a single string,
+// "smiles[i]" in a list.
+func fieldName(i int, single bool) string {
+	if single {
+		return "smiles"
+	}
+	return "smiles[" + strconv.Itoa(i) + "]"
+}
+
+// fastList reads a JSON list of plain strings (printable ASCII without
+// escapes, as SMILES are) without encoding/json, substrings of one copy of
+// raw; ok is false for anything else, which List then reads with
+// encoding/json (same result, errors included).
+func fastList(raw []byte) (out []string, ok bool) {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return nil, false
+	}
+	n := 0
+	for _, c := range raw {
+		if c == '"' {
+			n++
+		}
+	}
+	if n%2 != 0 || n/2 > MaxBatch {
+		return nil, false
+	}
+	all := string(raw) // one copy; the strings below share it
+	out = make([]string, 0, n/2)
+	i := skipSpace(all, 1)
+	if i < len(all) && all[i] == ']' {
+		return nil, false // empty: let List report it
+	}
+	for {
+		if i >= len(all) || all[i] != '"' {
+			return nil, false
+		}
+		j := i + 1
+		for j < len(all) && all[j] != '"' {
+			if c := all[j]; c < 0x20 || c > 0x7e || c == '\\' {
+				return nil, false
+			}
+			j++
+		}
+		if j >= len(all) {
+			return nil, false
+		}
+		out = append(out, all[i+1:j])
+		i = skipSpace(all, j+1)
+		if i >= len(all) {
+			return nil, false
+		}
+		switch all[i] {
+		case ',':
+			i = skipSpace(all, i+1)
+		case ']':
+			if skipSpace(all, i+1) != len(all) {
+				return nil, false
+			}
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // Extra computes extra features appended after the bundle featurizer's
@@ -82,6 +177,10 @@ type Server struct {
 	sharedAD int
 	multi    bool
 	columns  []string
+	// head, keys and sharedKeys serve EvaluateJSON (see prepareEncoding).
+	head       []byte
+	keys       []rowKeys
+	sharedKeys rowKeys
 }
 
 // New decodes a bundle (as embedded by a module) and prepares its server.
@@ -103,6 +202,7 @@ func New(weights []byte) (*Server, error) {
 		}
 	}
 	s.columns = s.makeColumns()
+	s.prepareEncoding()
 	return s, nil
 }
 
@@ -343,7 +443,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 // Endpoint makes the module endpoint at path serving s, with the summary and
 // output description, the CSV table of the rows and the original's example.
 func (s *Server) Endpoint(path, summary string) *module.Endpoint {
-	return module.Handle(path, s.Evaluate).
+	return module.Handle(path, s.EvaluateJSON).
 		Summary(summary).
 		Schema(InputSchema).
 		Example(Example).

@@ -124,3 +124,31 @@ func CheckFeatures(t *testing.T, s *serve.Server) {
 			s.Bundle.Name, got, s.Bundle.FeatureDigest, s.Bundle.Command)
 	}
 }
+
+// CheckJSON checks that the endpoint's encoder (EvaluateJSON) answers the
+// same bytes as encoding/json gives for Evaluate's output, and the same
+// errors, for each request body.
+func CheckJSON(t *testing.T, s *serve.Server, bodies ...string) {
+	t.Helper()
+	for _, body := range bodies {
+		var in serve.Input
+		if err := json.Unmarshal([]byte(body), &in); err != nil {
+			t.Fatalf("request %.80s: %v", body, err)
+		}
+		out, werr := s.Evaluate(in)
+		got, err := s.EvaluateJSON(in)
+		if werr != nil || err != nil {
+			if werr == nil || err == nil || werr.Error() != err.Error() {
+				t.Errorf("%s: request %.80s: EvaluateJSON error %v, Evaluate error %v", s.Bundle.Name, body, err, werr)
+			}
+			continue
+		}
+		want, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: request %.80s:\nEvaluateJSON %.300s\nencoding/json %.300s", s.Bundle.Name, body, got, want)
+		}
+	}
+}
