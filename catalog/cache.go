@@ -26,6 +26,9 @@ type state struct {
 	applied   int64
 	// publicNames caches package_list's sorted names; nil after any change.
 	publicNames atomic.Pointer[[]string]
+	// rendered holds each dataset's encoded dict (*renderedDataset by
+	// id), filled by readers under the read lock (see datasetJSON).
+	rendered sync.Map
 }
 
 func newState() *state {
@@ -48,6 +51,7 @@ func (st *state) putDataset(d *Dataset) {
 			return
 		}
 		st.unlinkDataset(old)
+		st.rendered.Delete(d.ID)
 	}
 	st.datasets[d.ID] = d
 	st.byName[d.Name] = d.ID
@@ -62,6 +66,7 @@ func (st *state) removeDataset(id string) {
 	st.publicNames.Store(nil)
 	if old := st.datasets[id]; old != nil {
 		st.unlinkDataset(old)
+		st.rendered.Delete(id)
 		delete(st.datasets, id)
 		st.index.Delete(id)
 	}
@@ -387,6 +392,7 @@ func (s *Service) reloadAll(ctx context.Context, seq int64) error {
 	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
 	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
 	s.st.publicNames.Store(nil)
+	s.st.rendered.Clear()
 	s.st.applied = seq
 	s.st.mu.Unlock()
 	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start))

@@ -65,7 +65,7 @@ func packageShow(_ context.Context, s *Service, r *Request) (any, error) {
 	if !s.st.canRead(r.Caller, d) {
 		return nil, denied(r.Caller, "read package %s", d.ID)
 	}
-	return s.st.datasetDict(d, r.SiteURL), nil
+	return s.st.datasetJSON(d, r.SiteURL)
 }
 
 func packageCreate(ctx context.Context, s *Service, r *Request) (any, error) {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"toxgate/catalog/ckan"
@@ -122,13 +124,26 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 	if serr != nil {
 		return nil, serr
 	}
-	results := make([]any, 0, len(res.IDs))
 	fl := ckan.StringList(r.Data, "fl")
 	if len(fl) == 1 {
 		fl = strings.FieldsFunc(fl[0], func(r rune) bool { return r == ',' || r == ' ' })
 	}
+	if len(fl) > 0 || searchGeneric {
+		return s.st.searchMap(res, query.FacetFields, fl, sortSpec, r.SiteURL), nil
+	}
+	return s.st.searchJSON(res, query.FacetFields, sortSpec, r.SiteURL)
+}
+
+// searchGeneric makes package_search build its reply as maps for
+// encoding/json, as searchMap does; tests compare it with searchJSON.
+var searchGeneric = false
+
+// searchMap is package_search's reply as a map, each result a dataset
+// dict or, with fl, the picked fields. Callers hold a lock.
+func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
+	results := make([]any, 0, len(res.IDs))
 	for _, id := range res.IDs {
-		dict := s.st.datasetDict(s.st.datasets[id], r.SiteURL)
+		dict := st.datasetDict(st.datasets[id], siteURL)
 		if len(fl) > 0 {
 			results = append(results, pick(dict, fl))
 		} else {
@@ -137,18 +152,101 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	facets := map[string]map[string]int{}
 	searchFacets := map[string]any{}
-	for _, field := range query.FacetFields {
+	for _, field := range facetFields {
 		counts := map[string]int{}
 		items := []map[string]any{}
 		for _, f := range res.Facets[field] {
 			counts[f.Value] = f.Count
-			items = append(items, map[string]any{"name": f.Value, "display_name": s.st.facetDisplay(field, f.Value), "count": f.Count})
+			items = append(items, map[string]any{"name": f.Value, "display_name": st.facetDisplay(field, f.Value), "count": f.Count})
 		}
 		sort.SliceStable(items, func(i, j int) bool { return items[i]["display_name"].(string) > items[j]["display_name"].(string) })
 		facets[field] = counts
 		searchFacets[field] = map[string]any{"title": field, "items": items}
 	}
-	return map[string]any{"count": res.Count, "results": results, "facets": facets, "search_facets": searchFacets, "sort": sortSpec}, nil
+	return map[string]any{"count": res.Count, "results": results, "facets": facets, "search_facets": searchFacets, "sort": sortSpec}
+}
+
+// searchJSON is searchMap without fl, encoded directly: the same bytes as
+// ckan.Marshal(searchMap(...)) (maps' keys in sorted order), with each
+// result's cached encoding (datasetJSON). Callers hold a lock.
+func (st *state) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSON, error) {
+	results := make([]ckan.RawJSON, len(res.IDs))
+	size := 256
+	for i, id := range res.IDs {
+		b, err := st.datasetJSON(st.datasets[id], siteURL)
+		if err != nil {
+			return nil, err
+		}
+		results[i] = b
+		size += len(b) + 2
+	}
+	fields := slices.Clone(facetFields)
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	out := make([]byte, 0, size+len(fields)*1024)
+	out = append(out, `{"count": `...)
+	out = strconv.AppendInt(out, int64(res.Count), 10)
+	out = append(out, `, "facets": {`...)
+	for i, field := range fields {
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		out = ckan.AppendString(out, field)
+		out = append(out, ": {"...)
+		byValue := slices.Clone(res.Facets[field])
+		slices.SortFunc(byValue, func(a, b search.Facet) int { return strings.Compare(a.Value, b.Value) })
+		for j, f := range byValue {
+			if j > 0 {
+				out = append(out, ", "...)
+			}
+			out = ckan.AppendString(out, f.Value)
+			out = append(out, ": "...)
+			out = strconv.AppendInt(out, int64(f.Count), 10)
+		}
+		out = append(out, '}')
+	}
+	out = append(out, `}, "results": [`...)
+	for i, b := range results {
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		out = append(out, b...)
+	}
+	out = append(out, `], "search_facets": {`...)
+	type item struct {
+		search.Facet
+		display string
+	}
+	for i, field := range fields {
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		items := make([]item, len(res.Facets[field]))
+		for j, f := range res.Facets[field] {
+			items[j] = item{f, st.facetDisplay(field, f.Value)}
+		}
+		sort.SliceStable(items, func(i, j int) bool { return items[i].display > items[j].display })
+		out = ckan.AppendString(out, field)
+		out = append(out, `: {"items": [`...)
+		for j, it := range items {
+			if j > 0 {
+				out = append(out, ", "...)
+			}
+			out = append(out, `{"count": `...)
+			out = strconv.AppendInt(out, int64(it.Count), 10)
+			out = append(out, `, "display_name": `...)
+			out = ckan.AppendString(out, it.display)
+			out = append(out, `, "name": `...)
+			out = ckan.AppendString(out, it.Value)
+			out = append(out, '}')
+		}
+		out = append(out, `], "title": `...)
+		out = ckan.AppendString(out, field)
+		out = append(out, '}')
+	}
+	out = append(out, `}, "sort": `...)
+	out = ckan.AppendString(out, sortSpec)
+	return append(out, '}'), nil
 }
 
 // facetFields reads facet.field: a JSON list (often sent as a string).

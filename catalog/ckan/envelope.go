@@ -41,6 +41,15 @@ type errorEnvelope struct {
 
 // Success renders {"help", "success": true, "result"} with status 200.
 func Success(siteURL, action string, result any) Response {
+	if raw, ok := result.(RawJSON); ok && len(raw) > 0 {
+		help := HelpURL(siteURL, action)
+		body := make([]byte, 0, len(raw)+len(help)+48)
+		body = append(body, `{"help": `...)
+		body = AppendString(body, help)
+		body = append(body, `, "success": true, "result": `...)
+		body = append(body, raw...)
+		return Response{Status: 200, ContentType: ContentTypeJSON, Body: append(body, '}')}
+	}
 	body, err := Marshal(successEnvelope{Help: HelpURL(siteURL, action), Success: true, Result: result})
 	if err != nil {
 		return Failure(siteURL, action, Internal())

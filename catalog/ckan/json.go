@@ -11,6 +11,9 @@ import (
 // characters escaped as \uXXXX, separators ", " and ": ", HTML characters
 // left as they are.
 func Marshal(v any) ([]byte, error) {
+	if r, ok := v.(RawJSON); ok && len(r) > 0 {
+		return r, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -73,4 +76,33 @@ func appendEscapedRune(out []byte, r rune) []byte {
 
 func appendU(out []byte, r rune) []byte {
 	return append(out, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+}
+
+// RawJSON is a value already encoded as Marshal encodes it. Marshal and
+// Success copy it as it is, so a result rendered once (and cached) is not
+// encoded again.
+type RawJSON []byte
+
+// MarshalJSON returns r, for a RawJSON nested in another value.
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	return r, nil
+}
+
+// AppendString appends s as Marshal encodes a string.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, err := Marshal(s)
+			if err != nil { // not reached: every string encodes
+				return append(dst, `""`...)
+			}
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

@@ -5,9 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,6 +61,10 @@ func BenchmarkTransport(b *testing.B) {
 
 // benchTransport picks the plugin transport of the HTTP benchmarks.
 var benchTransport = flag.String("transport", contract.TransportNetRPC, "plugin transport for the HTTP benchmarks: grpc or netrpc")
+
+// benchPluginProfile, when set, makes the plugin write a CPU profile of
+// the measured part of each HTTP benchmark to this file (the last run wins).
+var benchPluginProfile = flag.String("plugin-cpuprofile", "", "write the catalog plugin's CPU profile of the measured part to this file")
 
 // benchCreateClients is the number of concurrent clients per CPU of
 // BenchmarkPackageCreate.
@@ -125,9 +133,40 @@ func seed10k(b *testing.B) string {
 // benchEnv is a host on the seeded database behind a fasthttp server.
 func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	db := seed10k(b)
-	t := &testing.T{}
-	e := newEnvB(b, t, db)
+	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
+		c.Transport = *benchTransport
+		if *benchPluginProfile != "" {
+			c.Env = append(c.Env, "TOXGATE_CATALOG_CPUPROFILE="+*benchPluginProfile)
+		}
+	}})
 	return e, &fasthttp.Client{MaxConnsPerHost: 512}
+}
+
+// cpuTime is the user+system CPU time of process pid (0: this process),
+// from /proc.
+func cpuTime(pid int) time.Duration {
+	path := "/proc/self/stat"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	// fields after the command name in parentheses: utime and stime are
+	// the 14th and 15th fields overall
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
 // hit sends GET path and checks for 200.
@@ -157,6 +196,12 @@ func runHTTPClients(b *testing.B, clients int, path func(i int) string) {
 	var lat []time.Duration
 	var n int64
 	b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
+	pid := e.pid()
+	profiling := *benchPluginProfile != "" && pid != 0
+	if profiling {
+		_ = syscall.Kill(pid, syscall.SIGUSR1) // start
+	}
+	pluginCPU0, hostCPU0 := cpuTime(pid), cpuTime(0)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -175,11 +220,21 @@ func runHTTPClients(b *testing.B, clients int, path func(i int) string) {
 	})
 	elapsed := time.Since(start)
 	b.StopTimer()
+	pluginCPU, hostCPU := cpuTime(pid)-pluginCPU0, cpuTime(0)-hostCPU0
+	if profiling {
+		_ = syscall.Kill(pid, syscall.SIGUSR1) // stop and write
+		time.Sleep(200 * time.Millisecond)
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	if len(lat) > 0 {
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		// CPU per request: in the plugin process, and in this process
+		// (gateway path and the load-generating clients together); /proc
+		// counts in 10 ms ticks, so short runs are coarse.
+		b.ReportMetric(float64(pluginCPU.Microseconds())/float64(n), "plugin-cpu-us/req")
+		b.ReportMetric(float64(hostCPU.Microseconds())/float64(n), "host+client-cpu-us/req")
 	}
 }
 

@@ -11,6 +11,8 @@
 //	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
 //	TOXGATE_CATALOG_CONCURRENT_WRITES  "true" lets writes run in parallel
 //	                          (for a MongoDB replica set; default one at a time)
+//	TOXGATE_CATALOG_CPUPROFILE  a file: SIGUSR1 starts a CPU profile, the
+//	                          next SIGUSR1 writes it there (benchmarks)
 //
 // Logs are JSON lines on stderr, which the host forwards to its own log.
 package main
@@ -20,7 +22,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -44,7 +49,36 @@ func main() {
 		os.Exit(1)
 	}
 	defer closeFn()
+	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
+		go profileOnSignal(path, log)
+	}
 	contract.Serve(srv)
+}
+
+// profileOnSignal starts a CPU profile on SIGUSR1 and writes it to path on
+// the next one, for benchmarks that profile only their measured part.
+func profileOnSignal(path string, log *slog.Logger) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	var f *os.File
+	for range ch {
+		if f == nil {
+			var err error
+			if f, err = os.Create(path); err != nil {
+				log.Error("cpu profile", "err", err)
+				continue
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Error("cpu profile", "err", err)
+				_ = f.Close()
+				f = nil
+			}
+			continue
+		}
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		f = nil
+	}
 }
 
 // open connects to MongoDB and loads the catalog.
