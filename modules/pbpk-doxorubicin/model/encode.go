@@ -84,7 +84,7 @@ func appendMap(b []byte, m map[string][]float64) []byte {
 		}
 		b = strconv.AppendQuote(b, k) // plain ASCII compartment names
 		b = append(b, ':')
-		b = stats.AppendFloats(b, m[k], SeriesDigits)
+		b = appendSeriesFloats(b, m[k])
 	}
 	return append(b, '}')
 }
