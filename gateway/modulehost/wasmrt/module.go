@@ -52,8 +52,11 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	opts = opts.withDefaults()
 	sum := sha256.Sum256(wasm)
 	m := &Module{opts: opts, sha: hex.EncodeToString(sum[:]), size: len(wasm), log: opts.Logger}
-	ctx, cancel := context.WithTimeout(ctx, opts.LoadTimeout)
-	defer cancel()
+	// LoadTimeout bounds each instantiation, not compilation: compiling a big
+	// module on a busy machine takes as long as it takes (ctx still cancels it).
+	instantiating := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, opts.LoadTimeout)
+	}
 
 	// Runaway calls are stopped by fuel checks inserted into the code, or, for a
 	// module the rewriter does not understand, by wazero's slower
@@ -69,7 +72,9 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	if err := m.compile(ctx, wasm, opts.Max.MemoryPages); err != nil {
 		return nil, err
 	}
-	first, err := m.probe(ctx)
+	pctx, cancel := instantiating()
+	first, err := m.probe(pctx)
+	cancel()
 	if err != nil {
 		m.rt.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -79,7 +84,10 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 		if err := m.compile(ctx, wasm, m.limits.MemoryPages); err != nil {
 			return nil, err
 		}
-		if first, err = m.newInstance(ctx); err != nil {
+		ictx, cancel := instantiating()
+		first, err = m.newInstance(ictx)
+		cancel()
+		if err != nil {
 			m.rt.Close(context.WithoutCancel(ctx))
 			return nil, refuse(err, "module does not start within its memory limit of %d pages", m.limits.MemoryPages)
 		}
