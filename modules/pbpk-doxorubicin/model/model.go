@@ -84,55 +84,39 @@ const (
 // deriv is the whole-body model: perfusion-limited tissues, portal
 // drainage of gut and spleen into the liver, a heart with extracellular
 // space and a permeability-limited intracellular space with DNA binding.
+// Every tissue follows dA/dt = qa·C_art − qo·C_out − ke·A (C_out = g·A, the
+// venous blood concentration leaving it), plus the portal inflow of the
+// liver and the venous inflow of the lung (coefficients in rhsCoef).
 func (ph *Physiology) deriv(_ float64, y, dy []float64) {
-	clear(dy)
-	cart := y[sArt] / ph.vart // blood concentrations, µM
-	cven := y[sVen] / ph.vven
+	y, dy = y[:nStates], dy[:nStates]
+	c := &ph.rhs
+	cart := y[sArt] * c.invArt // blood concentrations, µM
+	cven := y[sVen] * c.invVen
 	var vout [nTissues]float64 // venous blood concentration leaving each tissue
-	for i := 0; i < nTissues; i++ {
-		vout[i] = y[sTissue0+i] / ph.v[i] / kp[i] * BP
-	}
-	co := ph.CardiacOutput
 	toVen := 0.0
-	for i := 0; i < nTissues; i++ {
-		switch i {
-		case tLung:
-			dy[sTissue0+i] = co * (cven - vout[i])
-		case tLiver:
-			qin := ph.q[tLiver]*cart + ph.q[tGut]*vout[tGut] + ph.q[tSpleen]*vout[tSpleen]
-			qtot := ph.q[tLiver] + ph.q[tGut] + ph.q[tSpleen]
-			elim := CLHepatic * Fup / BP * y[sTissue0+i] / ph.v[i]
-			dy[sTissue0+i] = qin - qtot*vout[i] - elim
-			dy[sElimHep] = elim
-			toVen += qtot * vout[i]
-		case tGut, tSpleen:
-			dy[sTissue0+i] = ph.q[i] * (cart - vout[i])
-		case tKidney:
-			elim := CLRenal * Fup / BP * y[sTissue0+i] / ph.v[i]
-			dy[sTissue0+i] = ph.q[i]*(cart-vout[i]) - elim
-			dy[sElimRen] = elim
-			toVen += ph.q[i] * vout[i]
-		default:
-			dy[sTissue0+i] = ph.q[i] * (cart - vout[i])
-			toVen += ph.q[i] * vout[i]
-		}
+	for i := range nTissues {
+		a := y[sTissue0+i]
+		vout[i] = a * c.g[i]
+		dy[sTissue0+i] = c.qa[i]*cart - c.qo[i]*vout[i] - c.ke[i]*a
+		toVen += c.qv[i] * vout[i]
 	}
-	// Heart.
-	cec := y[sHeartEC] / ph.vHeartEC
-	hout := cec / ph.kpec * BP
-	cuEC := Fup * cec / ph.kpec
-	ct := y[sHeartIC] / ph.vHeartIC
+	dy[sTissue0+tLiver] += ph.q[tGut]*vout[tGut] + ph.q[tSpleen]*vout[tSpleen]
+	dy[sTissue0+tLung] += ph.CardiacOutput * cven
+	dy[sElimHep] = c.ke[tLiver] * y[sTissue0+tLiver]
+	dy[sElimRen] = c.ke[tKidney] * y[sTissue0+tKidney]
+	// Heart: flux = PS·(fu·C_ec/Kpec − C_free/Kpp).
+	hout := y[sHeartEC] * c.hg
+	ct := y[sHeartIC] * c.invIC
 	ce := freeIntracellular(ct)
-	flux := ph.ps * (cuEC - ce/kpp)
+	flux := c.fEC*y[sHeartEC] - c.psKpp*ce
 	dy[sHeartEC] = ph.qHeart*(cart-hout) - flux
 	dy[sHeartIC] = flux
 	toVen += ph.qHeart * hout
-	dy[sVen] = toVen - co*cven
-	dy[sArt] = co * (vout[tLung] - cart)
+	dy[sVen] = toVen - ph.CardiacOutput*cven
+	dy[sArt] = ph.CardiacOutput * (vout[tLung] - cart)
 	dy[sAUCp] = cven / BP
-	vh := ph.vHeartEC + ph.vHeartIC
-	dy[sAUCh] = (y[sHeartEC] + y[sHeartIC]) / vh
-	dy[sAUChb] = (ct - ce) * ph.vHeartIC / vh
+	dy[sAUCh] = (y[sHeartEC] + y[sHeartIC]) * c.invVh
+	dy[sAUChb] = (ct - ce) * ph.vHeartIC * c.invVh
 }
 
 // jacobian is ∂deriv/∂y (row-major, nStates×nStates): every term of deriv is

@@ -74,6 +74,40 @@ type Physiology struct {
 	vHeartIC      float64            // heart intracellular, L
 	qHeart, ps    float64            // heart blood flow, permeability-surface product (L/h)
 	kpec          float64            // heart extracellular:plasma partition
+	rhs           rhsCoef            // coefficients of deriv
+}
+
+// rhsCoef holds the coefficients of deriv, computed once per individual, so
+// that deriv is branch- and division-free (it is called six times per step).
+type rhsCoef struct {
+	g              [nTissues]float64 // venous blood concentration leaving a tissue per amount, BP/(V·Kp)
+	qa             [nTissues]float64 // arterial inflow (0 for the lung, which receives venous blood)
+	qo             [nTissues]float64 // outflow (all of the portal flow for the liver, CO for the lung)
+	qv             [nTissues]float64 // outflow into venous blood (0 for gut, spleen and lung)
+	ke             [nTissues]float64 // elimination per amount (liver, kidney; 0 elsewhere)
+	invArt, invVen float64           // 1/V of arterial and venous blood
+	hg, fEC        float64           // heart: blood out per EC amount, flux per EC amount
+	invIC, psKpp   float64           // heart: 1/V intracellular, PS/Kpp
+	invVh          float64           // 1/(heart volume)
+}
+
+func (ph *Physiology) setRHS() {
+	c := &ph.rhs
+	for i := 0; i < nTissues; i++ {
+		c.g[i] = BP / (ph.v[i] * kp[i])
+		c.qa[i], c.qo[i], c.qv[i] = ph.q[i], ph.q[i], ph.q[i]
+	}
+	qtot := ph.q[tLiver] + ph.q[tGut] + ph.q[tSpleen]
+	c.qo[tLiver], c.qv[tLiver] = qtot, qtot
+	c.qv[tGut], c.qv[tSpleen] = 0, 0
+	c.qa[tLung], c.qo[tLung], c.qv[tLung] = 0, ph.CardiacOutput, 0
+	c.ke[tLiver] = CLHepatic * Fup / BP / ph.v[tLiver]
+	c.ke[tKidney] = CLRenal * Fup / BP / ph.v[tKidney]
+	c.invArt, c.invVen = 1/ph.vart, 1/ph.vven
+	c.hg = BP / (ph.vHeartEC * ph.kpec)
+	c.fEC = ph.ps * Fup / (ph.vHeartEC * ph.kpec)
+	c.invIC, c.psKpp = 1/ph.vHeartIC, ph.ps/kpp
+	c.invVh = 1 / (ph.vHeartEC + ph.vHeartIC)
 }
 
 // BSADuBois is body surface area (m²) by Du Bois & Du Bois (1916).
@@ -117,6 +151,7 @@ func newPhysiology(age, weight, height float64) *Physiology {
 	ph.Volumes["venous_blood"], ph.Volumes["arterial_blood"] = ph.vven, ph.vart
 	ph.Heart = map[string]float64{"extracellular_volume_L": ph.vHeartEC, "intracellular_volume_L": ph.vHeartIC,
 		"PS_L_per_h": ph.ps, "Kp_extracellular": ph.kpec, "Kpp": kpp, "DNA_uM": dnaHeart, "Kd_uM": dnaKd}
+	ph.setRHS()
 	return ph
 }
 
