@@ -103,3 +103,27 @@ func BenchmarkCreateDomain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchAction runs package_search's action alone (no freshness
+// check, no encoding beyond its own), for profiling the search itself.
+func BenchmarkSearchAction(b *testing.B) {
+	svc := benchCatalog(b)
+	qs := []string{"hepatotoxicity", "herg assay", "doxorubicin kinetics", "human in vitro"}
+	ctx := context.Background()
+	for i, q := range qs {
+		res, err := packageSearch(ctx, svc, &Request{Action: "package_search", Data: map[string]any{"q": q, "rows": 0}, SiteURL: site})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := ckan.Marshal(res)
+		b.Logf("query %d %q: %.40s", i, q, raw)
+	}
+	i := 0
+	for b.Loop() {
+		data := map[string]any{"q": qs[i%len(qs)], "facet.field": `["tags","organization"]`}
+		i++
+		if _, err := packageSearch(ctx, svc, &Request{Action: "package_search", Data: data, SiteURL: site}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

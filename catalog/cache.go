@@ -223,7 +223,9 @@ func (st *state) docFor(d *Dataset) *search.Doc {
 	}
 	f["text"] = all
 	return &search.Doc{
-		Ref:    d,
+		Ref: d,
+		// packageSearch's Allow accepts active public datasets for anyone
+		Public: d.State == StateActive && !d.Private,
 		ID:     d.ID,
 		Fields: f,
 		Text:   text,

@@ -93,6 +93,8 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 	c := r.Caller
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
+	// Allow is asked only about documents not marked Public (docFor marks
+	// active public datasets, which it accepts for every caller).
 	query.Allow = func(doc *search.Doc) bool {
 		d, _ := doc.Ref.(*Dataset)
 		if d == nil {

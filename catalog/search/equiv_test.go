@@ -33,7 +33,7 @@ func TestSearchMatchesReference(t *testing.T) {
 		mod := fmt.Sprintf("2024-01-%02dT00:00:00Z", 1+r.IntN(5))
 		f := map[string][]string{"tags": tg, "organization": {orgs[r.IntN(len(orgs))]}, "text": text,
 			"title": {strings.Join(text, " ")}, "metadata_modified": {mod}, "name": {fmt.Sprintf("d-%d", r.IntN(50))}}
-		return &Doc{ID: fmt.Sprintf("id-%03d", i), Fields: f, Text: tx, Ref: i,
+		return &Doc{ID: fmt.Sprintf("id-%03d", i), Fields: f, Text: tx, Ref: i, Public: i%5 == 0,
 			Sort: map[string]string{"name": f["name"][0], "metadata_modified": mod, "title_string": f["title"][0]}}
 	}
 	clone := func(d *Doc) *Doc {
@@ -67,7 +67,7 @@ func TestSearchMatchesReference(t *testing.T) {
 		t.Fatalf("len %d want %d", ix.Len(), len(ref.docs))
 	}
 	qs := []string{"", "*:*", "herg", "herg assay", "rats kinetics human", "herg ahr pbpk assay rat vitro", "+herg -assay",
-		"-liver", "+nothing herg", "human \"in vitro\"", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -"}
+		"-liver", "+nothing herg", "human \"in vitro\"", "herg herg -\"in vivo\"", "+\"in vitro\" +rat herg ahr", "-herg -rat", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -"}
 	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc"}
 	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}}
 	nonEmpty := 0
@@ -82,7 +82,10 @@ func TestSearchMatchesReference(t *testing.T) {
 						query.FacetLimit, query.FacetMinCount = -1, 0
 					}
 					got, err := ix.Search(query)
-					want, werr := ref.refSearch(query)
+					// Public documents are allowed without asking Allow
+					refQuery := query
+					refQuery.Allow = func(d *Doc) bool { return d.Public || query.Allow(d) }
+					want, werr := ref.refSearch(refQuery)
 					if (err == nil) != (werr == nil) {
 						t.Fatalf("q=%q: err %v want %v", q, err, werr)
 					}

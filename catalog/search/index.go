@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Doc is one indexed document.
@@ -23,6 +24,10 @@ type Doc struct {
 	Sort map[string]string
 	// Ref is the caller's own record, handed back to Query.Allow.
 	Ref any
+	// Public marks a document anyone may see: Query.Allow is not asked
+	// about it (Allow must accept it anyway). Searches then test a bit per
+	// match instead of calling Allow.
+	Public bool
 
 	// slot is the document's position in Index.slots while indexed.
 	slot int32
@@ -51,6 +56,39 @@ type dict struct {
 	names []string
 	refs  []int32
 	free  []int32
+	// one holds, by slot, the id of a document's only value of the field,
+	// noValue, or manyValues when the ids are in many[slot]. Slots past
+	// the end hold no value. Facets count through these dense arrays
+	// rather than through each document.
+	one  []int32
+	many [][]int32
+}
+
+const (
+	noValue    = -1
+	manyValues = -2
+)
+
+// setSlot records the value ids of the document in slot.
+func (dc *dict) setSlot(slot int32, ids []int32) {
+	for int(slot) >= len(dc.one) {
+		dc.one = append(dc.one, noValue)
+	}
+	switch len(ids) {
+	case 0:
+		dc.one[slot] = noValue
+	case 1:
+		dc.one[slot] = ids[0]
+	default:
+		dc.one[slot] = manyValues
+		for int(slot) >= len(dc.many) {
+			dc.many = append(dc.many, nil)
+		}
+		dc.many[slot] = ids
+	}
+	if len(ids) < 2 && int(slot) < len(dc.many) {
+		dc.many[slot] = nil
+	}
 }
 
 func (dc *dict) add(v string) int32 {
@@ -88,6 +126,8 @@ type Index struct {
 	slots []*Doc // by slot; nil when free
 	free  []int32
 	post  map[string]*posting
+	// public has the bit of each slot whose document is Public.
+	public []uint64
 	// fieldNum numbers the interned (non-text) fields; dicts is by number.
 	fieldNum map[string]int
 	dicts    []*dict
@@ -153,6 +193,13 @@ func (ix *Index) Put(d *Doc) {
 			ids[i] = ix.dicts[n].add(v)
 		}
 		d.vals[n] = ids
+		ix.dicts[n].setSlot(d.slot, ids)
+	}
+	for int(d.slot>>6) >= len(ix.public) {
+		ix.public = append(ix.public, 0)
+	}
+	if d.Public {
+		ix.public[d.slot>>6] |= 1 << (d.slot & 63)
 	}
 	for i, f := range sortFields {
 		d.sortv[i] = d.Sort[f]
@@ -180,8 +227,12 @@ func (ix *Index) Delete(id string) {
 		for _, v := range ids {
 			ix.dicts[n].release(v)
 		}
+		if ids != nil {
+			ix.dicts[n].setSlot(old.slot, nil)
+		}
 	}
 	old.vals = nil
+	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
 	ix.slots[old.slot] = nil
 	ix.free = append(ix.free, old.slot)
 	delete(ix.docs, id)
@@ -233,6 +284,7 @@ type Result struct {
 type hit struct {
 	doc   *Doc
 	score float64
+	slot  int32
 }
 
 // Search runs q. A malformed query or sort gives an *Error. It only reads
@@ -257,30 +309,34 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	hits := make([]hit, 0, 64)
-	visit := func(d *Doc, s float64) {
+	sc := getScratch()
+	defer putScratch(sc)
+	hits := sc.hits[:0]
+	visit := func(slot int32, s float64) {
+		d := ix.slots[slot]
 		for _, f := range filters {
 			if !f.match(d) {
 				return
 			}
 		}
-		if q.Allow != nil && !q.Allow(d) {
+		if q.Allow != nil && ix.public[slot>>6]&(1<<(slot&63)) == 0 && !q.Allow(d) {
 			return
 		}
-		hits = append(hits, hit{doc: d, score: s})
+		hits = append(hits, hit{doc: d, score: s, slot: slot})
 	}
 	if m.dismax != nil {
-		m.dismax.run(ix, visit)
+		m.dismax.run(ix, sc, visit)
 	} else {
-		for _, d := range ix.slots {
+		for slot, d := range ix.slots {
 			if d == nil {
 				continue
 			}
 			if s, ok := m.fn(d); ok {
-				visit(d, s)
+				visit(int32(slot), s)
 			}
 		}
 	}
+	sc.hits = hits
 	res := Result{Count: len(hits)}
 	if len(q.FacetFields) > 0 {
 		res.Facets = ix.facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
@@ -368,91 +424,179 @@ func (ix *Index) dismax(q string) *dismaxPlan {
 	return p
 }
 
-// run visits the matching documents with their scores, by ascending slot.
-// Candidates: a document must hold the first token of a required group, or
-// of at least one optional group.
-func (p *dismaxPlan) run(ix *Index, visit func(*Doc, float64)) {
-	cur := make([]int, len(p.post))
-	// has reports whether the document in slot holds token n, with its
-	// weight. Slots must not decrease between calls.
-	has := func(n int, slot int32) (float64, bool) {
-		ps := p.post[n]
-		if ps == nil {
-			return 0, false
-		}
-		c := cur[n]
-		if c+8 < len(ps.slots) && ps.slots[c+8] < slot {
-			i, _ := slices.BinarySearch(ps.slots[c+8:], slot)
-			c += 8 + i
-		}
-		for c < len(ps.slots) && ps.slots[c] < slot {
-			c++
-		}
-		cur[n] = c
-		if c < len(ps.slots) && ps.slots[c] == slot {
-			return ps.w[c], true
-		}
-		return 0, false
+// scratch is one search's working memory, reused through scratchPool.
+type scratch struct {
+	hits []hit
+	// gen stamps the slots touched by the current search in stamp; a slot
+	// with an older stamp has score 0 and no matched groups.
+	gen    uint32
+	stamp  []uint32
+	score  []float64
+	should []int32 // optional groups matched, by slot
+	must   []int32 // required groups matched, by slot
+	cand   []uint64
+	not    []uint64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(sc *scratch) {
+	if cap(sc.hits) > 1<<16 {
+		sc.hits = nil
 	}
-	hasAll := func(g []int, slot int32) bool {
-		if len(g) == 0 {
-			return false
-		}
-		for _, n := range g {
-			if _, ok := has(n, slot); !ok {
-				return false
-			}
-		}
-		return true
+	for i := range sc.hits {
+		sc.hits[i].doc = nil
 	}
-	eval := func(slot int32) {
-		for _, g := range p.not {
-			if hasAll(g, slot) {
-				return
-			}
-		}
-		score := 0.0
-		for _, g := range p.must {
-			if !hasAll(g, slot) {
-				return
-			}
-			for _, n := range g {
-				w, _ := has(n, slot)
-				score += w * p.idf[n]
-			}
-		}
-		matched := 0
-		for _, g := range p.should {
-			if hasAll(g, slot) {
-				matched++
-				for _, n := range g {
-					w, _ := has(n, slot)
-					score += w * p.idf[n]
-				}
-			}
-		}
-		if matched < p.need || (len(p.should) == 0 && len(p.must) == 0) && len(p.not) == 0 {
+	scratchPool.Put(sc)
+}
+
+// reset prepares the per-slot arrays for n slots.
+func (sc *scratch) reset(n int) {
+	if len(sc.stamp) < n {
+		sc.stamp = make([]uint32, n+n/8)
+		sc.score = make([]float64, len(sc.stamp))
+		sc.should = make([]int32, len(sc.stamp))
+		sc.must = make([]int32, len(sc.stamp))
+		sc.gen = 0
+	}
+	sc.gen++
+	if sc.gen == 0 {
+		clear(sc.stamp)
+		sc.gen = 1
+	}
+	words := (n + 63) / 64
+	if cap(sc.cand) < words {
+		sc.cand = make([]uint64, words)
+		sc.not = make([]uint64, words)
+	}
+	sc.cand, sc.not = sc.cand[:words], sc.not[:words]
+	clear(sc.cand)
+	clear(sc.not)
+}
+
+// touch makes slot's score and counters current for this search.
+func (sc *scratch) touch(slot int32) {
+	if sc.stamp[slot] != sc.gen {
+		sc.stamp[slot] = sc.gen
+		sc.score[slot], sc.should[slot], sc.must[slot] = 0, 0, 0
+	}
+}
+
+// eachMatch calls fn for every document holding all tokens of group g, by
+// ascending slot, with the tokens' weights in that document (in g's order).
+func (p *dismaxPlan) eachMatch(g []int, fn func(slot int32, w []float64)) {
+	if len(g) == 0 {
+		return
+	}
+	for _, n := range g {
+		if p.post[n] == nil {
 			return
 		}
-		visit(ix.slots[slot], score)
+	}
+	first := p.post[g[0]]
+	w := make([]float64, len(g))
+	if len(g) == 1 {
+		for i, slot := range first.slots {
+			w[0] = first.w[i]
+			fn(slot, w)
+		}
+		return
+	}
+	cur := make([]int, len(g))
+next:
+	for i, slot := range first.slots {
+		w[0] = first.w[i]
+		for k := 1; k < len(g); k++ {
+			ps := p.post[g[k]]
+			c := cur[k]
+			if c+8 < len(ps.slots) && ps.slots[c+8] < slot {
+				j, _ := slices.BinarySearch(ps.slots[c+8:], slot)
+				c += 8 + j
+			}
+			for c < len(ps.slots) && ps.slots[c] < slot {
+				c++
+			}
+			cur[k] = c
+			if c == len(ps.slots) || ps.slots[c] != slot {
+				continue next
+			}
+			w[k] = ps.w[c]
+		}
+		fn(slot, w)
+	}
+}
+
+// run visits the matching documents with their scores, by ascending slot.
+// It works term at a time: each group's matches add the group's score to
+// their slot and count the group; then the candidates (holders of the
+// first token of the first required group, or of any optional group) are
+// checked. A document's score is the sum, in query order, of its matched
+// required and optional groups' token weights times idf.
+func (p *dismaxPlan) run(ix *Index, sc *scratch, visit func(int32, float64)) {
+	if len(p.should) == 0 && len(p.must) == 0 && len(p.not) == 0 {
+		return
+	}
+	for _, g := range p.must {
+		if len(g) == 0 {
+			return // an empty required group matches nothing
+		}
+	}
+	sc.reset(len(ix.slots))
+	for _, g := range p.not {
+		p.eachMatch(g, func(slot int32, _ []float64) { sc.not[slot>>6] |= 1 << (slot & 63) })
+	}
+	add := func(g []int, count []int32) {
+		p.eachMatch(g, func(slot int32, w []float64) {
+			sc.touch(slot)
+			s := sc.score[slot]
+			for k, n := range g {
+				s += w[k] * p.idf[n]
+			}
+			sc.score[slot] = s
+			count[slot]++
+		})
+	}
+	for _, g := range p.must {
+		add(g, sc.must)
+	}
+	for _, g := range p.should {
+		add(g, sc.should)
+	}
+	need, musts := int32(p.need), int32(len(p.must))
+	eval := func(slot int32) {
+		if sc.not[slot>>6]&(1<<(slot&63)) != 0 {
+			return
+		}
+		if sc.stamp[slot] != sc.gen {
+			if musts > 0 || need > 0 {
+				return
+			}
+			visit(slot, 0)
+			return
+		}
+		if sc.must[slot] < musts || sc.should[slot] < need {
+			return
+		}
+		visit(slot, sc.score[slot])
 	}
 	switch {
-	case len(p.must) > 0 && len(p.must[0]) > 0:
+	case len(p.must) > 0:
 		if ps := p.post[p.must[0][0]]; ps != nil {
 			for _, slot := range ps.slots {
 				eval(slot)
 			}
 		}
 	case len(p.should) > 0:
-		bits := make([]uint64, (len(ix.slots)+63)/64)
 		for _, g := range p.should {
 			if ps := p.post[g[0]]; ps != nil {
 				for _, slot := range ps.slots {
-					bits[slot>>6] |= 1 << (slot & 63)
+					sc.cand[slot>>6] |= 1 << (slot & 63)
 				}
 			}
 		}
-		for w, word := range bits {
+		for w, word := range sc.cand {
 			for word != 0 {
 				b := bits64.TrailingZeros64(word)
 				word &= word - 1
@@ -641,9 +785,16 @@ func (ix *Index) facets(hits []hit, fields []string, limit, mincount int) map[st
 		} else if n, ok := ix.fieldNum[f]; ok {
 			dc := ix.dicts[n]
 			counts := make([]int32, len(dc.names))
+			one := dc.one
 			for _, h := range hits {
-				if n < len(h.doc.vals) {
-					for _, id := range h.doc.vals[n] {
+				if int(h.slot) >= len(one) {
+					continue
+				}
+				switch id := one[h.slot]; {
+				case id >= 0:
+					counts[id]++
+				case id == manyValues:
+					for _, id := range dc.many[h.slot] {
 						counts[id]++
 					}
 				}
