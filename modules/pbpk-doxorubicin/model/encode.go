@@ -2,8 +2,10 @@ package model
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"toxgate/sdk/stats"
 )
@@ -38,19 +40,64 @@ func (o *Output) AppendJSON(b []byte) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	tail, err := json.Marshal(struct {
-		Units   map[string]string `json:"units"`
-		PlotSVG string            `json:"plot_svg"`
-	}{o.Units, o.PlotSVG})
+	units, err := json.Marshal(o.Units)
 	if err != nil {
 		return b, err
 	}
-	b = slices.Grow(b, len(head)+len(tail)+o.Series.sizeHint()+16)
+	b = slices.Grow(b, len(head)+len(units)+o.Series.sizeHint()+len(o.PlotSVG)*11/10+64)
 	b = append(b, head[:len(head)-1]...) // without its closing brace
 	b = append(b, `,"time_series":`...)
 	b = o.Series.appendJSON(b)
-	b = append(b, ',')
-	return append(b, tail[1:]...), nil // without its opening brace
+	b = append(b, `,"units":`...)
+	b = append(b, units...)
+	b = append(b, `,"plot_svg":`...)
+	b = appendJSONString(b, o.PlotSVG)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML-safe: <, > and & as \u003c, \u003e, \u0026; U+2028 and
+// U+2029 escaped; invalid UTF-8 as \ufffd), byte by byte: json.Marshal of
+// the ~25 KB SVG costs several times as much in WebAssembly.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+				b = append(b, c)
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\b':
+				b = append(b, '\\', 'b')
+			case c == '\f':
+				b = append(b, '\\', 'f')
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			default: // other control characters and <, >, &
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
 }
 
 func (s Series) appendJSON(b []byte) []byte {
@@ -59,7 +106,7 @@ func (s Series) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = stats.AppendJSONFloat(b, t)
+		b = appendTime(b, t)
 	}
 	b = append(b, `],"ng_per_mL":`...)
 	b = appendMap(b, s.NgPerML)
@@ -87,4 +134,40 @@ func appendMap(b []byte, m map[string][]float64) []byte {
 		b = appendSeriesFloats(b, m[k])
 	}
 	return append(b, '}')
+}
+
+// appendTime appends t as stats.AppendJSONFloat does (shortest round-trip
+// digits, as encoding/json), directly when t is the double nearest to a
+// decimal with at most two decimals below 10^6 (the output times: steps of
+// 0.01 h and 0.25 h); that decimal is then the shortest one that reads back
+// as t, since any other decimal within t's rounding interval (< 2·10^-10
+// wide) needs more digits.
+func appendTime(b []byte, t float64) []byte {
+	if !(t >= 0 && t < 1e6) {
+		return stats.AppendJSONFloat(b, t)
+	}
+	n := math.Round(t * 100)
+	if n/100 != t {
+		return stats.AppendJSONFloat(b, t)
+	}
+	ip, fp := uint32(n)/100, uint32(n)%100
+	var d [10]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + ip%10)
+		ip /= 10
+		if ip == 0 {
+			break
+		}
+	}
+	b = append(b, d[i:]...)
+	switch {
+	case fp == 0:
+	case fp%10 == 0:
+		b = append(b, '.', byte('0'+fp/10))
+	default:
+		b = append(b, '.', byte('0'+fp/10), byte('0'+fp%10))
+	}
+	return b
 }

@@ -16,37 +16,101 @@ import (
 // in WebAssembly this is about 4 times as fast, and the ~25 000 numbers of a
 // 7-day time series are most of the cost of encoding the output.
 func appendSeriesFloats(dst []byte, xs []float64) []byte {
-	dst = slices.Grow(dst, 2+14*len(xs)) // "-0.0000123456," is 14 bytes
+	const room = 32 // bytes a number may take in the fast path, with its comma
+	dst = slices.Grow(dst, 2+14*len(xs))
 	dst = append(dst, '[')
 	for i, v := range xs {
-		if i > 0 {
-			dst = append(dst, ',')
+		if cap(dst)-len(dst) < room {
+			dst = slices.Grow(dst, room+14*(len(xs)-i))
 		}
-		dst = appendSig6(dst, v)
+		n := len(dst)
+		b := dst[n : n+room]
+		k := 0
+		if i > 0 {
+			b[0] = ','
+			k = 1
+		}
+		m, e, ok := roundSig6(v)
+		if !ok {
+			dst = stats.AppendFloat(dst[:n+k], v, SeriesDigits)
+			continue
+		}
+		if v < 0 {
+			b[k] = '-'
+			k++
+		}
+		// The six digits from three pairs, without trailing zeros.
+		hi, lo := m/10000, m%10000
+		mid, lo := lo/100, lo%100
+		d := [6]byte{pairs[2*hi], pairs[2*hi+1], pairs[2*mid], pairs[2*mid+1], pairs[2*lo], pairs[2*lo+1]}
+		nd := 6
+		for nd > 1 && d[nd-1] == '0' {
+			nd--
+		}
+		switch {
+		case e < 0: // 0.000ddd
+			b[k], b[k+1] = '0', '.'
+			k += 2
+			for range -e - 1 {
+				b[k] = '0'
+				k++
+			}
+			for _, c := range d[:nd] {
+				b[k] = c
+				k++
+			}
+		case nd <= e+1: // ddd000
+			for _, c := range d[:nd] {
+				b[k] = c
+				k++
+			}
+			for range e + 1 - nd {
+				b[k] = '0'
+				k++
+			}
+		default: // dd.ddd
+			for _, c := range d[:e+1] {
+				b[k] = c
+				k++
+			}
+			b[k] = '.'
+			k++
+			for _, c := range d[e+1 : nd] {
+				b[k] = c
+				k++
+			}
+		}
+		dst = dst[:n+k]
 	}
 	return append(dst, ']')
 }
+
+// pairs holds the two digits of 0–99.
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // pow10 holds 10^k for k in [0, 22], exact in float64.
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// appendSig6 appends v rounded to 6 significant digits as stats.AppendFloat
-// writes it: the same scaling v·10^(5−e) (one exact-power multiplication or
+// roundSig6 returns the 6-digit integer m and the decimal exponent e of
+// the leading digit of |v| (|v| ≈ m·10^(e−5)) as stats.AppendFloat rounds
+// it: the same scaling |v|·10^(5−e) (one exact-power multiplication or
 // division), the same leading-digit correction and the same tie margin, so
-// the same digits; the fallback is stats.AppendFloat itself.
-func appendSig6(dst []byte, v float64) []byte {
+// the same digits. It returns false outside 1e-5 ≤ |v| < 1e15 and near a
+// rounding tie, where stats.AppendFloat decides.
+func roundSig6(v float64) (m uint32, e int, ok bool) {
 	const sig = 6
 	a := math.Abs(v)
 	if !(a >= 1e-5 && a < 1e15) {
-		return stats.AppendFloat(dst, v, sig)
+		return 0, 0, false
 	}
 	be := int(math.Float64bits(a)>>52&0x7ff) - 1022 // a = f·2^be, f in [0.5, 1) (a is normal)
-	e := int(math.Floor(float64(be-1) * 0.30102999566398120))
-	var s float64
+	e = int(math.Floor(float64(be-1) * 0.30102999566398120))
 	for range 3 {
-		k := sig - 1 - e // in [-9, 10] for the range above (±1 while correcting)
-		if k >= 0 {
+		var s float64
+		if k := sig - 1 - e; k >= 0 { // k in [-9, 10] (±1 while correcting)
 			s = a * pow10[k]
 		} else {
 			s = a / pow10[-k]
@@ -62,9 +126,9 @@ func appendSig6(dst []byte, v float64) []byte {
 		r := math.Floor(s)
 		frac := s - r
 		if math.Abs(frac-0.5) < s*1e-15+1e-9 { // too close to a tie for the scaling
-			return stats.AppendFloat(dst, v, sig)
+			return 0, 0, false
 		}
-		m := uint32(r)
+		m = uint32(r)
 		if frac > 0.5 {
 			m++
 		}
@@ -72,65 +136,7 @@ func appendSig6(dst []byte, v float64) []byte {
 			m /= 10
 			e++
 		}
-		return appendDigits6(dst, v < 0, m, e)
+		return m, e, true
 	}
-	return stats.AppendFloat(dst, v, sig)
-}
-
-// appendDigits6 writes the 6-digit integer m (leading digit at 10^e, −6 ≤ e
-// < 21) in plain notation without trailing zeros, as encoding/json does. It
-// stores byte by byte into dst's spare capacity: in WebAssembly a copy or an
-// append of a slice is a call of memmove, dearer than the digits.
-func appendDigits6(dst []byte, neg bool, m uint32, e int) []byte {
-	var d [6]byte
-	for i := 5; i >= 0; i-- {
-		d[i] = byte('0' + m%10)
-		m /= 10
-	}
-	nd := 6
-	for nd > 1 && d[nd-1] == '0' {
-		nd--
-	}
-	n := len(dst)
-	dst = slices.Grow(dst, 32)
-	b := dst[n : n+32]
-	i := 0
-	if neg {
-		b[0] = '-'
-		i = 1
-	}
-	switch {
-	case e < 0: // 0.000ddd
-		b[i], b[i+1] = '0', '.'
-		i += 2
-		for range -e - 1 {
-			b[i] = '0'
-			i++
-		}
-		for _, c := range d[:nd] {
-			b[i] = c
-			i++
-		}
-	case nd <= e+1: // ddd000
-		for _, c := range d[:nd] {
-			b[i] = c
-			i++
-		}
-		for range e + 1 - nd {
-			b[i] = '0'
-			i++
-		}
-	default: // dd.ddd
-		for _, c := range d[:e+1] {
-			b[i] = c
-			i++
-		}
-		b[i] = '.'
-		i++
-		for _, c := range d[e+1 : nd] {
-			b[i] = c
-			i++
-		}
-	}
-	return dst[:n+i]
+	return 0, 0, false
 }

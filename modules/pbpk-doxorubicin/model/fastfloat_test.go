@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -40,11 +41,52 @@ func TestAppendSeriesFloatsIsStats(t *testing.T) {
 		got, want := string(appendSeriesFloats([]byte("x"), chunk)), "x"+string(stats.AppendFloats(nil, chunk, SeriesDigits))
 		if got != want {
 			for _, v := range chunk {
-				if g, w := string(appendSig6(nil, v)), string(stats.AppendFloat(nil, v, SeriesDigits)); g != w {
+				if g, w := string(appendSeriesFloats(nil, []float64{v})), string(stats.AppendFloats(nil, []float64{v}, SeriesDigits)); g != w {
 					t.Fatalf("%v (%b): %s, stats.AppendFloat %s", v, v, g, w)
 				}
 			}
 			t.Fatalf("chunk at %d differs", start)
+		}
+	}
+}
+
+// appendJSONString writes what json.Marshal writes for a string.
+func TestAppendJSONStringIsMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "<", ">", "&", `"`, `\`, "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "²", "µ",
+		"\u2028", "\u2029", "\xff", "\xe2\x80", "😀", " ", "'"}
+	cases := []string{"", `<svg width="1">m² & µ</svg>`}
+	for range 2000 {
+		var s string
+		for range rng.IntN(20) {
+			s += alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, s)
+	}
+	for _, s := range cases {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: %s, json.Marshal %s", s, got[1:], want)
+		}
+	}
+}
+
+// appendTime writes what stats.AppendJSONFloat writes.
+func TestAppendTimeIsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	xs := outputTimes(0.05, 28*24)
+	xs = append(xs, outputTimes(0.37, 2*24)...)
+	for k := range 200000 {
+		xs = append(xs, float64(k)*0.01, float64(k)/100, float64(k)*0.25, float64(k)/4+0.01*float64(k%7),
+			rng.Float64()*1e6, rng.Float64(), math.Round(rng.Float64()*1e8)/100)
+	}
+	xs = append(xs, 0, 1e6, 999999.99, 1e-7, -0.01, math.NaN(), math.Inf(1), 0.005, 1e-6)
+	for _, v := range xs {
+		if got, want := string(appendTime(nil, v)), string(stats.AppendJSONFloat(nil, v)); got != want {
+			t.Fatalf("%v: %s, stats.AppendJSONFloat %s", v, got, want)
 		}
 	}
 }
