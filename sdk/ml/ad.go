@@ -24,6 +24,9 @@ type ADSet struct {
 	// rest8 is the bit count of words 8-15 of each 16-word reference (see
 	// prepare); nil when the set is not prepared.
 	rest8 []uint16
+	// sliced is the transposed set that Check searches (see ad_sliced.go);
+	// nil when the set is not prepared.
+	sliced *slicedIndex
 }
 
 // NewADSet builds a reference set from fingerprints of equal length.
@@ -58,6 +61,7 @@ func NewADSet(fps [][]uint64, threshold float64, minNeighbours int) *ADSet {
 // (not built by NewADSet) stays unprepared and is scanned linearly.
 func (a *ADSet) prepare() {
 	a.rest8 = nil
+	a.buildSliced()
 	if a.Words != 16 || len(a.FP) != 16*len(a.Pop) {
 		return
 	}
@@ -84,9 +88,10 @@ type Domain struct {
 	Nearest []float64 `json:"nearest_similarities"`
 }
 
-// Check finds the nearest references of the query fingerprint q: a linear
-// scan of AND-popcounts, skipping references whose bit count alone cannot beat
-// the current k-th best (Dice ≤ 2·min(a,b)/(a+b)).
+// Check finds the nearest references of the query fingerprint q: the
+// bit-sliced count of a prepared set (searchSliced), else a linear scan of
+// AND-popcounts skipping references whose bit count alone cannot beat the
+// current k-th best (Dice ≤ 2·min(a,b)/(a+b)). All give the same values.
 func (a *ADSet) Check(q []uint64) Domain {
 	k := max(a.MinNeighbours, 1)
 	top := make([]float64, k) // descending; -1 marks an empty slot
@@ -94,7 +99,9 @@ func (a *ADSet) Check(q []uint64) Domain {
 		top[i] = -1
 	}
 	nq := popcount(q)
-	if a.Words == 16 && len(q) == 16 && nq > 0 && a.rest8 != nil {
+	if nq > 0 && a.sliced != nil && len(q) == a.Words {
+		a.searchSliced(q, nq, top)
+	} else if a.Words == 16 && len(q) == 16 && nq > 0 && a.rest8 != nil {
 		a.search16((*[16]uint64)(q), nq, top)
 	} else if a.Words == 16 && len(q) == 16 {
 		a.scan16((*[16]uint64)(q), nq, top)

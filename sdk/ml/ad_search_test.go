@@ -12,7 +12,9 @@ import (
 func topOf(a *ADSet, q []uint64, search bool) []float64 {
 	top := []float64{-1, -1, -1}
 	nq := popcount(q)
-	if search {
+	if search && a.sliced != nil {
+		a.searchSliced(q, nq, top)
+	} else if search {
 		a.search16((*[16]uint64)(q), nq, top)
 	} else {
 		a.scan16((*[16]uint64)(q), nq, top)
@@ -26,6 +28,15 @@ func sameTop(t *testing.T, a *ADSet, q []uint64, what string) {
 		return
 	}
 	want, got := topOf(a, q, false), topOf(a, q, true)
+	for i := range want {
+		if want[i] != got[i] {
+			t.Fatalf("%s: sliced search %v, scan16 %v", what, got, want)
+		}
+	}
+	sl := a.sliced
+	a.sliced = nil
+	got = topOf(a, q, true)
+	a.sliced = sl
 	for i := range want {
 		if want[i] != got[i] {
 			t.Fatalf("%s: search16 %v, scan16 %v", what, got, want)
@@ -104,6 +115,51 @@ func TestFeaturesAndADMatchesTwoCalls(t *testing.T) {
 			wx, wfp := f.Features(m), ADFingerprint(m)
 			if !slices.Equal(x.Idx, wx.Idx) || !slices.Equal(x.Val, wx.Val) || !slices.Equal(fp, wfp) {
 				t.Fatalf("%s %+v: one pass differs from two", s, f)
+			}
+		}
+	}
+}
+
+// TestADSlicedSmallAndSparseSets covers what the real sets rarely reach:
+// sets of 1 to 130 references (partial last block, fewer references than
+// neighbours), sparse fingerprints whose top lists hold zeros, and k of 1 to 5.
+func TestADSlicedSmallAndSparseSets(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + r.Intn(130)
+		density := 1 + r.Intn(40)
+		var fps [][]uint64
+		for i := 0; i < n; i++ {
+			fp := make([]uint64, 16)
+			for j := r.Intn(density + 1); j > 0; j-- {
+				b := r.Intn(1024)
+				fp[b/64] |= 1 << (b % 64)
+			}
+			fps = append(fps, fp)
+		}
+		k := 1 + r.Intn(5)
+		a := NewADSet(fps, 0.3, k)
+		for qi := 0; qi < 10; qi++ {
+			q := make([]uint64, 16)
+			if qi%2 == 0 {
+				copy(q, fps[r.Intn(n)])
+			}
+			for j := r.Intn(density + 1); j >= 0; j-- {
+				b := r.Intn(1024)
+				q[b/64] ^= 1 << (b % 64)
+			}
+			if popcount(q) == 0 {
+				continue
+			}
+			want := make([]float64, k)
+			got := make([]float64, k)
+			for i := range want {
+				want[i], got[i] = -1, -1
+			}
+			a.scan16((*[16]uint64)(q), popcount(q), want)
+			a.searchSliced(q, popcount(q), got)
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d k=%d: sliced %v, scan %v", n, k, got, want)
 			}
 		}
 	}
