@@ -341,7 +341,17 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if len(q.FacetFields) > 0 {
 		res.Facets = ix.facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
-	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return less(keys, a, b) })
+	cmp := func(a, b hit) bool { return less(keys, a, b) }
+	if keys[0].idx == keyScore && keys[0].desc {
+		// most hits lose on score alone
+		cmp = func(a, b hit) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			return less(keys[1:], a, b)
+		}
+	}
+	topK(hits, max(q.Start, 0)+max(q.Rows, 0), cmp)
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
@@ -427,15 +437,20 @@ func (ix *Index) dismax(q string) *dismaxPlan {
 // scratch is one search's working memory, reused through scratchPool.
 type scratch struct {
 	hits []hit
-	// gen stamps the slots touched by the current search in stamp; a slot
+	// gen stamps the slots touched by the current search in acc; a slot
 	// with an older stamp has score 0 and no matched groups.
-	gen    uint32
-	stamp  []uint32
-	score  []float64
-	should []int32 // optional groups matched, by slot
-	must   []int32 // required groups matched, by slot
-	cand   []uint64
-	not    []uint64
+	gen  uint32
+	acc  []slotAcc
+	cand []uint64
+	not  []uint64
+}
+
+// slotAcc is one slot's running score and matched group counts.
+type slotAcc struct {
+	stamp  uint32
+	should int32 // optional groups matched
+	must   int32 // required groups matched
+	score  float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -454,16 +469,13 @@ func putScratch(sc *scratch) {
 
 // reset prepares the per-slot arrays for n slots.
 func (sc *scratch) reset(n int) {
-	if len(sc.stamp) < n {
-		sc.stamp = make([]uint32, n+n/8)
-		sc.score = make([]float64, len(sc.stamp))
-		sc.should = make([]int32, len(sc.stamp))
-		sc.must = make([]int32, len(sc.stamp))
+	if len(sc.acc) < n {
+		sc.acc = make([]slotAcc, n+n/8)
 		sc.gen = 0
 	}
 	sc.gen++
 	if sc.gen == 0 {
-		clear(sc.stamp)
+		clear(sc.acc)
 		sc.gen = 1
 	}
 	words := (n + 63) / 64
@@ -476,12 +488,13 @@ func (sc *scratch) reset(n int) {
 	clear(sc.not)
 }
 
-// touch makes slot's score and counters current for this search.
-func (sc *scratch) touch(slot int32) {
-	if sc.stamp[slot] != sc.gen {
-		sc.stamp[slot] = sc.gen
-		sc.score[slot], sc.should[slot], sc.must[slot] = 0, 0, 0
+// touch returns slot's accumulator, current for this search.
+func (sc *scratch) touch(slot int32) *slotAcc {
+	a := &sc.acc[slot]
+	if a.stamp != sc.gen {
+		*a = slotAcc{stamp: sc.gen}
 	}
+	return a
 }
 
 // eachMatch calls fn for every document holding all tokens of group g, by
@@ -547,39 +560,63 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, visit func(int32, float64)) {
 	for _, g := range p.not {
 		p.eachMatch(g, func(slot int32, _ []float64) { sc.not[slot>>6] |= 1 << (slot & 63) })
 	}
-	add := func(g []int, count []int32) {
+	// add adds group g's score to each document holding it and counts the
+	// group (in must or should).
+	add := func(g []int, must bool) {
+		if len(g) == 1 { // one token: no intersection
+			ps := p.post[g[0]]
+			if ps == nil {
+				return
+			}
+			idf := p.idf[g[0]]
+			for i, slot := range ps.slots {
+				a := sc.touch(slot)
+				a.score += ps.w[i] * idf
+				if must {
+					a.must++
+				} else {
+					a.should++
+				}
+			}
+			return
+		}
 		p.eachMatch(g, func(slot int32, w []float64) {
-			sc.touch(slot)
-			s := sc.score[slot]
+			a := sc.touch(slot)
+			s := a.score
 			for k, n := range g {
 				s += w[k] * p.idf[n]
 			}
-			sc.score[slot] = s
-			count[slot]++
+			a.score = s
+			if must {
+				a.must++
+			} else {
+				a.should++
+			}
 		})
 	}
 	for _, g := range p.must {
-		add(g, sc.must)
+		add(g, true)
 	}
 	for _, g := range p.should {
-		add(g, sc.should)
+		add(g, false)
 	}
 	need, musts := int32(p.need), int32(len(p.must))
 	eval := func(slot int32) {
 		if sc.not[slot>>6]&(1<<(slot&63)) != 0 {
 			return
 		}
-		if sc.stamp[slot] != sc.gen {
+		a := &sc.acc[slot]
+		if a.stamp != sc.gen {
 			if musts > 0 || need > 0 {
 				return
 			}
 			visit(slot, 0)
 			return
 		}
-		if sc.must[slot] < musts || sc.should[slot] < need {
+		if a.must < musts || a.should < need {
 			return
 		}
-		visit(slot, sc.score[slot])
+		visit(slot, a.score)
 	}
 	switch {
 	case len(p.must) > 0:

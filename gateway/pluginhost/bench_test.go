@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,11 @@ var benchTransport = flag.String("transport", contract.TransportNetRPC, "plugin 
 // benchPluginProfile, when set, makes the plugin write a CPU profile of
 // the measured part of each HTTP benchmark to this file (the last run wins).
 var benchPluginProfile = flag.String("plugin-cpuprofile", "", "write the catalog plugin's CPU profile of the measured part to this file")
+
+// benchHostProfile, when set, writes this process's CPU profile of the
+// measured part of each HTTP benchmark (gateway path, load-generating
+// clients and the embedded store) to this file (the last run wins).
+var benchHostProfile = flag.String("host-cpuprofile", "", "write this process's CPU profile of the measured part to this file")
 
 // benchCreateClients is the number of concurrent clients per CPU of
 // BenchmarkPackageCreate.
@@ -200,6 +206,12 @@ func runHTTPClients(b *testing.B, clients int, path func(i int) string) {
 	profiling := *benchPluginProfile != "" && pid != 0
 	if profiling {
 		_ = syscall.Kill(pid, syscall.SIGUSR1) // start
+	}
+	if *benchHostProfile != "" {
+		if f, err := os.Create(*benchHostProfile); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
 	}
 	pluginCPU0, hostCPU0 := cpuTime(pid), cpuTime(0)
 	b.ResetTimer()
