@@ -2,7 +2,7 @@ package chem
 
 import (
 	"math/bits"
-	"sort"
+	"sync"
 )
 
 // maxPathsPerBond bounds the equally short ring paths enumerated per bond.
@@ -25,27 +25,26 @@ func (m *Mol) perceiveRings() error {
 		return nil
 	}
 	m.markRingBonds()
+	rs := ringPool.Get().(*ringScratch)
+	defer ringPool.Put(rs)
+	rs.reset(n, len(m.bonds))
 	// ring systems = connected components over ring bonds
-	comp := make([]int32, n)
-	for i := range comp {
-		comp[i] = -1
-	}
-	var queue []int32
+	comp := rs.comp
 	nComp := int32(0)
 	for i := 0; i < n; i++ {
 		if comp[i] >= 0 || !m.hasRingBond(i) {
 			continue
 		}
-		var sysBonds []int32
-		var sysAtoms []int32
+		sysBonds := rs.sysBonds[:0]
+		sysAtoms := rs.sysAtoms[:0]
 		comp[i] = nComp
-		queue = append(queue[:0], int32(i))
-		for len(queue) > 0 {
-			a := queue[0]
-			queue = queue[1:]
-			sysAtoms = append(sysAtoms, a)
+		sysAtoms = append(sysAtoms, int32(i))
+		// sysAtoms is the breadth-first queue
+		for qi := 0; qi < len(sysAtoms); qi++ {
+			a := sysAtoms[qi]
+			bs := m.BondsOf(int(a))
 			for k, nb := range m.Neighbors(int(a)) {
-				bi := m.BondsOf(int(a))[k]
+				bi := bs[k]
 				if !m.bonds[bi].inRing {
 					continue
 				}
@@ -54,16 +53,18 @@ func (m *Mol) perceiveRings() error {
 				}
 				if comp[nb] < 0 {
 					comp[nb] = nComp
-					queue = append(queue, nb)
+					sysAtoms = append(sysAtoms, nb)
 				}
 			}
 		}
+		rs.sysAtoms, rs.sysBonds = sysAtoms, sysBonds
 		nComp++
 		if rings := len(sysBonds) - len(sysAtoms) + 1; rings > maxRingSystemRings {
 			return perr(int(m.atoms[i].pos), "ring system with %d rings is too large (limit %d)", rings, maxRingSystemRings)
 		}
-		m.ringSystem(sysAtoms, sysBonds)
+		m.ringSystem(rs, sysAtoms, sysBonds)
 	}
+	m.storeRings(rs)
 	for _, r := range m.rings {
 		for _, a := range r {
 			if m.atomRingCt[a] < 255 {
@@ -72,6 +73,70 @@ func (m *Mol) perceiveRings() error {
 		}
 	}
 	return nil
+}
+
+// ringScratch is the working memory of ring perception, pooled: the
+// per-molecule results are copied out by storeRings.
+type ringScratch struct {
+	comp, sysAtoms, sysBonds []int32
+	local, prevB, dist       []int32
+	touched, queue           []int32
+	arena                    []uint64 // candidate cycle bits
+	cands                    []cycle
+	candHash                 []uint64
+	path                     []uint64
+	// selectRings
+	sorted, sssr, extra, out []cycle
+	basis, uniq, red         []uint64
+	lead                     []int
+	// chosen rings of every system, as bond lists back to back
+	ringBonds []int32
+	ringEnds  []int32
+}
+
+var ringPool = sync.Pool{New: func() any { return new(ringScratch) }}
+
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, max(n, 2*cap(s)))
+	}
+	return s[:n]
+}
+
+func (rs *ringScratch) reset(nAtoms, nBonds int) {
+	rs.comp = grow32(rs.comp, nAtoms)
+	rs.prevB = grow32(rs.prevB, nAtoms)
+	rs.dist = grow32(rs.dist, nAtoms)
+	rs.local = grow32(rs.local, nBonds)
+	for i := range rs.comp {
+		rs.comp[i], rs.dist[i] = -1, -1
+	}
+	for i := range rs.local {
+		rs.local[i] = -1
+	}
+	rs.ringBonds, rs.ringEnds = rs.ringBonds[:0], rs.ringEnds[:0]
+}
+
+// storeRings copies the chosen rings into the molecule: bond and atom lists
+// sharing two allocations.
+func (m *Mol) storeRings(rs *ringScratch) {
+	nr := len(rs.ringEnds)
+	if nr == 0 {
+		return
+	}
+	total := len(rs.ringBonds)
+	flat := make([]int32, 2*total)
+	bondsFlat, atomsFlat := flat[:total:total], flat[total:]
+	copy(bondsFlat, rs.ringBonds)
+	lists := make([][]int32, 2*nr)
+	m.ringBonds, m.rings = lists[:nr:nr], lists[nr:]
+	start := int32(0)
+	for r, end := range rs.ringEnds {
+		rb := bondsFlat[start:end:end]
+		m.ringBonds[r] = rb
+		m.rings[r] = m.orderRingAtoms(rb, atomsFlat[start:start:end])
+		start = end
+	}
 }
 
 func (m *Mol) hasRingBond(i int) bool {
@@ -150,46 +215,83 @@ type cycle struct {
 	order int
 }
 
-func (m *Mol) ringSystem(atoms, bonds []int32) {
+// addCycle adds a copy of bits to the candidates unless already there.
+func (rs *ringScratch) addCycle(bits []uint64) {
+	h := hashWords(bits)
+	for q, ch := range rs.candHash {
+		if ch == h && lessWords(rs.cands[q].bits, bits) == 0 {
+			return
+		}
+	}
+	rs.candHash = append(rs.candHash, h)
+	start := len(rs.arena)
+	rs.arena = append(rs.arena, bits...)
+	c := cycle{bits: rs.arena[start:len(rs.arena):len(rs.arena)], order: len(rs.cands)}
+	for _, w := range bits {
+		c.size += popcount(w)
+	}
+	rs.cands = append(rs.cands, c)
+}
+
+// pathWalker enumerates the shortest paths of one bond's breadth-first search.
+type pathWalker struct {
+	m      *Mol
+	rs     *ringScratch
+	bi     int32
+	src    int32
+	nPaths int
+}
+
+func (pw *pathWalker) walk(v int32) {
+	if pw.nPaths >= maxPathsPerBond {
+		return
+	}
+	rs, m := pw.rs, pw.m
+	if v == pw.src {
+		rs.addCycle(rs.path)
+		pw.nPaths++
+		return
+	}
+	bs := m.BondsOf(int(v))
+	for k, w := range m.Neighbors(int(v)) {
+		wb := bs[k]
+		if wb == pw.bi || !m.bonds[wb].inRing || rs.dist[w] < 0 || rs.dist[w] != rs.dist[v]-1 {
+			continue
+		}
+		l := rs.local[wb]
+		rs.path[l/64] ^= 1 << (l % 64)
+		pw.walk(w)
+		rs.path[l/64] ^= 1 << (l % 64)
+	}
+}
+
+func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 	nb := len(bonds)
 	words := (nb + 63) / 64
-	local := make([]int, len(m.bonds))
-	for i := range local {
-		local[i] = -1
-	}
+	local := rs.local
 	for i, b := range bonds {
-		local[b] = i
+		local[b] = int32(i)
 	}
+	defer func() {
+		for _, b := range bonds {
+			local[b] = -1
+		}
+	}()
 	// cyclomatic number of this system
 	want := nb - len(atoms) + 1
 	if want <= 0 {
 		return
 	}
 	// shortest cycle through each ring bond
-	var cands []cycle
-	var candHash []uint64
-	n := len(m.atoms)
-	prevB := make([]int32, n)
-	dist := make([]int32, n)
-	for i := range dist {
-		dist[i] = -1
+	rs.cands, rs.candHash, rs.arena = rs.cands[:0], rs.candHash[:0], rs.arena[:0]
+	prevB, dist := rs.prevB, rs.dist
+	touched := rs.touched[:0]
+	queue := rs.queue[:0]
+	if cap(rs.path) < words {
+		rs.path = make([]uint64, words)
 	}
-	var touched []int32
-	add := func(bits []uint64) {
-		h := hashWords(bits)
-		for q, ch := range candHash {
-			if ch == h && lessWords(cands[q].bits, bits) == 0 {
-				return
-			}
-		}
-		candHash = append(candHash, h)
-		c := cycle{bits: bits, order: len(cands)}
-		for _, w := range bits {
-			c.size += popcount(w)
-		}
-		cands = append(cands, c)
-	}
-	queue := make([]int32, 0, len(atoms))
+	rs.path = rs.path[:words]
+	pw := pathWalker{m: m, rs: rs}
 	for li, bi := range bonds {
 		b := m.bonds[bi]
 		src, dst := b.a, b.b
@@ -203,8 +305,9 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 		found := false
 		for qi := 0; qi < len(queue) && !found; qi++ {
 			v := queue[qi]
+			bs := m.BondsOf(int(v))
 			for k, w := range m.Neighbors(int(v)) {
-				wb := m.BondsOf(int(v))[k]
+				wb := bs[k]
 				if wb == bi || !m.bonds[wb].inRing || dist[w] >= 0 {
 					continue
 				}
@@ -224,106 +327,97 @@ func (m *Mol) ringSystem(atoms, bonds []int32) {
 		// enumerate up to maxPathsPerBond shortest dst->src paths through the
 		// BFS layers (all of them in ordinary molecules), each closing a ring
 		// with the bond itself
-		nPaths := 0
-		bits := make([]uint64, words)
-		bits[li/64] |= 1 << (li % 64)
-		var walk func(v int32)
-		walk = func(v int32) {
-			if nPaths >= maxPathsPerBond {
-				return
-			}
-			if v == src {
-				add(append([]uint64(nil), bits...))
-				nPaths++
-				return
-			}
-			for k, w := range m.Neighbors(int(v)) {
-				wb := m.BondsOf(int(v))[k]
-				if wb == bi || !m.bonds[wb].inRing || dist[w] < 0 || dist[w] != dist[v]-1 {
-					continue
-				}
-				l := local[wb]
-				bits[l/64] ^= 1 << (l % 64)
-				walk(w)
-				bits[l/64] ^= 1 << (l % 64)
-			}
-		}
-		walk(dst)
+		clear(rs.path)
+		rs.path[li/64] |= 1 << (li % 64)
+		pw.bi, pw.src, pw.nPaths = bi, src, 0
+		pw.walk(dst)
 	}
-	rank, chosen := selectRings(cands, words)
+	for _, t := range touched {
+		dist[t] = -1
+	}
+	rs.touched, rs.queue = touched[:0], queue[:0]
+	rank, chosen := rs.selectRings(words)
 	if rank < want {
 		// rare: add Horton candidates (cycles through a root and an edge)
 		for _, r := range atoms {
-			m.hortonCycles(r, local, words, add)
+			m.hortonCycles(r, local, words, rs.addCycle)
 		}
-		rank, chosen = selectRings(cands, words)
+		rank, chosen = rs.selectRings(words)
 	}
 	_ = rank
 	for _, c := range chosen {
-		var rb []int32
 		for li := 0; li < nb; li++ {
 			if c.bits[li/64]&(1<<(li%64)) != 0 {
-				rb = append(rb, bonds[li])
+				rs.ringBonds = append(rs.ringBonds, bonds[li])
 			}
 		}
-		m.ringBonds = append(m.ringBonds, rb)
-		m.rings = append(m.rings, m.orderRingAtoms(rb))
+		rs.ringEnds = append(rs.ringEnds, int32(len(rs.ringBonds)))
 	}
 }
 
 // selectRings returns the rank of the candidate set and the relevant
-// cycles (independent of all strictly smaller candidates), sorted by size.
-func selectRings(in []cycle, words int) (int, []cycle) {
-	cands := append([]cycle(nil), in...)
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].size != cands[j].size {
-			return cands[i].size < cands[j].size
+// cycles (independent of all strictly smaller candidates), sorted by size;
+// the result is valid until the next call.
+func (rs *ringScratch) selectRings(words int) (int, []cycle) {
+	cands := append(rs.sorted[:0], rs.cands...)
+	rs.sorted = cands
+	// stable insertion sort by size (then input order, which stability keeps)
+	for i := 1; i < len(cands); i++ {
+		c := cands[i]
+		j := i
+		for j > 0 && cands[j-1].size > c.size {
+			cands[j] = cands[j-1]
+			j--
 		}
-		return cands[i].order < cands[j].order
-	})
-	var basis [][]uint64 // reduced rows with distinct leading bits
-	var lead []int
-	reduce := func(v []uint64, upto int) []uint64 {
-		r := append([]uint64(nil), v...)
-		for k := 0; k < upto; k++ {
-			l := lead[k]
+		cands[j] = c
+	}
+	basis := rs.basis[:0] // reduced rows with distinct leading bits, words each
+	lead := rs.lead[:0]
+	if cap(rs.red) < words {
+		rs.red = make([]uint64, words)
+	}
+	r := rs.red[:words]
+	sssr, extra := rs.sssr[:0], rs.extra[:0]
+	for _, c := range cands {
+		copy(r, c.bits)
+		for k, l := range lead {
 			if r[l/64]&(1<<(l%64)) != 0 {
+				row := basis[k*words : (k+1)*words]
 				for w := range r {
-					r[w] ^= basis[k][w]
+					r[w] ^= row[w]
 				}
 			}
 		}
-		return r
-	}
-	var sssr []cycle
-	var extra []cycle
-	for _, c := range cands {
-		r := reduce(c.bits, len(basis))
 		l := lowestBit(r)
 		if l < 0 {
 			extra = append(extra, c)
 			continue
 		}
-		for q := range basis {
-			if basis[q][l/64]&(1<<(l%64)) != 0 {
+		for q := range lead {
+			row := basis[q*words : (q+1)*words]
+			if row[l/64]&(1<<(l%64)) != 0 {
 				for w := range r {
-					basis[q][w] ^= r[w]
+					row[w] ^= r[w]
 				}
 			}
 		}
-		basis = append(basis, r)
+		basis = append(basis, r...)
 		lead = append(lead, l)
 		sssr = append(sssr, c)
 	}
+	rs.basis, rs.lead, rs.sssr, rs.extra = basis, lead, sssr, extra
 	// RDKit's symmetrisation: an extra ring joins if it could replace an SSSR
 	// ring of the same size without losing a bond only that ring provides.
-	out := append([]cycle(nil), sssr...)
+	out := append(rs.out[:0], sssr...)
+	defer func() { rs.out = out }()
 	if len(extra) == 0 {
-		return len(basis), out
+		return len(lead), out
 	}
-	uniq := make([][]uint64, len(sssr))
+	uniq := rs.uniq[:0]
 	for si, s := range sssr {
-		u := append([]uint64(nil), s.bits...)
+		start := len(uniq)
+		uniq = append(uniq, s.bits...)
+		u := uniq[start:]
 		for sj, o := range sssr {
 			if sj != si {
 				for w := range u {
@@ -331,15 +425,15 @@ func selectRings(in []cycle, words int) (int, []cycle) {
 				}
 			}
 		}
-		uniq[si] = u
 	}
+	rs.uniq = uniq
 	for _, c := range extra {
 		for si, s := range sssr {
 			if s.size != c.size {
 				continue
 			}
 			ok := true
-			for w, u := range uniq[si] {
+			for w, u := range uniq[si*words : (si+1)*words] {
 				if u&^c.bits[w] != 0 {
 					ok = false
 					break
@@ -351,10 +445,10 @@ func selectRings(in []cycle, words int) (int, []cycle) {
 			}
 		}
 	}
-	return len(basis), out
+	return len(lead), out
 }
 
-func (m *Mol) hortonCycles(r int32, local []int, words int, add func([]uint64)) {
+func (m *Mol) hortonCycles(r int32, local []int32, words int, add func([]uint64)) {
 	n := len(m.atoms)
 	dist := make([]int32, n)
 	prevB := make([]int32, n)
@@ -414,7 +508,8 @@ func (m *Mol) hortonCycles(r int32, local []int, words int, add func([]uint64)) 
 }
 
 // orderRingAtoms walks a ring given as bonds and returns its atoms in order.
-func (m *Mol) orderRingAtoms(rb []int32) []int32 {
+// The atoms are appended to dst (which has room for len(rb)).
+func (m *Mol) orderRingAtoms(rb []int32, dst []int32) []int32 {
 	inRing := func(b int32) bool {
 		for _, x := range rb {
 			if x == b {
@@ -424,8 +519,7 @@ func (m *Mol) orderRingAtoms(rb []int32) []int32 {
 		return false
 	}
 	start := m.bonds[rb[0]].a
-	atoms := make([]int32, 1, len(rb))
-	atoms[0] = start
+	atoms := append(dst, start)
 	prevBond := int32(-1)
 	cur := start
 	for len(atoms) <= len(rb) {
