@@ -1,6 +1,6 @@
 package chem
 
-import "sort"
+import "sync"
 
 // sanitize mirrors RDKit's SanitizeMol for SMILES input: functional-group
 // clean-up, ring perception, valence and implicit hydrogens, kekulisation,
@@ -549,10 +549,11 @@ func (m *Mol) setAromaticity() {
 	if len(m.rings) == 0 {
 		return
 	}
-	seen := make([]bool, n)
-	isCand := make([]bool, n)
-	edon := make([]donorType, n)
-	var cRings []int // indices into m.rings
+	as := aromPool.Get().(*aromScratch)
+	defer aromPool.Put(as)
+	as.reset(n, len(m.bonds))
+	seen, isCand, edon := as.seen, as.isCand, as.edon
+	cRings := as.cRings[:0] // indices into m.rings
 	for ri, r := range m.rings {
 		all := true
 		allDummy := true
@@ -577,12 +578,19 @@ func (m *Mol) setAromaticity() {
 			cRings = append(cRings, ri)
 		}
 	}
+	as.cRings = cRings
 	if len(cRings) == 0 {
 		return
 	}
 	nc := len(cRings)
 	// neighbour map: rings sharing a bond, both at most 24 atoms
-	neigh := make([][]int, nc)
+	for len(as.neigh) < nc {
+		as.neigh = append(as.neigh, nil)
+	}
+	neigh := as.neigh[:nc]
+	for i := range neigh {
+		neigh[i] = neigh[i][:0]
+	}
 	for i := 0; i < nc; i++ {
 		if len(m.rings[cRings[i]]) > 24 {
 			continue
@@ -598,32 +606,90 @@ func (m *Mol) setAromaticity() {
 		}
 	}
 	// total atoms in candidate rings (RDKit's stop criterion)
-	allAtoms := map[int32]bool{}
+	nAll := 0
+	mark := as.mark // all false
 	for _, ri := range cRings {
 		for _, a := range m.rings[ri] {
-			allAtoms[a] = true
+			if !mark[a] {
+				mark[a] = true
+				nAll++
+			}
 		}
 	}
-	done := make([]bool, nc)
+	clear(mark)
+	done := as.done[:0]
+	for range nc {
+		done = append(done, false)
+	}
+	as.done = done
 	for start := 0; start < nc; start++ {
 		if done[start] {
 			continue
 		}
-		// pick fused system by DFS in RDKit's order
-		var fused []int
-		var pick func(int)
-		pick = func(c int) {
-			done[c] = true
-			fused = append(fused, c)
-			for _, nb := range neigh[c] {
-				if !done[nb] {
-					pick(nb)
-				}
+		// pick the fused system by depth-first search in RDKit's order
+		fused := as.fused[:0]
+		stack := append(as.stack[:0], [2]int{start, 0})
+		done[start] = true
+		fused = append(fused, start)
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			c := top[0]
+			if top[1] >= len(neigh[c]) {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			nb := neigh[c][top[1]]
+			top[1]++
+			if !done[nb] {
+				done[nb] = true
+				fused = append(fused, nb)
+				stack = append(stack, [2]int{nb, 0})
 			}
 		}
-		pick(start)
-		m.huckelFused(cRings, fused, neigh, edon, len(allAtoms))
+		as.fused, as.stack = fused, stack
+		m.huckelFused(as, cRings, fused, neigh, edon, nAll)
 	}
+}
+
+// aromScratch is the pooled working memory of setAromaticity.
+type aromScratch struct {
+	seen, isCand, mark, done []bool
+	edon                     []donorType
+	cRings, fused, cur, comb []int
+	stack                    [][2]int
+	neigh                    [][]int
+	doneAtoms                []int32 // atoms made aromatic in the current fused system
+	doneMark                 []bool
+	bondCount                []uint8
+}
+
+var aromPool = sync.Pool{New: func() any { return new(aromScratch) }}
+
+func growBool(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func (as *aromScratch) reset(nAtoms, nBonds int) {
+	as.seen = growBool(as.seen, nAtoms)
+	as.isCand = growBool(as.isCand, nAtoms)
+	as.mark = growBool(as.mark, nAtoms)
+	as.doneMark = growBool(as.doneMark, nAtoms)
+	as.doneAtoms = as.doneAtoms[:0]
+	if cap(as.edon) < nAtoms {
+		as.edon = make([]donorType, nAtoms)
+	}
+	as.edon = as.edon[:nAtoms]
+	clear(as.edon)
+	if cap(as.bondCount) < nBonds {
+		as.bondCount = make([]uint8, nBonds)
+	}
+	as.bondCount = as.bondCount[:nBonds]
+	clear(as.bondCount)
 }
 
 func shareBond(a, b []int32) bool {
@@ -637,44 +703,46 @@ func shareBond(a, b []int32) bool {
 	return false
 }
 
-func (m *Mol) huckelFused(cRings, fused []int, neigh [][]int, edon []donorType, nAtms int) {
+func (m *Mol) huckelFused(as *aromScratch, cRings, fused []int, neigh [][]int, edon []donorType, nAtms int) {
 	nr := len(fused)
 	maxSize := nr
 	if maxSize > 6 {
 		maxSize = 6
 	}
-	doneAtoms := map[int32]bool{}
-	inFused := make(map[int]bool, nr)
-	for _, f := range fused {
-		inFused[f] = true
+	for _, a := range as.doneAtoms {
+		as.doneMark[a] = false
 	}
+	as.doneAtoms = as.doneAtoms[:0]
 	combos := 0
-	comb := make([]int, 0, 6)
+	comb := as.comb[:0]
 	for size := 1; size <= maxSize; size++ {
-		if len(doneAtoms) == nAtms {
+		if len(as.doneAtoms) == nAtms {
 			break
 		}
-		comb = comb[:size]
-		for i := range comb {
-			comb[i] = i
+		comb = comb[:0]
+		for i := 0; i < size; i++ {
+			comb = append(comb, i)
 		}
 		for {
 			combos++
 			if combos > maxAromaticCombos {
+				as.comb = comb
 				return
 			}
-			cur := make([]int, size)
-			for i, c := range comb {
-				cur[i] = fused[c]
+			cur := as.cur[:0]
+			for _, c := range comb {
+				cur = append(cur, fused[c])
 			}
+			as.cur = cur
 			if size == 1 || ringsConnected(cur, neigh) {
-				m.tryHuckel(cRings, cur, edon, doneAtoms)
+				m.tryHuckel(as, cRings, cur, edon)
 			}
 			if !nextCombination(comb, nr) {
 				break
 			}
 		}
 	}
+	as.comb = comb
 }
 
 // nextCombination advances comb to the next k-subset of [0,n) in
@@ -695,7 +763,35 @@ func nextCombination(comb []int, n int) bool {
 	return true
 }
 
+// ringsConnected reports whether the rings cur (at most 6) are connected
+// through neigh.
 func ringsConnected(cur []int, neigh [][]int) bool {
+	var seen [8]bool
+	var stack [8]int
+	if len(cur) > len(seen) {
+		return ringsConnectedLarge(cur, neigh)
+	}
+	seen[0] = true
+	stack[0] = 0
+	sp, nSeen := 1, 1
+	for sp > 0 {
+		sp--
+		c := cur[stack[sp]]
+		for _, nb := range neigh[c] {
+			for k, x := range cur {
+				if x == nb && !seen[k] {
+					seen[k] = true
+					nSeen++
+					stack[sp] = k
+					sp++
+				}
+			}
+		}
+	}
+	return nSeen == len(cur)
+}
+
+func ringsConnectedLarge(cur []int, neigh [][]int) bool {
 	in := make(map[int]bool, len(cur))
 	for _, c := range cur {
 		in[c] = true
@@ -715,27 +811,33 @@ func ringsConnected(cur []int, neigh [][]int) bool {
 	return len(seen) == len(cur)
 }
 
-func (m *Mol) tryHuckel(cRings, cur []int, edon []donorType, doneAtoms map[int32]bool) {
-	union := map[int32]bool{}
+func (m *Mol) tryHuckel(as *aromScratch, cRings, cur []int, edon []donorType) {
+	mark := as.mark // all false between calls
+	lo, hi := 0, 0
 	for _, c := range cur {
 		for _, a := range m.rings[cRings[c]] {
-			union[a] = true
+			if mark[a] {
+				continue
+			}
+			mark[a] = true
+			switch edon[a] {
+			case donorAny:
+				hi += 2
+			case donorOneOrTwo:
+				lo++
+				hi += 2
+			case donorOne:
+				lo++
+				hi++
+			case donorTwo:
+				lo += 2
+				hi += 2
+			}
 		}
 	}
-	lo, hi := 0, 0
-	for a := range union {
-		switch edon[a] {
-		case donorAny:
-			hi += 2
-		case donorOneOrTwo:
-			lo++
-			hi += 2
-		case donorOne:
-			lo++
-			hi++
-		case donorTwo:
-			lo += 2
-			hi += 2
+	for _, c := range cur {
+		for _, a := range m.rings[cRings[c]] {
+			mark[a] = false
 		}
 	}
 	arom := false
@@ -752,29 +854,37 @@ func (m *Mol) tryHuckel(cRings, cur []int, edon []donorType, doneAtoms map[int32
 	if !arom {
 		return
 	}
-	bondCount := map[int32]int{}
+	// bonds in exactly one of the rings become aromatic
+	bc := as.bondCount // all zero between calls
 	for _, c := range cur {
 		ri := cRings[c]
 		for _, a := range m.rings[ri] {
 			m.atoms[a].arom = true
-			doneAtoms[a] = true
+			if !as.doneMark[a] {
+				as.doneMark[a] = true
+				as.doneAtoms = append(as.doneAtoms, a)
+			}
 		}
 		for _, b := range m.ringBonds[ri] {
-			bondCount[b]++
+			if bc[b] < 255 {
+				bc[b]++
+			}
 		}
 	}
-	keys := make([]int32, 0, len(bondCount))
-	for b, c := range bondCount {
-		if c == 1 {
-			keys = append(keys, b)
+	for _, c := range cur {
+		for _, b := range m.ringBonds[cRings[c]] {
+			if bc[b] == 1 {
+				bd := &m.bonds[b]
+				bd.arom = true
+				if bd.order == BondSingle || bd.order == BondDouble {
+					bd.order = BondAromatic
+				}
+			}
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, b := range keys {
-		bd := &m.bonds[b]
-		bd.arom = true
-		if bd.order == BondSingle || bd.order == BondDouble {
-			bd.order = BondAromatic
+	for _, c := range cur {
+		for _, b := range m.ringBonds[cRings[c]] {
+			bc[b] = 0
 		}
 	}
 }
