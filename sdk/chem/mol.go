@@ -160,26 +160,30 @@ func (m *Mol) Rings() [][]int32 { return m.rings }
 func (m *Mol) IsAtomInRing(i int) bool { return m.atomRingCt[i] > 0 }
 
 func (m *Mol) buildAdjacency() {
-	n := len(m.atoms)
-	deg := make([]int32, n+1)
+	n, nb := len(m.atoms), len(m.bonds)
+	// one allocation: start (n+1), nbr and nbrB (2·nb each)
+	slab := make([]int32, n+1+4*nb)
+	start := slab[: n+1 : n+1]
+	m.nbr = slab[n+1 : n+1+2*nb : n+1+2*nb]
+	m.nbrB = slab[n+1+2*nb:]
+	// start[i] counts up to the end of atom i, then the bonds are placed
+	// from the last one down, which leaves start[i] at the beginning of atom
+	// i and each atom's entries in bond order
 	for _, b := range m.bonds {
-		deg[b.a]++
-		deg[b.b]++
+		start[b.a]++
+		start[b.b]++
 	}
-	m.start = make([]int32, n+1)
-	for i := 0; i < n; i++ {
-		m.start[i+1] = m.start[i] + deg[i]
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
 	}
-	m.nbr = make([]int32, 2*len(m.bonds))
-	m.nbrB = make([]int32, 2*len(m.bonds))
-	fill := make([]int32, n)
-	copy(fill, m.start[:n])
-	for bi, b := range m.bonds {
-		m.nbr[fill[b.a]], m.nbrB[fill[b.a]] = b.b, int32(bi)
-		fill[b.a]++
-		m.nbr[fill[b.b]], m.nbrB[fill[b.b]] = b.a, int32(bi)
-		fill[b.b]++
+	for bi := nb - 1; bi >= 0; bi-- {
+		b := m.bonds[bi]
+		start[b.b]--
+		m.nbr[start[b.b]], m.nbrB[start[b.b]] = b.a, int32(bi)
+		start[b.a]--
+		m.nbr[start[b.a]], m.nbrB[start[b.a]] = b.b, int32(bi)
 	}
+	m.start = start
 }
 
 // valenceContrib returns twice the bond's contribution to an atom's valence

@@ -24,9 +24,9 @@ func (m *Mol) perceiveRings() error {
 	if len(m.bonds) < 3 {
 		return nil
 	}
-	m.markRingBonds()
 	rs := ringPool.Get().(*ringScratch)
 	defer ringPool.Put(rs)
+	m.markRingBonds(rs)
 	rs.reset(n, len(m.bonds))
 	// ring systems = connected components over ring bonds
 	comp := rs.comp
@@ -75,12 +75,18 @@ func (m *Mol) perceiveRings() error {
 	return nil
 }
 
+type frame struct {
+	v, parentBond int32
+	k             int32
+}
+
 // ringScratch is the working memory of ring perception, pooled: the
 // per-molecule results are copied out by storeRings.
 type ringScratch struct {
 	comp, sysAtoms, sysBonds []int32
 	local, prevB, dist       []int32
 	touched, queue           []int32
+	frames                   []frame
 	arena                    []uint64 // candidate cycle bits
 	cands                    []cycle
 	candHash                 []uint64
@@ -150,18 +156,16 @@ func (m *Mol) hasRingBond(i int) bool {
 
 // markRingBonds flags every bond that is not a bridge (iterative DFS with
 // low-link values).
-func (m *Mol) markRingBonds() {
+func (m *Mol) markRingBonds(rs *ringScratch) {
 	n := len(m.atoms)
-	dl := make([]int32, 2*n)
-	disc, low := dl[:n:n], dl[n:]
+	// dist and prevB serve as disc and low (reset sets them again)
+	disc, low := grow32(rs.dist, n), grow32(rs.prevB, n)
+	rs.dist, rs.prevB = disc, low
 	for i := range disc {
 		disc[i] = -1
 	}
-	type frame struct {
-		v, parentBond int32
-		k             int32
-	}
-	stack := make([]frame, 0, n)
+	stack := rs.frames[:0]
+	defer func() { rs.frames = stack[:0] }()
 	t := int32(0)
 	for r := 0; r < n; r++ {
 		if disc[r] >= 0 {

@@ -202,7 +202,10 @@ func (m *Mol) kekulize() error {
 		}
 		return nil
 	}
-	cand := make([]bool, n)
+	as := aromPool.Get().(*aromScratch)
+	defer aromPool.Put(as)
+	as.kcand = growBool(as.kcand, n)
+	cand := as.kcand
 	for i := 0; i < n; i++ {
 		a := &m.atoms[i]
 		hasArom := false
@@ -265,16 +268,18 @@ func (m *Mol) kekulize() error {
 		}
 	}
 	// matching over aromatic bonds between candidates
-	match := make([]int32, n) // bond index matched to atom, -1 none
+	as.kmatch = grow32(as.kmatch, n)
+	match := as.kmatch // bond index matched to atom, -1 none
 	for i := range match {
 		match[i] = -1
 	}
-	var atomsToMatch []int
+	atomsToMatch := as.katoms[:0]
 	for i := 0; i < n; i++ {
 		if cand[i] {
 			atomsToMatch = append(atomsToMatch, i)
 		}
 	}
+	as.katoms = atomsToMatch
 	steps := 0
 	var solve func() bool
 	solve = func() bool {
@@ -661,6 +666,10 @@ type aromScratch struct {
 	doneAtoms                []int32 // atoms made aromatic in the current fused system
 	doneMark                 []bool
 	bondCount                []uint8
+	// kekulize
+	kcand  []bool
+	kmatch []int32
+	katoms []int
 }
 
 var aromPool = sync.Pool{New: func() any { return new(aromScratch) }}

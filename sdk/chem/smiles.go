@@ -73,7 +73,8 @@ func parseGraph(s string) (*Mol, error) {
 	}
 	// no more atoms or bonds than characters: one allocation each for ordinary input
 	c := min(len(s), 256)
-	p := &smilesParser{s: s, atoms: make([]atom, 0, c), bonds: make([]bond, 0, c)}
+	var ringBuf [8]ringOpen
+	p := &smilesParser{s: s, atoms: make([]atom, 0, c), bonds: make([]bond, 0, c), rings: ringBuf[:0]}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
@@ -91,7 +92,8 @@ func (p *smilesParser) parse() error {
 	var pendDir byte
 	pendPos := -1 // position of a pending bond symbol, -1 if none
 	type branch struct{ atom, pos int }
-	var stack []branch
+	var stackBuf [16]branch
+	stack := stackBuf[:0]
 	afterDot := false
 	dotPos := -1
 	for p.i < len(s) {
