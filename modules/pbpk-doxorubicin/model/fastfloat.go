@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -39,56 +40,62 @@ func appendSeriesFloats(dst []byte, xs []float64) []byte {
 			b[k] = '-'
 			k++
 		}
-		// The six digits from three pairs, without trailing zeros.
-		hi, lo := m/10000, m%10000
-		mid, lo := lo/100, lo%100
-		d := [6]byte{pairs[2*hi], pairs[2*hi+1], pairs[2*mid], pairs[2*mid+1], pairs[2*lo], pairs[2*lo+1]}
-		nd := 6
-		for nd > 1 && d[nd-1] == '0' {
-			nd--
-		}
-		switch {
-		case e < 0: // 0.000ddd
-			b[k], b[k+1] = '0', '.'
-			k += 2
-			for range -e - 1 {
-				b[k] = '0'
-				k++
-			}
-			for _, c := range d[:nd] {
-				b[k] = c
-				k++
-			}
-		case nd <= e+1: // ddd000
-			for _, c := range d[:nd] {
-				b[k] = c
-				k++
-			}
-			for range e + 1 - nd {
-				b[k] = '0'
-				k++
-			}
-		default: // dd.ddd
-			for _, c := range d[:e+1] {
-				b[k] = c
-				k++
-			}
-			b[k] = '.'
-			k++
-			for _, c := range d[e+1 : nd] {
-				b[k] = c
-				k++
-			}
-		}
+		k += putDigits6(b[k:], m, e)
 		dst = dst[:n+k]
 	}
 	return append(dst, ']')
 }
 
-// pairs holds the two digits of 0–99.
-const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
+// putDigits6 writes the 6-digit integer m (leading digit at 10^e, −5 ≤ e ≤
+// 14) in plain notation without trailing zeros, as encoding/json does, into
+// b (at least 24 bytes) and returns its length. The digits are packed into
+// 64-bit words (first character in the lowest byte) and stored whole: one
+// store each in WebAssembly instead of a bounds-checked store per byte.
+func putDigits6(b []byte, m uint32, e int) int {
+	hi, lo := m/10000, m%10000
+	mid, lo := lo/100, lo%100
+	w := uint64(pairs[hi]) | uint64(pairs[mid])<<16 | uint64(pairs[lo])<<32 // the 6 digits
+	var nd int                                                              // digits without the trailing zeros
+	switch {
+	case lo != 0:
+		nd = 6 - b2i(lo%10 == 0)
+	case mid != 0:
+		nd = 4 - b2i(mid%10 == 0)
+	default:
+		nd = 2 - b2i(hi%10 == 0)
+	}
+	const zeros = 0x3030303030303030 // "00000000"
+	switch {
+	case e < 0: // 0.000ddd
+		binary.LittleEndian.PutUint64(b, 0x3030303030302e30) // "0.000000"
+		z := -e - 1
+		binary.LittleEndian.PutUint64(b[2+z:], w)
+		return 2 + z + nd
+	case nd <= e+1: // ddd000 (the digits past nd are zeros)
+		binary.LittleEndian.PutUint64(b, w|0x3030<<48)
+		binary.LittleEndian.PutUint64(b[8:], zeros)
+		return e + 1
+	default: // dd.ddd
+		sh := 8 * uint(e+1)
+		binary.LittleEndian.PutUint64(b, w&(1<<sh-1)|'.'<<sh|(w>>sh)<<(sh+8))
+		return nd + 1
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pairs holds the two digits of 0–99 as little-endian 16-bit words.
+var pairs = func() (p [100]uint16) {
+	for i := range p {
+		p[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return p
+}()
 
 // pow10 holds 10^k for k in [0, 22], exact in float64.
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
