@@ -14,8 +14,9 @@ import (
 type in struct {
 	SMILES []string `json:"smiles" desc:"molecules to process"`
 	// Stage stops the pipeline early: "parse" (ParseSMILES only), "describe"
-	// (no fingerprint); empty runs all of it.
-	Stage string `json:"stage,omitempty" enum:"parse|describe"`
+	// (no fingerprint); empty runs all of it. "loop" and "calls" run no
+	// sdk/chem code: the floor of the slowdown (see chembench.Run).
+	Stage string `json:"stage,omitempty" enum:"parse|describe|loop|calls"`
 }
 
 func init() {
