@@ -12,6 +12,16 @@ import (
 // queries, that Search gives what the plain map-based search gave: the same
 // count, page, order and facets.
 func TestSearchMatchesReference(t *testing.T) {
+	// facet counts through bitsets (few values) and through the matches,
+	// with fields switching between the two as values come and go
+	defer func(hi, lo int) { bitsMax, bitsMin = hi, lo }(bitsMax, bitsMin)
+	for _, lim := range [][2]int{{256, 128}, {40, 30}, {4, 2}} {
+		bitsMax, bitsMin = lim[0], lim[1]
+		t.Run(fmt.Sprint(lim[0]), searchMatchesReference)
+	}
+}
+
+func searchMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"herg", "ahr", "pbpk", "assay", "rat", "rats", "human", "vitro", "vivo", "kinetics", "liver", "heart"}
 	tags := []string{"herg", "in vitro", "in vivo", "pbpk", "rat"}
@@ -76,7 +86,7 @@ func TestSearchMatchesReference(t *testing.T) {
 			for _, fq := range fqs {
 				for _, page := range [][2]int{{0, 10}, {5, 3}, {0, 1000}, {390, 20}} {
 					query := Query{Q: q, Filters: fq, Sort: srt, Start: page[0], Rows: page[1],
-						FacetFields: []string{"tags", "organization", "title", "nope"}, FacetLimit: 3, FacetMinCount: 1,
+						FacetFields: []string{"tags", "organization", "title", "nope", "name"}, FacetLimit: 3, FacetMinCount: 1,
 						Allow: func(d *Doc) bool { return d.Ref.(int)%7 != 0 }}
 					if page[0] == 5 {
 						query.FacetLimit, query.FacetMinCount = -1, 0

@@ -62,6 +62,12 @@ type dict struct {
 	// rather than through each document.
 	one  []int32
 	many [][]int32
+	// bits holds, by value id, the slots holding the value, while the field
+	// has at most bitsMax distinct values (bitsOn); facets then count a
+	// value as the bits it shares with the matches. Turned off above
+	// bitsMax values, rebuilt when they drop to bitsMin.
+	bits   [][]uint64
+	bitsOn bool
 }
 
 const (
@@ -69,8 +75,35 @@ const (
 	manyValues = -2
 )
 
-// setSlot records the value ids of the document in slot.
+// Limits of per-value bitsets (variables for tests).
+var bitsMax, bitsMin = 256, 128
+
+func newDict() *dict { return &dict{ids: map[string]int32{}, bitsOn: true} }
+
+// slotIDs returns the value ids recorded for slot.
+func (dc *dict) slotIDs(slot int32) []int32 {
+	if int(slot) >= len(dc.one) {
+		return nil
+	}
+	switch id := dc.one[slot]; {
+	case id >= 0:
+		return dc.one[slot : slot+1]
+	case id == manyValues:
+		return dc.many[slot]
+	}
+	return nil
+}
+
+// setSlot records the value ids of the document in slot (nil: none).
 func (dc *dict) setSlot(slot int32, ids []int32) {
+	if dc.bitsOn {
+		for _, id := range dc.slotIDs(slot) {
+			dc.bits[id][slot>>6] &^= 1 << (slot & 63)
+		}
+		for _, id := range ids {
+			dc.setBit(id, slot)
+		}
+	}
 	for int(slot) >= len(dc.one) {
 		dc.one = append(dc.one, noValue)
 	}
@@ -91,6 +124,18 @@ func (dc *dict) setSlot(slot int32, ids []int32) {
 	}
 }
 
+func (dc *dict) setBit(id, slot int32) {
+	for int(id) >= len(dc.bits) {
+		dc.bits = append(dc.bits, nil)
+	}
+	b := dc.bits[id]
+	for int(slot>>6) >= len(b) {
+		b = append(b, 0)
+	}
+	b[slot>>6] |= 1 << (slot & 63)
+	dc.bits[id] = b
+}
+
 func (dc *dict) add(v string) int32 {
 	if id, ok := dc.ids[v]; ok {
 		dc.refs[id]++
@@ -107,6 +152,9 @@ func (dc *dict) add(v string) int32 {
 		dc.refs = append(dc.refs, 1)
 	}
 	dc.ids[v] = id
+	if dc.bitsOn && len(dc.ids) > bitsMax {
+		dc.bitsOn, dc.bits = false, nil
+	}
 	return id
 }
 
@@ -116,6 +164,19 @@ func (dc *dict) release(id int32) {
 		delete(dc.ids, dc.names[id])
 		dc.names[id] = ""
 		dc.free = append(dc.free, id)
+		if !dc.bitsOn && len(dc.ids) <= bitsMin {
+			dc.rebuildBits()
+		}
+	}
+}
+
+// rebuildBits turns the per-value bitsets on and fills them from the slots.
+func (dc *dict) rebuildBits() {
+	dc.bitsOn, dc.bits = true, make([][]uint64, len(dc.names))
+	for slot := range dc.one {
+		for _, id := range dc.slotIDs(int32(slot)) {
+			dc.setBit(id, int32(slot))
+		}
 	}
 }
 
@@ -183,7 +244,7 @@ func (ix *Index) Put(d *Doc) {
 		if !ok {
 			n = len(ix.dicts)
 			ix.fieldNum[f] = n
-			ix.dicts = append(ix.dicts, &dict{ids: map[string]int32{}})
+			ix.dicts = append(ix.dicts, newDict())
 		}
 		if n >= len(d.vals) {
 			d.vals = append(d.vals, make([][]int32, n+1-len(d.vals))...)
@@ -224,11 +285,11 @@ func (ix *Index) Delete(id string) {
 		}
 	}
 	for n, ids := range old.vals {
-		for _, v := range ids {
-			ix.dicts[n].release(v)
-		}
 		if ids != nil {
 			ix.dicts[n].setSlot(old.slot, nil)
+		}
+		for _, v := range ids {
+			ix.dicts[n].release(v)
 		}
 	}
 	old.vals = nil
@@ -339,7 +400,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 	sc.hits = hits
 	res := Result{Count: len(hits)}
 	if len(q.FacetFields) > 0 {
-		res.Facets = ix.facets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
+		res.Facets = ix.facets(sc, hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	cmp := func(a, b hit) bool { return less(keys, a, b) }
 	if keys[0].idx == keyScore && keys[0].desc {
@@ -439,10 +500,11 @@ type scratch struct {
 	hits []hit
 	// gen stamps the slots touched by the current search in acc; a slot
 	// with an older stamp has score 0 and no matched groups.
-	gen  uint32
-	acc  []slotAcc
-	cand []uint64
-	not  []uint64
+	gen   uint32
+	acc   []slotAcc
+	cand  []uint64
+	not   []uint64
+	hbits []uint64
 }
 
 // slotAcc is one slot's running score and matched group counts.
@@ -486,6 +548,19 @@ func (sc *scratch) reset(n int) {
 	sc.cand, sc.not = sc.cand[:words], sc.not[:words]
 	clear(sc.cand)
 	clear(sc.not)
+}
+
+// hitBits returns the slots of hits as a bitset of words words.
+func (sc *scratch) hitBits(hits []hit, words int) []uint64 {
+	if cap(sc.hbits) < words {
+		sc.hbits = make([]uint64, words)
+	}
+	b := sc.hbits[:words]
+	clear(b)
+	for _, h := range hits {
+		b[h.slot>>6] |= 1 << (h.slot & 63)
+	}
+	return b
 }
 
 // touch returns slot's accumulator, current for this search.
@@ -802,9 +877,11 @@ func less(keys []sortKey, a, b hit) bool {
 
 // facets counts the values of fields over hits: through interned value
 // ids and counters for exact fields, through a map for text fields.
-func (ix *Index) facets(hits []hit, fields []string, limit, mincount int) map[string][]Facet {
+func (ix *Index) facets(sc *scratch, all []hit, fields []string, limit, mincount int) map[string][]Facet {
 	out := make(map[string][]Facet, len(fields))
+	var hitBits []uint64
 	for _, f := range fields {
+		hits := all
 		var items []Facet
 		if TextFields[f] {
 			counts := map[string]int{}
@@ -823,6 +900,22 @@ func (ix *Index) facets(hits []hit, fields []string, limit, mincount int) map[st
 			dc := ix.dicts[n]
 			counts := make([]int32, len(dc.names))
 			one := dc.one
+			words := (len(ix.slots) + 63) / 64
+			// a word of a bitset costs about a quarter of a match's lookup
+			if dc.bitsOn && len(dc.ids)*words < 4*len(hits) {
+				// count each value as the bits it shares with the matches
+				if hitBits == nil {
+					hitBits = sc.hitBits(hits, words)
+				}
+				for id, b := range dc.bits {
+					c := 0
+					for w, x := range b[:min(len(b), len(hitBits))] {
+						c += bits64.OnesCount64(x & hitBits[w])
+					}
+					counts[id] = int32(c)
+				}
+				hits = hits[:0]
+			}
 			for _, h := range hits {
 				if int(h.slot) >= len(one) {
 					continue

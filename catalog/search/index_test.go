@@ -69,3 +69,50 @@ func TestMinimumMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestFacetBitsFollowValues switches a field's per-value bitsets off (too
+// many values) and on again (values gone), checking counts all along.
+func TestFacetBitsFollowValues(t *testing.T) {
+	defer func(hi, lo int) { bitsMax, bitsMin = hi, lo }(bitsMax, bitsMin)
+	bitsMax, bitsMin = 4, 2
+	ix := New()
+	put := func(i int, v ...string) {
+		ix.Put(&Doc{ID: fmt.Sprint(i), Fields: map[string][]string{"f": v}, Text: map[string]float64{"x": 1}})
+	}
+	check := func(step string, wantOn bool, want map[string]int) {
+		t.Helper()
+		dc := ix.dicts[ix.fieldNum["f"]]
+		if dc.bitsOn != wantOn {
+			t.Fatalf("%s: bitsOn %v", step, dc.bitsOn)
+		}
+		res, err := ix.Search(Query{Q: "x", FacetFields: []string{"f"}, FacetLimit: -1, FacetMinCount: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, f := range res.Facets["f"] {
+			got[f.Value] = f.Count
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v want %v", step, got, want)
+		}
+	}
+	for i := range 3 {
+		put(i, "a", "b")
+	}
+	put(3, "a")
+	check("few values", true, map[string]int{"a": 4, "b": 3})
+	for i := 4; i < 9; i++ {
+		put(i, fmt.Sprint("v", i), "a")
+	}
+	check("many values", false, map[string]int{"a": 9, "b": 3, "v4": 1, "v5": 1, "v6": 1, "v7": 1, "v8": 1})
+	for i := 4; i < 9; i++ {
+		ix.Delete(fmt.Sprint(i))
+	}
+	put(0, "b")
+	check("values gone", true, map[string]int{"a": 3, "b": 3})
+	for i := 20; i < 80; i++ {
+		put(i, "a", "c")
+	}
+	check("more slots", true, map[string]int{"a": 63, "b": 3, "c": 60})
+}
