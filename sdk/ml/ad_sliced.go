@@ -27,7 +27,7 @@ type slicedIndex struct {
 	nbits, blocks int
 	cols          []uint64
 	last          uint64   // valid references in the last block
-	pmin          []uint16 // smallest bit count in each block
+	pmin, pmax    []uint16 // smallest and largest bit count in each block
 }
 
 // buildSliced transposes the set (called by prepare).
@@ -43,9 +43,10 @@ func (a *ADSet) buildSliced() {
 	if r := n % 64; r != 0 {
 		x.last = 1<<r - 1
 	}
-	x.pmin = make([]uint16, blocks)
+	x.pmin, x.pmax = make([]uint16, blocks), make([]uint16, blocks)
 	for w := range x.pmin {
 		x.pmin[w] = slices.Min(a.Pop[w*64 : min(w*64+64, n)])
+		x.pmax[w] = slices.Max(a.Pop[w*64 : min(w*64+64, n)])
 	}
 	for i := 0; i < n; i++ {
 		col := x.cols[(i/64)*(nbits+1):]
@@ -86,52 +87,18 @@ func (a *ADSet) searchSliced(q []uint64, nq int, top []float64) {
 		qb = append(qb, uint16(x.nbits))
 	}
 	S := max(bits.Len(uint(nq)), 4) // counts ≤ nq < 2^S
-	if cap(sc.cnt) < x.blocks*S {
-		sc.cnt = make([]uint64, x.blocks*S)
+	if cap(sc.cnt) < S {
+		sc.cnt = make([]uint64, S)
 	}
-	cnt := sc.cnt[:x.blocks*S]
-	// Phase 1: bit-sliced AND-counts, 16 query bits at a time through a
-	// carry-save adder tree (Harley–Seal): ones, twos, fours and eights are
-	// the low four counter bits, the sixteens ripple into the higher ones.
-	stride := x.nbits + 1
-	for w := 0; w < x.blocks; w++ {
-		col := x.cols[w*stride : (w+1)*stride]
-		c := cnt[w*S : (w+1)*S]
-		clear(c)
-		var ones, twos, fours, eights uint64
-		for g := 0; g+16 <= len(qb); g += 16 {
-			in := qb[g : g+16 : g+16]
-			var twosA, twosB, foursA, foursB, eightsA, eightsB, sixteens uint64
-			twosA, ones = csa(ones, col[in[0]], col[in[1]])
-			twosB, ones = csa(ones, col[in[2]], col[in[3]])
-			foursA, twos = csa(twos, twosA, twosB)
-			twosA, ones = csa(ones, col[in[4]], col[in[5]])
-			twosB, ones = csa(ones, col[in[6]], col[in[7]])
-			foursB, twos = csa(twos, twosA, twosB)
-			eightsA, fours = csa(fours, foursA, foursB)
-			twosA, ones = csa(ones, col[in[8]], col[in[9]])
-			twosB, ones = csa(ones, col[in[10]], col[in[11]])
-			foursA, twos = csa(twos, twosA, twosB)
-			twosA, ones = csa(ones, col[in[12]], col[in[13]])
-			twosB, ones = csa(ones, col[in[14]], col[in[15]])
-			foursB, twos = csa(twos, twosA, twosB)
-			eightsB, fours = csa(fours, foursA, foursB)
-			sixteens, eights = csa(eights, eightsA, eightsB)
-			for s := 4; sixteens != 0 && s < len(c); s++ {
-				t := c[s] & sixteens
-				c[s] ^= sixteens
-				sixteens = t
-			}
-		}
-		c[0], c[1], c[2], c[3] = ones, twos, fours, eights
-	}
-	// Phase 2: read the counts out, block by block outward from the block
-	// whose bit counts are nearest the query's (with the set sorted by bit
-	// count, the likely neighbours), which is read whole to fill the top
-	// list. In block w every bit count is ≥ pmin, so a reference with count
-	// a has Dice ≤ 2a/(nq+max(a,pmin)), which grows with a: the block's
-	// candidates are the counts ≥ the smallest a whose bound beats the k-th
-	// best (every count when the list is not full).
+	c := sc.cnt[:S]
+	// Visit the blocks outward from the one whose bit counts are nearest the
+	// query's (with the set sorted by bit count, the likely neighbours), read
+	// whole while the top list is not full. A block whose bit counts cannot
+	// give a Dice above the k-th best is skipped; otherwise its counts are
+	// computed, and as every bit count in it is ≥ pmin, a reference with
+	// count a has Dice ≤ 2a/(nq+max(a,pmin)), which grows with a: the
+	// block's candidates are the counts ≥ the smallest a whose bound beats
+	// the k-th best.
 	k := len(top)
 	seed := min(sort.Search(len(a.Pop), func(i int) bool { return int(a.Pop[i]) >= nq })/64, x.blocks-1)
 	for i := 0; i < 2*x.blocks; i++ {
@@ -142,8 +109,25 @@ func (a *ADSet) searchSliced(q []uint64, nq int, top []float64) {
 		if w < 0 || w >= x.blocks {
 			continue
 		}
-		c := cnt[w*S : (w+1)*S]
 		kth := top[k-1]
+		if kth >= 0 {
+			// skip the block when no bit count in it allows Dice above the
+			// k-th best: 2·min(nq,p)/(nq+p) peaks at p = nq
+			pmin, pmax := int(x.pmin[w]), int(x.pmax[w])
+			var bound float64
+			switch {
+			case pmax <= nq:
+				bound = 2 * float64(pmax) / float64(nq+pmax)
+			case pmin >= nq:
+				bound = 2 * float64(nq) / float64(nq+pmin)
+			default:
+				bound = 1
+			}
+			if bound <= kth {
+				continue
+			}
+		}
+		x.count(w, qb, c)
 		if kth < 0 {
 			a.insertMask(w, c, ^uint64(0), nq, top)
 			continue
@@ -178,6 +162,43 @@ func (a *ADSet) insertMask(w int, c []uint64, m uint64, nq int, top []float64) {
 		}
 		insert(top, and, nq+int(pop[j]))
 	}
+}
+
+// count computes the bit-sliced AND-counts of block w with the query bits
+// qb (padded to groups of 16 with the zero column) into c: 16 query bits at
+// a time through a carry-save adder tree (Harley–Seal), where ones, twos,
+// fours and eights are the low four counter bits and the sixteens ripple
+// into the higher ones.
+func (x *slicedIndex) count(w int, qb []uint16, c []uint64) {
+	stride := x.nbits + 1
+	col := x.cols[w*stride : (w+1)*stride]
+	clear(c)
+	var ones, twos, fours, eights uint64
+	for g := 0; g+16 <= len(qb); g += 16 {
+		in := qb[g : g+16 : g+16]
+		var twosA, twosB, foursA, foursB, eightsA, eightsB, sixteens uint64
+		twosA, ones = csa(ones, col[in[0]], col[in[1]])
+		twosB, ones = csa(ones, col[in[2]], col[in[3]])
+		foursA, twos = csa(twos, twosA, twosB)
+		twosA, ones = csa(ones, col[in[4]], col[in[5]])
+		twosB, ones = csa(ones, col[in[6]], col[in[7]])
+		foursB, twos = csa(twos, twosA, twosB)
+		eightsA, fours = csa(fours, foursA, foursB)
+		twosA, ones = csa(ones, col[in[8]], col[in[9]])
+		twosB, ones = csa(ones, col[in[10]], col[in[11]])
+		foursA, twos = csa(twos, twosA, twosB)
+		twosA, ones = csa(ones, col[in[12]], col[in[13]])
+		twosB, ones = csa(ones, col[in[14]], col[in[15]])
+		foursB, twos = csa(twos, twosA, twosB)
+		eightsB, fours = csa(fours, foursA, foursB)
+		sixteens, eights = csa(eights, eightsA, eightsB)
+		for s := 4; sixteens != 0 && s < len(c); s++ {
+			t := c[s] & sixteens
+			c[s] ^= sixteens
+			sixteens = t
+		}
+	}
+	c[0], c[1], c[2], c[3] = ones, twos, fours, eights
 }
 
 // geMask returns the references of a block whose bit-sliced count c is ≥ t.
