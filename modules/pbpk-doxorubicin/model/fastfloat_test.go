@@ -54,11 +54,16 @@ func TestAppendSeriesFloatsIsStats(t *testing.T) {
 func TestAppendJSONStringIsMarshal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	alphabet := []string{"a", "<", ">", "&", `"`, `\`, "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "²", "µ",
-		"\u2028", "\u2029", "\xff", "\xe2\x80", "😀", " ", "'"}
-	cases := []string{"", `<svg width="1">m² & µ</svg>`}
-	for range 2000 {
+		"\u2028", "\u2029", "\xff", "\xe2\x80", "😀", " ", "'",
+		"123.4,56.7 ", "abcdefghijklmnopqrstuvwxyz", "0123456789", "=#;:/()[]{}"}
+	out, err := Simulate(reference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []string{"", `<svg width="1">m² & µ</svg>`, out.PlotSVG}
+	for range 5000 {
 		var s string
-		for range rng.IntN(20) {
+		for range rng.IntN(40) {
 			s += alphabet[rng.IntN(len(alphabet))]
 		}
 		cases = append(cases, s)
@@ -87,6 +92,25 @@ func TestAppendTimeIsJSON(t *testing.T) {
 	for _, v := range xs {
 		if got, want := string(appendTime(nil, v)), string(stats.AppendJSONFloat(nil, v)); got != want {
 			t.Fatalf("%v: %s, stats.AppendJSONFloat %s", v, got, want)
+		}
+	}
+}
+
+// needsEscape flags a word exactly when one of its bytes needs escaping (or
+// is not ASCII), whatever the other bytes.
+func TestNeedsEscape(t *testing.T) {
+	esc := func(c byte) bool {
+		return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
+	}
+	for _, fill := range []byte{'a', 0x21, 0x7f, '0', '<' + 1, '&' - 1} {
+		for c := range 256 {
+			for p := range 8 {
+				w := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				w[p] = byte(c)
+				if got, want := needsEscape(load8(string(w), 0)), esc(byte(c)) || esc(fill); got != want {
+					t.Fatalf("byte %#x at %d among %#x: %v, want %v", c, p, fill, got, want)
+				}
+			}
 		}
 	}
 }

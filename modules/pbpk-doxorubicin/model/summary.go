@@ -10,33 +10,38 @@ import (
 
 func summarize(ph *Physiology, sol *ode.Solution, doseMg, doseUmol, tinf float64) *Output {
 	n := len(sol.T)
-	um := map[string][]float64{}
-	add := func(name string, f func(y []float64) float64) {
-		s := make([]float64, n)
-		for k, y := range sol.Y {
-			s[k] = f(y)
-		}
-		um[name] = s
-	}
-	add("plasma", func(y []float64) float64 { return y[sVen] / ph.vven / BP })
-	for i, name := range tissueNames {
-		add(name, func(y []float64) float64 { return y[sTissue0+i] / ph.v[i] })
+	// The concentrations in µM, one series per compartment, computed in one
+	// pass over the solution (plasma, the tissues, then the heart's four).
+	const nSeries = 1 + nTissues + 4
+	names := [nSeries]string{"plasma"}
+	copy(names[1:], tissueNames[:])
+	copy(names[1+nTissues:], []string{"heart", "heart_extracellular", "heart_intracellular_free", "heart_DNA_bound"})
+	backing := make([]float64, 2*nSeries*n)
+	var u, g [nSeries][]float64 // µM and ng/mL
+	for j := range u {
+		u[j] = backing[j*n : (j+1)*n : (j+1)*n]
+		g[j] = backing[(nSeries+j)*n : (nSeries+j+1)*n : (nSeries+j+1)*n]
 	}
 	vh := ph.vHeartEC + ph.vHeartIC
-	add("heart", func(y []float64) float64 { return (y[sHeartEC] + y[sHeartIC]) / vh })
-	add("heart_extracellular", func(y []float64) float64 { return y[sHeartEC] / ph.vHeartEC })
-	add("heart_intracellular_free", func(y []float64) float64 { return freeIntracellular(y[sHeartIC] / ph.vHeartIC) })
-	add("heart_DNA_bound", func(y []float64) float64 {
-		ct := y[sHeartIC] / ph.vHeartIC
-		return ct - freeIntracellular(ct)
-	})
-	ng := map[string][]float64{}
-	for k, v := range um {
-		s := make([]float64, n)
-		for j := range v {
-			s[j] = v[j] * MW // µM × g/mol = µg/L = ng/mL
+	for k, y := range sol.Y {
+		y = y[:nStates]
+		u[0][k] = y[sVen] / ph.vven / BP
+		for i := range nTissues {
+			u[1+i][k] = y[sTissue0+i] / ph.v[i]
 		}
-		ng[k] = s
+		ct := y[sHeartIC] / ph.vHeartIC
+		ce := freeIntracellular(ct)
+		u[1+nTissues][k] = (y[sHeartEC] + y[sHeartIC]) / vh
+		u[2+nTissues][k] = y[sHeartEC] / ph.vHeartEC
+		u[3+nTissues][k] = ce
+		u[4+nTissues][k] = ct - ce
+	}
+	um, ng := make(map[string][]float64, nSeries), make(map[string][]float64, nSeries)
+	for j, name := range names {
+		for k, v := range u[j] {
+			g[j][k] = v * MW // µM × g/mol = µg/L = ng/mL
+		}
+		um[name], ng[name] = u[j], g[j]
 	}
 	out := &Output{Model: Name, Version: Version, Physiology: ph,
 		Series: Series{TimeH: sol.T, NgPerML: ng, UM: um},
