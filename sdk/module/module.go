@@ -61,12 +61,16 @@ func Handle[In, Out any](path string, fn func(In) (Out, error)) *Endpoint {
 	if err != nil {
 		panic(fmt.Sprintf("module: schema of %T: %v", zero, err))
 	}
+	plan := planFor(reflect.TypeFor[In]())
 	return &Endpoint{
 		route: abi.Route{Path: path, InputSchema: schema, Output: abi.Output{Description: "see the model card"}},
 		eval: func(input []byte) (any, error) {
 			var in In
-			if err := decode(input, &in); err != nil {
-				return nil, err
+			if plan == nil || !fastDecode(plan, input, &in) {
+				in = zero // encoding/json decides: its value or its error
+				if err := decode(input, &in); err != nil {
+					return nil, err
+				}
 			}
 			return fn(in)
 		},

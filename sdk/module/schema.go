@@ -18,12 +18,21 @@ var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 //	enum:"human|rat|mouse"              allowed string values
 //	min:"0" max:"120"                   numeric bounds (inclusive)
 //	minlen:"1" maxlen:"2000"            string length or array size bounds
-func SchemaOf(t reflect.Type) map[string]any {
+//
+// A type with its own UnmarshalJSON (or UnmarshalText) method, an interface
+// and a recursive use of a struct accept any value: the method or the handler
+// checks them.
+func SchemaOf(t reflect.Type) map[string]any { return schemaOf(t, map[reflect.Type]bool{}) }
+
+func schemaOf(t reflect.Type, busy map[reflect.Type]bool) map[string]any {
 	if t == nil || t == rawMessageType {
 		return map[string]any{}
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if pt := reflect.PointerTo(t); pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) || busy[t] {
+		return map[string]any{}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -36,17 +45,19 @@ func SchemaOf(t reflect.Type) map[string]any {
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": "array", "items": SchemaOf(t.Elem())}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), busy)}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": SchemaOf(t.Elem())}
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), busy)}
 	case reflect.Struct:
-		return structSchema(t)
+		busy[t] = true
+		defer delete(busy, t)
+		return structSchema(t, busy)
 	default:
 		return map[string]any{}
 	}
 }
 
-func structSchema(t reflect.Type) map[string]any {
+func structSchema(t reflect.Type, busy map[reflect.Type]bool) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	for i := 0; i < t.NumField(); i++ {
@@ -61,7 +72,7 @@ func structSchema(t reflect.Type) map[string]any {
 		if name == "" {
 			name = f.Name
 		}
-		s := SchemaOf(f.Type)
+		s := schemaOf(f.Type, busy)
 		tagConstraints(s, f.Tag)
 		props[name] = s
 		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
