@@ -171,85 +171,86 @@ func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec
 // searchJSON is searchMap without fl, encoded directly: the same bytes as
 // ckan.Marshal(searchMap(...)) (maps' keys in sorted order), with each
 // result's cached encoding (datasetJSON). Callers hold a lock.
-func (st *state) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSON, error) {
-	results := make([]ckan.RawJSON, len(res.IDs))
-	size := 256
+func (st *state) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSONParts, error) {
+	fields := slices.Clone(facetFields)
+	slices.Sort(fields)
+	fields = slices.Compact(fields)
+	head := make([]byte, 0, 256+len(fields)*512)
+	head = append(head, `{"count": `...)
+	head = strconv.AppendInt(head, int64(res.Count), 10)
+	head = append(head, `, "facets": {`...)
+	for i, field := range fields {
+		if i > 0 {
+			head = append(head, ", "...)
+		}
+		head = ckan.AppendString(head, field)
+		head = append(head, ": {"...)
+		byValue := slices.Clone(res.Facets[field])
+		slices.SortFunc(byValue, func(a, b search.Facet) int { return strings.Compare(a.Value, b.Value) })
+		for j, f := range byValue {
+			if j > 0 {
+				head = append(head, ", "...)
+			}
+			head = ckan.AppendString(head, f.Value)
+			head = append(head, ": "...)
+			head = strconv.AppendInt(head, int64(f.Count), 10)
+		}
+		head = append(head, '}')
+	}
+	head = append(head, `}, "results": [`...)
+	// the results are the datasets' cached encodings, not copied here
+	parts := make(ckan.RawJSONParts, 0, 2*len(res.IDs)+2)
+	parts = append(parts, head)
 	for i, id := range res.IDs {
 		b, err := st.datasetJSON(st.datasets[id], siteURL)
 		if err != nil {
 			return nil, err
 		}
-		results[i] = b
-		size += len(b) + 2
-	}
-	fields := slices.Clone(facetFields)
-	slices.Sort(fields)
-	fields = slices.Compact(fields)
-	out := make([]byte, 0, size+len(fields)*1024)
-	out = append(out, `{"count": `...)
-	out = strconv.AppendInt(out, int64(res.Count), 10)
-	out = append(out, `, "facets": {`...)
-	for i, field := range fields {
 		if i > 0 {
-			out = append(out, ", "...)
+			parts = append(parts, commaSpace)
 		}
-		out = ckan.AppendString(out, field)
-		out = append(out, ": {"...)
-		byValue := slices.Clone(res.Facets[field])
-		slices.SortFunc(byValue, func(a, b search.Facet) int { return strings.Compare(a.Value, b.Value) })
-		for j, f := range byValue {
-			if j > 0 {
-				out = append(out, ", "...)
-			}
-			out = ckan.AppendString(out, f.Value)
-			out = append(out, ": "...)
-			out = strconv.AppendInt(out, int64(f.Count), 10)
-		}
-		out = append(out, '}')
+		parts = append(parts, b)
 	}
-	out = append(out, `}, "results": [`...)
-	for i, b := range results {
-		if i > 0 {
-			out = append(out, ", "...)
-		}
-		out = append(out, b...)
-	}
-	out = append(out, `], "search_facets": {`...)
+	tail := make([]byte, 0, 128+len(fields)*1024)
+	tail = append(tail, `], "search_facets": {`...)
 	type item struct {
 		search.Facet
 		display string
 	}
 	for i, field := range fields {
 		if i > 0 {
-			out = append(out, ", "...)
+			tail = append(tail, ", "...)
 		}
 		items := make([]item, len(res.Facets[field]))
 		for j, f := range res.Facets[field] {
 			items[j] = item{f, st.facetDisplay(field, f.Value)}
 		}
 		sort.SliceStable(items, func(i, j int) bool { return items[i].display > items[j].display })
-		out = ckan.AppendString(out, field)
-		out = append(out, `: {"items": [`...)
+		tail = ckan.AppendString(tail, field)
+		tail = append(tail, `: {"items": [`...)
 		for j, it := range items {
 			if j > 0 {
-				out = append(out, ", "...)
+				tail = append(tail, ", "...)
 			}
-			out = append(out, `{"count": `...)
-			out = strconv.AppendInt(out, int64(it.Count), 10)
-			out = append(out, `, "display_name": `...)
-			out = ckan.AppendString(out, it.display)
-			out = append(out, `, "name": `...)
-			out = ckan.AppendString(out, it.Value)
-			out = append(out, '}')
+			tail = append(tail, `{"count": `...)
+			tail = strconv.AppendInt(tail, int64(it.Count), 10)
+			tail = append(tail, `, "display_name": `...)
+			tail = ckan.AppendString(tail, it.display)
+			tail = append(tail, `, "name": `...)
+			tail = ckan.AppendString(tail, it.Value)
+			tail = append(tail, '}')
 		}
-		out = append(out, `], "title": `...)
-		out = ckan.AppendString(out, field)
-		out = append(out, '}')
+		tail = append(tail, `], "title": `...)
+		tail = ckan.AppendString(tail, field)
+		tail = append(tail, '}')
 	}
-	out = append(out, `}, "sort": `...)
-	out = ckan.AppendString(out, sortSpec)
-	return append(out, '}'), nil
+	tail = append(tail, `}, "sort": `...)
+	tail = ckan.AppendString(tail, sortSpec)
+	return append(parts, append(tail, '}')), nil
 }
+
+// commaSpace separates list items as ckan.Marshal does. Never modified.
+var commaSpace = []byte(", ")
 
 // facetFields reads facet.field: a JSON list (often sent as a string).
 func facetFields(v any) []string {

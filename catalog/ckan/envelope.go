@@ -41,13 +41,24 @@ type errorEnvelope struct {
 
 // Success renders {"help", "success": true, "result"} with status 200.
 func Success(siteURL, action string, result any) Response {
-	if raw, ok := result.(RawJSON); ok && len(raw) > 0 {
+	var parts RawJSONParts
+	switch r := result.(type) {
+	case RawJSON:
+		if len(r) > 0 {
+			parts = RawJSONParts{r}
+		}
+	case RawJSONParts:
+		if r.Len() > 0 {
+			parts = r
+		}
+	}
+	if parts != nil {
 		help := HelpURL(siteURL, action)
-		body := make([]byte, 0, len(raw)+len(help)+48)
+		body := make([]byte, 0, parts.Len()+len(help)+48)
 		body = append(body, `{"help": `...)
 		body = AppendString(body, help)
 		body = append(body, `, "success": true, "result": `...)
-		body = append(body, raw...)
+		body = parts.join(body)
 		return Response{Status: 200, ContentType: ContentTypeJSON, Body: append(body, '}')}
 	}
 	body, err := Marshal(successEnvelope{Help: HelpURL(siteURL, action), Success: true, Result: result})

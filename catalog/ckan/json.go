@@ -11,8 +11,15 @@ import (
 // characters escaped as \uXXXX, separators ", " and ": ", HTML characters
 // left as they are.
 func Marshal(v any) ([]byte, error) {
-	if r, ok := v.(RawJSON); ok && len(r) > 0 {
-		return r, nil
+	switch r := v.(type) {
+	case RawJSON:
+		if len(r) > 0 {
+			return r, nil
+		}
+	case RawJSONParts:
+		if r.Len() > 0 {
+			return r.join(nil), nil
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -89,6 +96,39 @@ func (r RawJSON) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return r, nil
+}
+
+// RawJSONParts is a value already encoded as Marshal encodes it, in pieces
+// that are joined as they are. Pieces may be shared (cached encodings) and
+// are never modified; Success copies them once, into the reply.
+type RawJSONParts [][]byte
+
+// Len is the length of the joined encoding.
+func (p RawJSONParts) Len() int {
+	n := 0
+	for _, b := range p {
+		n += len(b)
+	}
+	return n
+}
+
+func (p RawJSONParts) join(dst []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, p.Len())
+	}
+	for _, b := range p {
+		dst = append(dst, b...)
+	}
+	return dst
+}
+
+// MarshalJSON returns the joined pieces, for RawJSONParts nested in another
+// value.
+func (p RawJSONParts) MarshalJSON() ([]byte, error) {
+	if p.Len() == 0 {
+		return []byte("null"), nil
+	}
+	return p.join(nil), nil
 }
 
 // AppendString appends s as Marshal encodes a string.
