@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"testing"
 	"time"
 
@@ -63,6 +64,10 @@ func BenchmarkServerCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := &server{svc: svc, log: quiet}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.Logf("live heap after load: %.0f MB (includes the embedded store)", float64(ms.HeapAlloc)/(1<<20))
 	qs := []string{"hepatotoxicity", "herg assay", "doxorubicin kinetics", "human in vitro"}
 	reqs := make([]*contract.Request, len(qs))
 	for i, q := range qs {
