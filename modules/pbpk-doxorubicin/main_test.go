@@ -25,3 +25,20 @@ func TestManifestAndCall(t *testing.T) {
 		t.Fatalf("bad input: %v", err)
 	}
 }
+
+// The output buffer reused across calls: an answer is not changed by the
+// next call.
+func TestOutputBufferReuse(t *testing.T) {
+	a, err := module.Call("/pbpk/doxorubicin", []byte(`{"dose_mg":60,"age":50,"weight":70,"height":190,"days":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := string(a)
+	b, err := module.Call("/pbpk/doxorubicin", []byte(`{"dose_mg":30,"age":70,"weight":60,"height":160,"days":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != keep || string(a) == string(b) {
+		t.Fatal("an answer changed after the next call")
+	}
+}

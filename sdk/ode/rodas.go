@@ -176,11 +176,7 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		h := step
 		if needJac {
 			r.jacobian(s, t, y)
-			if s.o.Autonomous {
-				for i := range r.fx {
-					r.fx[i] = 0
-				}
-			} else {
+			if !s.o.Autonomous { // ∂f/∂t by a forward difference (unused when autonomous)
 				dt := math.Sqrt(2.2e-16) * math.Max(1e-5, math.Abs(t))
 				s.f(t+dt, y, r.du)
 				for i := range r.fx {
@@ -282,12 +278,27 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 			k6[i] = du[i] + ih*(rbC61*k1[i]+rbC62*k2[i]+rbC63*k3[i]+rbC64*k4[i]+rbC65*k5[i])
 		}
 		r.solve(k6)
+		// The new state, its error norm (as errNorm) and finiteness in one pass.
 		ynew := r.ynew[:n]
-		for i := range ynew {
-			ynew[i] = u[i] + k6[i]
+		var sum float64
+		nonFinite := false
+		rtol, atolVec, atol := s.o.RelTol, s.o.AbsTolVec, s.o.AbsTol
+		if atolVec != nil {
+			atolVec = atolVec[:n]
 		}
-		e := s.errNorm(r.k6, y, r.ynew)
-		if math.IsNaN(e) || !finite(r.ynew) {
+		for i := range ynew {
+			yn := u[i] + k6[i]
+			ynew[i] = yn
+			sc := atol
+			if atolVec != nil {
+				sc = atolVec[i]
+			}
+			q := k6[i] / (sc + rtol*math.Max(math.Abs(y[i]), math.Abs(yn)))
+			sum += q * q
+			nonFinite = nonFinite || math.IsNaN(yn) || math.IsInf(yn, 0)
+		}
+		e := math.Sqrt(sum / float64(n))
+		if math.IsNaN(e) || nonFinite {
 			e = math.Inf(1)
 		}
 		if e > 1 {
@@ -297,19 +308,24 @@ func (r *rodas) run(s *solver, ta, tb float64, y []float64, times []float64, nex
 		}
 		s.stats.Steps++
 		if next < len(times) && times[next] <= tnew && times[next] < tb {
-			for i := 0; i < n; i++ {
-				r.d1[i] = rbH21*r.k1[i] + rbH22*r.k2[i] + rbH23*r.k3[i] + rbH24*r.k4[i] + rbH25*r.k5[i]
-				r.d2[i] = rbH31*r.k1[i] + rbH32*r.k2[i] + rbH33*r.k3[i] + rbH34*r.k4[i] + rbH35*r.k5[i]
+			// Dense output at the times in (t, tnew] (strictly below tb), as
+			// emitDense, written out here: a closure call per output time
+			// is dear in WebAssembly.
+			d1, d2 := r.d1[:n], r.d2[:n]
+			for i := range d1 {
+				d1[i] = rbH21*k1[i] + rbH22*k2[i] + rbH23*k3[i] + rbH24*k4[i] + rbH25*k5[i]
+				d2[i] = rbH31*k1[i] + rbH32*k2[i] + rbH33*k3[i] + rbH34*k4[i] + rbH35*k5[i]
 			}
-			next = emitDense(times, next, out, tnew, tb, func(tt float64, dst []float64) {
-				th := (tt - t) / h
+			for ; next < len(times) && times[next] <= tnew && times[next] < tb; next++ {
+				th := (times[next] - t) / h
 				th1 := 1 - th
+				dst := out[next][:n]
 				for i := range dst {
-					dst[i] = th1*y[i] + th*(r.ynew[i]+th1*(r.d1[i]+th*r.d2[i]))
+					dst[i] = th1*y[i] + th*(ynew[i]+th1*(d1[i]+th*d2[i]))
 				}
-			})
+			}
 		}
-		copy(y, r.ynew)
+		copy(y, ynew)
 		t = tnew
 		if last {
 			return next, nil
