@@ -56,6 +56,7 @@ type morganScratch struct {
 	nbrs        []morganNbr
 	seenHash    []uint64 // environments already emitted: hash for a quick filter,
 	seenWords   []uint64 // words to confirm
+	seenTab     []int32  // hash table of seenHash indices + 1
 	ids         []uint32
 	sortScratch []morganEnv
 }
@@ -107,6 +108,9 @@ func envLess(a, b morganEnv, round []uint64, w int) bool {
 // bottom-up merge sort with runs of insertion sort, without calls per
 // comparison beyond envLess. tmp is scratch space, returned grown.
 func sortEnvs(envs []morganEnv, round []uint64, w int, tmp []morganEnv) []morganEnv {
+	if w == 1 {
+		return sortEnvs1(envs, round, tmp)
+	}
 	n := len(envs)
 	const run = 12
 	for lo := 0; lo < n; lo += run {
@@ -145,6 +149,60 @@ func sortEnvs(envs []morganEnv, round []uint64, w int, tmp []morganEnv) []morgan
 		copy(envs, src)
 	}
 	return tmp
+}
+
+// sortEnvs1 is sortEnvs for bond sets of one word (molecules of at most
+// 64 bonds), with the comparison inlined.
+func sortEnvs1(envs []morganEnv, round []uint64, tmp []morganEnv) []morganEnv {
+	n := len(envs)
+	const run = 12
+	for lo := 0; lo < n; lo += run {
+		hi := min(lo+run, n)
+		for a := lo + 1; a < hi; a++ {
+			for b := a; b > lo && env1Less(envs[b], envs[b-1], round); b-- {
+				envs[b], envs[b-1] = envs[b-1], envs[b]
+			}
+		}
+	}
+	if n <= run {
+		return tmp
+	}
+	tmp = grow(tmp, n)
+	src, dst := envs, tmp
+	for width := run; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := min(lo+width, n), min(lo+2*width, n)
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if env1Less(src[j], src[i], round) {
+					dst[k] = src[j]
+					j++
+				} else {
+					dst[k] = src[i]
+					i++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &envs[0] {
+		copy(envs, src)
+	}
+	return tmp
+}
+
+// env1Less is envLess for one-word bond sets.
+func env1Less(a, b morganEnv, round []uint64) bool {
+	if ra, rb := round[a.atom], round[b.atom]; ra != rb {
+		return ra < rb
+	}
+	if a.invar != b.invar {
+		return a.invar < b.invar
+	}
+	return a.atom < b.atom
 }
 
 // hashWords is a 64-bit FNV-1a style hash of a word slice.

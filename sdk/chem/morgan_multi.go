@@ -110,12 +110,26 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			envs = append(envs, morganEnv{invar: invar, atom: int32(i)})
 		}
 		s.sortScratch = sortEnvs(envs, round, w, s.sortScratch)
+		// the bond sets seen so far, in an open-addressing table of indices
+		// into seenHash (+1; 0 is empty) with room for every environment
+		if layer == 0 {
+			size := 16
+			for size < 2*n*radius {
+				size *= 2
+			}
+			s.seenTab = grow(s.seenTab, size)
+			clear(s.seenTab)
+		}
+		tab := s.seenTab
+		mask := uint64(len(tab) - 1)
 		for _, e := range envs {
 			nb := round[int(e.atom)*w : (int(e.atom)+1)*w]
 			h := hashWords(nb)
 			dup := false
-			for q, sh := range seenHash {
-				if sh == h && lessWords(seenWords[q*w:(q+1)*w], nb) == 0 {
+			slot := h & mask
+			for ; tab[slot] != 0; slot = (slot + 1) & mask {
+				q := int(tab[slot] - 1)
+				if seenHash[q] == h && lessWords(seenWords[q*w:(q+1)*w], nb) == 0 {
 					dup = true
 					break
 				}
@@ -127,6 +141,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			ids = append(ids, e.invar)
 			seenHash = append(seenHash, h)
 			seenWords = append(seenWords, nb...)
+			tab[slot] = int32(len(seenHash))
 		}
 		ends = append(ends, len(ids))
 		cur, next = next, cur
