@@ -388,7 +388,7 @@ func MorganCounts(m *Mol, radius, nBits int) *CountVec {
 		}
 	}
 	slices.Sort(ids)
-	cv := &CountVec{N: nBits}
+	cv := &CountVec{N: nBits, Idx: make([]uint32, 0, len(ids)), Counts: make([]uint32, 0, len(ids))}
 	if nBits <= 0 {
 		cv.N = 1 << 32
 	}

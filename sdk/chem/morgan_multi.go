@@ -26,7 +26,7 @@ func MorganCountsAndBits(m *Mol, countRadius, countBits, bitRadius, nBits int) (
 		}
 	}
 	slices.Sort(cids)
-	cv := &CountVec{N: countBits}
+	cv := &CountVec{N: countBits, Idx: make([]uint32, 0, len(cids)), Counts: make([]uint32, 0, len(cids))}
 	if countBits <= 0 {
 		cv.N = 1 << 32
 	}

@@ -56,13 +56,25 @@ func (f Featurizer) FeaturesAndAD(m *chem.Mol) (Sparse, []uint64) {
 	return f.fromCounts(m, cv), fp.Words()
 }
 
+// log2p1[c] is float32(math.Log2(1+c)), the feature value of a count c.
+var log2p1 = func() (t [64]float32) {
+	for c := range t {
+		t[c] = float32(math.Log2(1 + float64(c)))
+	}
+	return t
+}()
+
 // fromCounts builds the feature vector from m's Morgan counts.
 func (f Featurizer) fromCounts(m *chem.Mol, cv *chem.CountVec) Sparse {
 	n := len(cv.Idx)
 	x := Sparse{Idx: make([]int32, n, n+len(DescriptorNames)), Val: make([]float32, n, n+len(DescriptorNames))}
 	for k, i := range cv.Idx {
 		x.Idx[k] = int32(i)
-		x.Val[k] = float32(math.Log2(1 + float64(cv.Counts[k])))
+		if c := cv.Counts[k]; c < uint32(len(log2p1)) {
+			x.Val[k] = log2p1[c]
+		} else {
+			x.Val[k] = float32(math.Log2(1 + float64(c)))
+		}
 	}
 	for k, v := range Descriptors(m) {
 		x.Idx = append(x.Idx, int32(f.Bits+k))
