@@ -373,29 +373,33 @@ func (ix *Index) Search(q Query) (Result, error) {
 	sc := getScratch()
 	defer putScratch(sc)
 	hits := sc.hits[:0]
-	visit := func(slot int32, s float64) {
-		d := ix.slots[slot]
-		for _, f := range filters {
-			if !f.match(d) {
-				return
-			}
-		}
-		if q.Allow != nil && ix.public[slot>>6]&(1<<(slot&63)) == 0 && !q.Allow(d) {
-			return
-		}
-		hits = append(hits, hit{doc: d, score: s, slot: slot})
-	}
 	if m.dismax != nil {
-		m.dismax.run(ix, sc, visit)
+		hits = m.dismax.run(ix, sc, hits)
 	} else {
 		for slot, d := range ix.slots {
 			if d == nil {
 				continue
 			}
 			if s, ok := m.fn(d); ok {
-				visit(int32(slot), s)
+				hits = append(hits, hit{doc: d, score: s, slot: int32(slot)})
 			}
 		}
+	}
+	if len(filters) > 0 || q.Allow != nil {
+		kept := hits[:0]
+	next:
+		for _, h := range hits {
+			for _, f := range filters {
+				if !f.match(h.doc) {
+					continue next
+				}
+			}
+			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(h.doc) {
+				continue
+			}
+			kept = append(kept, h)
+		}
+		hits = kept
 	}
 	sc.hits = hits
 	res := Result{Count: len(hits)}
@@ -403,8 +407,8 @@ func (ix *Index) Search(q Query) (Result, error) {
 		res.Facets = ix.facets(sc, hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	cmp := func(a, b hit) bool { return less(keys, a, b) }
-	if keys[0].idx == keyScore && keys[0].desc {
-		// most hits lose on score alone
+	scoreDesc := keys[0].idx == keyScore && keys[0].desc
+	if scoreDesc {
 		cmp = func(a, b hit) bool {
 			if a.score != b.score {
 				return a.score > b.score
@@ -412,7 +416,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 			return less(keys[1:], a, b)
 		}
 	}
-	topK(hits, max(q.Start, 0)+max(q.Rows, 0), cmp)
+	topK(hits, max(q.Start, 0)+max(q.Rows, 0), cmp, scoreDesc)
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
@@ -568,6 +572,7 @@ func (sc *scratch) touch(slot int32) *slotAcc {
 	a := &sc.acc[slot]
 	if a.stamp != sc.gen {
 		*a = slotAcc{stamp: sc.gen}
+		sc.cand[slot>>6] |= 1 << (slot & 63)
 	}
 	return a
 }
@@ -616,19 +621,18 @@ next:
 	}
 }
 
-// run visits the matching documents with their scores, by ascending slot.
-// It works term at a time: each group's matches add the group's score to
-// their slot and count the group; then the candidates (holders of the
-// first token of the first required group, or of any optional group) are
-// checked. A document's score is the sum, in query order, of its matched
-// required and optional groups' token weights times idf.
-func (p *dismaxPlan) run(ix *Index, sc *scratch, visit func(int32, float64)) {
+// run appends the matching documents with their scores to hits, by
+// ascending slot. It works term at a time: each group's matches add the
+// group's score to their slot and count the group; then the touched slots
+// are checked. A document's score is the sum, in query order, of its
+// matched required and optional groups' token weights times idf.
+func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 	if len(p.should) == 0 && len(p.must) == 0 && len(p.not) == 0 {
-		return
+		return hits
 	}
 	for _, g := range p.must {
 		if len(g) == 0 {
-			return // an empty required group matches nothing
+			return hits // an empty required group matches nothing
 		}
 	}
 	sc.reset(len(ix.slots))
@@ -676,52 +680,27 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, visit func(int32, float64)) {
 		add(g, false)
 	}
 	need, musts := int32(p.need), int32(len(p.must))
-	eval := func(slot int32) {
-		if sc.not[slot>>6]&(1<<(slot&63)) != 0 {
-			return
-		}
-		a := &sc.acc[slot]
-		if a.stamp != sc.gen {
-			if musts > 0 || need > 0 {
-				return
-			}
-			visit(slot, 0)
-			return
-		}
-		if a.must < musts || a.should < need {
-			return
-		}
-		visit(slot, a.score)
-	}
-	switch {
-	case len(p.must) > 0:
-		if ps := p.post[p.must[0][0]]; ps != nil {
-			for _, slot := range ps.slots {
-				eval(slot)
-			}
-		}
-	case len(p.should) > 0:
-		for _, g := range p.should {
-			if ps := p.post[g[0]]; ps != nil {
-				for _, slot := range ps.slots {
-					sc.cand[slot>>6] |= 1 << (slot & 63)
-				}
-			}
-		}
-		for w, word := range sc.cand {
-			for word != 0 {
-				b := bits64.TrailingZeros64(word)
-				word &= word - 1
-				eval(int32(w<<6 | b))
-			}
-		}
-	default:
+	if musts == 0 && need == 0 {
+		// only excluded groups: every other document matches, score 0
 		for slot, d := range ix.slots {
-			if d != nil {
-				eval(int32(slot))
+			if d != nil && sc.not[slot>>6]&(1<<(slot&63)) == 0 {
+				hits = append(hits, hit{doc: d, slot: int32(slot)})
+			}
+		}
+		return hits
+	}
+	// a match holds a required or an optional group, so it was touched
+	for w, word := range sc.cand {
+		word &^= sc.not[w]
+		for word != 0 {
+			slot := int32(w<<6 | bits64.TrailingZeros64(word))
+			word &= word - 1
+			if a := &sc.acc[slot]; a.must >= musts && a.should >= need {
+				hits = append(hits, hit{doc: ix.slots[slot], score: a.score, slot: slot})
 			}
 		}
 	}
+	return hits
 }
 
 // minimumMatch is Solr's mm "2<-1 5<80%": up to 2 terms all must match, up
@@ -975,7 +954,9 @@ func unique(vals []string) []string {
 
 // topK orders the first k elements of hits (the rest stay unordered): a
 // full sort when k is large, otherwise a bounded selection.
-func topK(hits []hit, k int, less func(a, b hit) bool) {
+// With scoreDesc (the order starts with score descending), a hit scoring
+// below the k-th is passed over without calling less.
+func topK(hits []hit, k int, less func(a, b hit) bool, scoreDesc bool) {
 	if k >= len(hits)/4 {
 		sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) })
 		return
@@ -986,7 +967,7 @@ func topK(hits []hit, k int, less func(a, b hit) bool) {
 	// keep hits[:k] sorted; insert better elements from the rest
 	sort.Slice(hits[:k], func(i, j int) bool { return less(hits[i], hits[j]) })
 	for i := k; i < len(hits); i++ {
-		if !less(hits[i], hits[k-1]) {
+		if scoreDesc && hits[i].score < hits[k-1].score || !less(hits[i], hits[k-1]) {
 			continue
 		}
 		h := hits[i]

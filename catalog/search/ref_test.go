@@ -102,7 +102,7 @@ func (ix *refIndex) refSearch(q Query) (Result, error) {
 	if len(q.FacetFields) > 0 {
 		res.Facets = refFacets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
-	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return refLess(keys, a, b) })
+	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return refLess(keys, a, b) }, false)
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
