@@ -3,7 +3,7 @@ package chem
 import (
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 // Wildman–Crippen atom types and contributions (S. A. Wildman and G. M.
@@ -151,26 +151,26 @@ type crippenCand struct {
 	rootMatched bool
 }
 
-// crippenCache maps gatom keys to their candidate parameters (in order).
-// Molecules share few distinct atom kinds, so the cache stays small; it is
-// bounded anyway.
-var crippenCache struct {
-	sync.Mutex
-	m map[uint64][]crippenCand
-}
+// crippenCache maps gatom keys to their candidate parameters (in order):
+// a direct-mapped table of immutable entries, read without locks (a miss
+// computes the candidates and replaces the slot). Molecules share few
+// distinct atom kinds, so nearly every lookup hits.
+var crippenCache [1 << 10]atomic.Pointer[crippenEntry]
 
-const crippenCacheMax = 1 << 12
+type crippenEntry struct {
+	key   uint64
+	cands []crippenCand
+}
 
 // crippenCandidates returns the parameters, in order, whose first pattern
 // atom can match an atom with features a.
 func crippenCandidates(a *gatom) []crippenCand {
 	key := a.key()
-	crippenCache.Lock()
-	c, ok := crippenCache.m[key]
-	crippenCache.Unlock()
-	if ok {
-		return c
+	slot := &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
+	if e := slot.Load(); e != nil && e.key == key {
+		return e.cands
 	}
+	var c []crippenCand
 	one := matchGraph{n: 1, at: []gatom{*a}, start: []int32{0, 0}}
 	for _, k := range crippenByZ[uint8(a[fZ])] {
 		p := crippenParams[k].pat
@@ -180,12 +180,7 @@ func crippenCandidates(a *gatom) []crippenCand {
 			c = append(c, crippenCand{k: k, rootMatched: true})
 		}
 	}
-	crippenCache.Lock()
-	if crippenCache.m == nil || len(crippenCache.m) >= crippenCacheMax {
-		crippenCache.m = map[uint64][]crippenCand{}
-	}
-	crippenCache.m[key] = c
-	crippenCache.Unlock()
+	slot.Store(&crippenEntry{key: key, cands: c})
 	return c
 }
 
