@@ -101,7 +101,8 @@ type atom struct {
 	isotope    uint16
 	class      int32
 	pos        int32
-	chiralText string
+	chiralAt   int32 // chirality text as written: smiles[chiralAt:chiralAt+chiralLen]
+	chiralLen  int32 // (offsets keep atom free of pointers: not scanned by the GC)
 }
 
 type bond struct {
@@ -128,7 +129,7 @@ func (m *Mol) Atom(i int) Atom {
 	return Atom{
 		AtomicNum: int(a.z), Isotope: int(a.isotope), Charge: int(a.charge), Aromatic: a.arom,
 		ImplicitHs: int(a.implicitH), ExplicitHs: int(a.explicitH), Radicals: int(a.radicals),
-		Chiral: a.chiral, ChiralText: a.chiralText, Class: int(a.class), Pos: int(a.pos), Bracket: a.bracket,
+		Chiral: a.chiral, ChiralText: m.smiles[a.chiralAt : a.chiralAt+a.chiralLen], Class: int(a.class), Pos: int(a.pos), Bracket: a.bracket,
 	}
 }
 

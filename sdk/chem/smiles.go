@@ -480,7 +480,7 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 		} else {
 			a.chiral = ChiralCCW
 		}
-		a.chiralText = s[cs:p.i]
+		a.chiralAt, a.chiralLen = int32(cs), int32(p.i-cs)
 	}
 	// hydrogen count
 	if p.i < len(s) && s[p.i] == 'H' {
