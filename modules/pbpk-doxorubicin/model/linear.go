@@ -25,25 +25,54 @@ import (
 // Only the heart intracellular entries of J depend on the state (the slope
 // of DNA binding); the others are read once from Physiology.jacobian.
 type linearSolver struct {
-	ph  *Physiology
-	jac []float64 // J, nStates×nStates row-major
-	c   float64
-	inv [nStates]float64 // 1/(c − J_ii) of the circulation states
-	r   [nStates]float64 // x_i = p_i + r_i·x_art
-	// det is the determinant of the heart's 2×2 block; den the divisor of x_art.
-	det, den float64
+	ph *Physiology
+	// The entries of J used, read once by newLinearSolver (state-independent)
+	// or by Jacobian (the heart intracellular column).
+	jTA  [nTissues]float64 // J[tissue][art]
+	jTT  [nTissues]float64 // J[tissue][tissue]
+	jVT  [nTissues]float64 // J[ven][tissue]
+	jHG  float64           // J[liver][gut]
+	jHS  float64           // J[liver][spleen]
+	jLV  float64           // J[lung][ven]
+	jAL  float64           // J[art][lung]
+	jVV  float64           // J[ven][ven]
+	jAA  float64           // J[art][art]
+	jEA  float64           // J[EC][art]
+	jEE  float64           // J[EC][EC]
+	jEI  float64           // J[EC][IC] (state-dependent)
+	jIE  float64           // J[IC][EC]
+	jII  float64           // J[IC][IC] (state-dependent)
+	jVE  float64           // J[ven][EC]
+	jOut [5][2]float64     // the outputs' entries, see Solve
+	// Factor: c, the reciprocal divisors and x_i = p_i + r_i·x_art.
+	c, invC    float64
+	invT, rT   [nTissues]float64
+	invI, invV float64
+	rE, rI, rV float64
+	eb, ei     float64 // p_EC = eb·b_EC + ei·b_IC
+	invDen     float64
 }
 
 func newLinearSolver(ph *Physiology) *linearSolver {
-	ls := &linearSolver{ph: ph, jac: make([]float64, nStates*nStates)}
-	ph.jacobian(0, make([]float64, nStates), ls.jac)
+	ls := &linearSolver{ph: ph}
+	jac := make([]float64, nStates*nStates)
+	ph.jacobian(0, make([]float64, nStates), jac)
+	j := func(i, k int) float64 { return jac[i*nStates+k] }
+	for i := range nTissues {
+		ti := sTissue0 + i
+		ls.jTA[i], ls.jTT[i], ls.jVT[i] = j(ti, sArt), j(ti, ti), j(sVen, ti)
+	}
+	h, l := sTissue0+tLiver, sTissue0+tLung
+	ls.jHG, ls.jHS = j(h, sTissue0+tGut), j(h, sTissue0+tSpleen)
+	ls.jLV, ls.jAL, ls.jVV, ls.jAA = j(l, sVen), j(sArt, l), j(sVen, sVen), j(sArt, sArt)
+	ls.jEA, ls.jEE, ls.jIE, ls.jVE = j(sHeartEC, sArt), j(sHeartEC, sHeartEC), j(sHeartIC, sHeartEC), j(sVen, sHeartEC)
+	ls.jOut = [5][2]float64{{j(sElimHep, h)}, {j(sElimRen, sTissue0+tKidney)}, {j(sAUCp, sVen)},
+		{j(sAUCh, sHeartEC), j(sAUCh, sHeartIC)}, {}}
+	ls.Jacobian(0, make([]float64, nStates))
 	return ls
 }
 
 var _ ode.LinearSolver = (*linearSolver)(nil)
-
-// j returns J[i][k].
-func (ls *linearSolver) j(i, k int) float64 { return ls.jac[i*nStates+k] }
 
 // Jacobian updates the state-dependent entries of J (heart intracellular
 // column), as Physiology.jacobian computes them.
@@ -52,40 +81,36 @@ func (ls *linearSolver) Jacobian(_ float64, y []float64) {
 	dce := freeIntracellularSlope(y[sHeartIC] / ph.vHeartIC)
 	fIC := -ph.ps / kpp * dce / ph.vHeartIC
 	vh := ph.vHeartEC + ph.vHeartIC
-	ls.jac[sHeartEC*nStates+sHeartIC] = -fIC
-	ls.jac[sHeartIC*nStates+sHeartIC] = fIC
-	ls.jac[sAUChb*nStates+sHeartIC] = (1 - dce) / vh
+	ls.jEI, ls.jII = -fIC, fIC
+	ls.jOut[4][0] = (1 - dce) / vh
 }
 
 // Factor computes the divisors and the coefficients r (independent of b).
 func (ls *linearSolver) Factor(c float64) error {
-	ls.c = c
-	for i := sVen; i <= sHeartIC; i++ {
-		ls.inv[i] = 1 / (c - ls.j(i, i))
+	ls.c, ls.invC = c, 1/c
+	for i := range nTissues {
+		ls.invT[i] = 1 / (c - ls.jTT[i])
+		ls.rT[i] = ls.jTA[i] * ls.invT[i] // the liver's and the lung's are set below
 	}
-	for i := 0; i < nTissues; i++ {
-		ti := sTissue0 + i
-		if i != tLung && i != tLiver {
-			ls.r[ti] = ls.j(ti, sArt) * ls.inv[ti]
-		}
-	}
-	h, g, s := sTissue0+tLiver, sTissue0+tGut, sTissue0+tSpleen
-	ls.r[h] = (ls.j(h, sArt) + ls.j(h, g)*ls.r[g] + ls.j(h, s)*ls.r[s]) * ls.inv[h]
+	ls.rT[tLiver] = (ls.jTA[tLiver] + ls.jHG*ls.rT[tGut] + ls.jHS*ls.rT[tSpleen]) * ls.invT[tLiver]
 	// Heart: [dE −J_EI; −J_IE dI]·[xE; xI] = [bE + J_EA·x_art; bI].
-	dE, dI := c-ls.j(sHeartEC, sHeartEC), c-ls.j(sHeartIC, sHeartIC)
-	ls.det = dE*dI - ls.j(sHeartEC, sHeartIC)*ls.j(sHeartIC, sHeartEC)
-	ls.r[sHeartEC] = dI * ls.j(sHeartEC, sArt) / ls.det
-	ls.r[sHeartIC] = ls.j(sHeartIC, sHeartEC) * ls.r[sHeartEC] * ls.inv[sHeartIC]
-	rv := ls.j(sVen, sHeartEC) * ls.r[sHeartEC]
-	for i := 0; i < nTissues; i++ {
-		rv += ls.j(sVen, sTissue0+i) * ls.r[sTissue0+i]
+	dE, dI := c-ls.jEE, c-ls.jII
+	det := dE*dI - ls.jEI*ls.jIE
+	ls.eb, ls.ei = dI/det, ls.jEI/det
+	ls.invI = 1 / dI
+	ls.rE = ls.eb * ls.jEA
+	ls.rI = ls.jIE * ls.rE * ls.invI
+	ls.rT[tLung] = 0 // the lung receives venous, not arterial, blood
+	rv := ls.jVE * ls.rE
+	for i := range nTissues {
+		rv += ls.jVT[i] * ls.rT[i]
 	}
-	ls.r[sVen] = rv * ls.inv[sVen]
-	l := sTissue0 + tLung
-	ls.r[l] = ls.j(l, sVen) * ls.r[sVen] * ls.inv[l]
-	ls.den = c - ls.j(sArt, sArt) - ls.j(sArt, l)*ls.r[l]
-	ls.r[sArt] = 1
-	if !(ls.det > 0) || !(ls.den > 0) || math.IsInf(ls.det, 0) || math.IsInf(ls.den, 0) {
+	ls.invV = 1 / (c - ls.jVV)
+	ls.rV = rv * ls.invV
+	ls.rT[tLung] = ls.jLV * ls.rV * ls.invT[tLung]
+	den := c - ls.jAA - ls.jAL*ls.rT[tLung]
+	ls.invDen = 1 / den
+	if !(det > 0) || !(den > 0) || math.IsInf(det, 0) || math.IsInf(den, 0) {
 		return ode.ErrSingular
 	}
 	return nil
@@ -94,34 +119,33 @@ func (ls *linearSolver) Factor(c float64) error {
 // Solve overwrites b with (c·I − J)⁻¹·b.
 func (ls *linearSolver) Solve(b []float64) {
 	b = b[:nStates]
-	var p [nStates]float64
-	for i := 0; i < nTissues; i++ {
-		ti := sTissue0 + i
-		if i != tLung && i != tLiver {
-			p[ti] = b[ti] * ls.inv[ti]
-		}
+	bt := (*[nTissues]float64)(b[sTissue0 : sTissue0+nTissues])
+	var p [nTissues]float64
+	for i := range nTissues {
+		p[i] = bt[i] * ls.invT[i]
 	}
-	h, g, s, l := sTissue0+tLiver, sTissue0+tGut, sTissue0+tSpleen, sTissue0+tLung
-	p[h] = (b[h] + ls.j(h, g)*p[g] + ls.j(h, s)*p[s]) * ls.inv[h]
-	dI := ls.c - ls.j(sHeartIC, sHeartIC)
-	p[sHeartEC] = (dI*b[sHeartEC] + ls.j(sHeartEC, sHeartIC)*b[sHeartIC]) / ls.det
-	p[sHeartIC] = (b[sHeartIC] + ls.j(sHeartIC, sHeartEC)*p[sHeartEC]) * ls.inv[sHeartIC]
-	pv := b[sVen] + ls.j(sVen, sHeartEC)*p[sHeartEC]
-	for i := 0; i < nTissues; i++ {
-		pv += ls.j(sVen, sTissue0+i) * p[sTissue0+i]
+	p[tLiver] = (bt[tLiver] + ls.jHG*p[tGut] + ls.jHS*p[tSpleen]) * ls.invT[tLiver]
+	pE := ls.eb*b[sHeartEC] + ls.ei*b[sHeartIC]
+	pI := (b[sHeartIC] + ls.jIE*pE) * ls.invI
+	pv := b[sVen] + ls.jVE*pE
+	for i := range nTissues {
+		pv += ls.jVT[i] * p[i] // J[ven][lung] = 0
 	}
-	p[sVen] = pv * ls.inv[sVen]
-	p[l] = (b[l] + ls.j(l, sVen)*p[sVen]) * ls.inv[l]
-	xa := (b[sArt] + ls.j(sArt, l)*p[l]) / ls.den
-	for i := sVen; i <= sHeartIC; i++ {
-		b[i] = p[i] + ls.r[i]*xa
+	pv *= ls.invV
+	p[tLung] = (bt[tLung] + ls.jLV*pv) * ls.invT[tLung]
+	xa := (b[sArt] + ls.jAL*p[tLung]) * ls.invDen
+	for i := range nTissues {
+		bt[i] = p[i] + ls.rT[i]*xa
 	}
 	b[sArt] = xa
+	b[sVen] = pv + ls.rV*xa
+	b[sHeartEC] = pE + ls.rE*xa
+	b[sHeartIC] = pI + ls.rI*xa
 	// Outputs: c·x_o − Σ_k J_ok·x_k = b_o, x_k already known.
-	inv := 1 / ls.c
-	b[sElimHep] = (b[sElimHep] + ls.j(sElimHep, h)*b[h]) * inv
-	b[sElimRen] = (b[sElimRen] + ls.j(sElimRen, sTissue0+tKidney)*b[sTissue0+tKidney]) * inv
-	b[sAUCp] = (b[sAUCp] + ls.j(sAUCp, sVen)*b[sVen]) * inv
-	b[sAUCh] = (b[sAUCh] + ls.j(sAUCh, sHeartEC)*b[sHeartEC] + ls.j(sAUCh, sHeartIC)*b[sHeartIC]) * inv
-	b[sAUChb] = (b[sAUChb] + ls.j(sAUChb, sHeartIC)*b[sHeartIC]) * inv
+	o := &ls.jOut
+	b[sElimHep] = (b[sElimHep] + o[0][0]*bt[tLiver]) * ls.invC
+	b[sElimRen] = (b[sElimRen] + o[1][0]*bt[tKidney]) * ls.invC
+	b[sAUCp] = (b[sAUCp] + o[2][0]*b[sVen]) * ls.invC
+	b[sAUCh] = (b[sAUCh] + o[3][0]*b[sHeartEC] + o[3][1]*b[sHeartIC]) * ls.invC
+	b[sAUChb] = (b[sAUChb] + o[4][0]*b[sHeartIC]) * ls.invC
 }
