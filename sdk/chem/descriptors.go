@@ -46,8 +46,8 @@ func Describe(m *Mol) Descriptors {
 	g := newMatchGraph(m, false)
 	d.HBD = g.countAtoms(patHBD)
 	d.HBA = g.countAtoms(patHBA)
-	d.RotatableBonds = g.countBonds(patRotatableStrict)
 	g.release()
+	d.RotatableBonds = m.numRotatableStrict()
 	d.CLogP, d.MR = m.crippenWith(nil)
 	return d
 }
