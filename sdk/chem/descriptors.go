@@ -43,10 +43,9 @@ func Describe(m *Mol) Descriptors {
 		FractionCSP3:   m.FractionCSP3(),
 		NumAtomsWithHs: m.numAtomsWithHs(),
 	}
-	g := newMatchGraph(m, false)
-	d.HBD = g.countAtoms(patHBD)
-	d.HBA = g.countAtoms(patHBA)
-	g.release()
+	// RDKit's Lipinski SMARTS (patHBD, patHBA, patRotatableStrict), written out
+	d.HBD = m.numHBD()
+	d.HBA = m.numHBA()
 	d.RotatableBonds = m.numRotatableStrict()
 	d.CLogP, d.MR = m.crippenWith(nil)
 	return d
