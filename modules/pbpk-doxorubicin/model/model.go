@@ -10,7 +10,7 @@ import (
 // Name and Version identify the model.
 const (
 	Name    = "doxorubicin-pbpk"
-	Version = "1.0.2"
+	Version = "1.0.3"
 	// MaxDays bounds the simulated duration.
 	MaxDays = 28
 )
