@@ -39,10 +39,13 @@ func init() {
 
 // outBuf holds the encoded output of the last call, reused by the next: an
 // instance runs one call at a time and the SDK copies a handler's RawJSON
-// into the response before the call returns, so the ~250 KB buffer is
-// allocated once per instance instead of once per call (less garbage to
-// collect in the module).
+// into the response before the call returns, so the ~250 KB buffer of a
+// 7-day run is allocated once per instance instead of once per call (less
+// garbage to collect in the module). Like the SDK's own buffers, one over
+// keepOut bytes (runs of weeks) is not kept.
 var outBuf []byte
+
+const keepOut = 1 << 20
 
 // simulate returns the output encoded by the model (the same JSON as
 // json.Marshal, written without re-validating the time series in the module).
@@ -59,7 +62,9 @@ func simulate(in model.Input) (module.RawJSON, error) {
 	if err != nil {
 		return nil, module.Internal("encoding the output: %v", err)
 	}
-	outBuf = b
+	if outBuf = b; cap(b) > keepOut {
+		outBuf = nil
+	}
 	return b, nil
 }
 
