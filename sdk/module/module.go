@@ -185,6 +185,9 @@ func evaluate(i int, input, dst []byte) (byte, []byte) {
 		}
 		return abi.StatusOK, append(dst, raw...)
 	}
+	if b, ok := fastEncode(dst, out); ok {
+		return abi.StatusOK, b
+	}
 	w := appendWriter{dst}
 	enc := json.NewEncoder(&w)
 	if err := enc.Encode(out); err != nil { // writes nothing on error

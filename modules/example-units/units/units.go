@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -93,7 +94,7 @@ func Convert(in ConvertInput) (ConvertOutput, error) {
 	if err != nil {
 		return ConvertOutput{}, err
 	}
-	return ConvertOutput{Value: in.Value * f, Unit: in.To, Factor: f, Input: fmt.Sprintf("%g %s", in.Value, in.From)}, nil
+	return ConvertOutput{Value: in.Value * f, Unit: in.To, Factor: f, Input: strconv.FormatFloat(in.Value, 'g', -1, 64) + " " + in.From}, nil
 }
 
 // SeriesInput asks for a serial dilution series.
