@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,7 @@ func main() {
 	dur := flag.Duration("duration", 4*time.Second, "measuring time per round")
 	rounds := flag.Int("rounds", 3, "rounds per scenario (alternating with the baseline); the median is reported")
 	only := flag.String("only", "", "comma-separated scenario names to run (default: all)")
+	flag.StringVar(&profileDir, "profile", "", "write the gateway's CPU profile during each scenario's last subject round to this directory")
 	flag.Parse()
 
 	if err := run(*conns, *dur, *rounds, *only); err != nil {
@@ -185,7 +187,17 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 			if err != nil {
 				return fmt.Errorf("%s: baseline: %w", sc.Name, err)
 			}
+			var prof chan error
+			if profileDir != "" && i == rounds-1 {
+				prof = make(chan error, 1)
+				go func() { prof <- profileGateway(ctx, gw.URL, sc.Name, opts.Duration) }()
+			}
 			s, err := loadgen.Run(ctx, sc.Subject(env), opts)
+			if prof != nil {
+				if perr := <-prof; perr != nil {
+					fmt.Fprintln(os.Stderr, "toxgate-bench: profile:", perr)
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("%s: subject: %w", sc.Name, err)
 			}
@@ -204,6 +216,47 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		return fmt.Errorf("some scenarios had failed requests")
 	}
 	return nil
+}
+
+// profileDir is where -profile writes CPU profiles ("" for none).
+var profileDir string
+
+// profileGateway fetches a CPU profile of the gateway (its -test-routes
+// /debug/pprof) covering most of a subject round, into profileDir.
+func profileGateway(ctx context.Context, gatewayURL, scenario string, round time.Duration) error {
+	secs := max(1, int((round*3/4)/time.Second))
+	ctx, cancel := context.WithTimeout(ctx, round+30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", gatewayURL, secs), nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", req.URL, res.StatusCode)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, scenario)
+	if err := os.MkdirAll(profileDir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(profileDir, name+".pprof"))
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func median(rs []loadgen.Result) loadgen.Result {
