@@ -288,13 +288,27 @@ func (s *Service) syncLoop() {
 
 // pull applies the changes recorded in the marker since the last pull.
 func (s *Service) pull(ctx context.Context) error {
-	m, err := s.c.readMarker(ctx)
+	seq, ok, err := s.c.readSeq(ctx)
 	if err != nil {
 		return err
 	}
 	s.st.mu.RLock()
 	applied := s.st.applied
 	s.st.mu.RUnlock()
+	if ok && seq == applied {
+		return nil
+	}
+	m, err := s.c.readMarker(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// a store written before the sequence document existed: make it,
+		// so that later checks read only that
+		if err := s.c.raiseSeq(ctx, m.Seq); err != nil {
+			return err
+		}
+	}
 	if m.Seq == applied {
 		return nil
 	}

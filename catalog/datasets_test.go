@@ -326,3 +326,31 @@ func TestTwoInstancesStayConsistent(t *testing.T) {
 	callSvc(t, other, f.users["sysadmin"], "dataset_purge", map[string]any{"id": "shared"})
 	f.fail("", "package_show", map[string]any{"id": "shared"}, 404)
 }
+
+// TestChangesFoundWithoutSequenceDocument covers a store whose marker was
+// written before the small sequence document existed: the check reads the
+// marker itself, finds the change and makes the document.
+func TestChangesFoundWithoutSequenceDocument(t *testing.T) {
+	f := newFixture(t)
+	other, err := New(t.Context(), f.db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ok("editor", "package_create", map[string]any{"name": "old-store", "owner_org": "tox-lab", "title": "first"})
+	if _, cerr := callSvc(t, other, f.users["editor"], "package_patch", map[string]any{"id": "old-store", "title": "second"}); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if _, err := f.db.Collection(CollChangeSeq).DeleteMany(t.Context(), map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ok("", "package_show", map[string]any{"id": "old-store"}); got["title"] != "second" {
+		t.Fatalf("change not found without the sequence document: %v", got["title"])
+	}
+	m, err := f.svc.c.readMarker(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok, err := f.svc.c.readSeq(t.Context()); err != nil || !ok || seq != m.Seq {
+		t.Fatalf("sequence document %d %v %v, marker %d", seq, ok, err, m.Seq)
+	}
+}

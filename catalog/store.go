@@ -15,6 +15,7 @@ const (
 	CollDatasets      = "datasets"
 	CollOrganizations = "organizations"
 	CollChanges       = "catalog_marker"
+	CollChangeSeq     = "catalog_marker_seq"
 	CollUsers         = "users"
 )
 
@@ -47,15 +48,16 @@ type marker struct {
 }
 
 type collections struct {
-	datasets, orgs, changes, users *mongo.Collection
+	datasets, orgs, changes, changeSeq, users *mongo.Collection
 }
 
 func newCollections(db *mongo.Database) collections {
 	return collections{
-		datasets: db.Collection(CollDatasets),
-		orgs:     db.Collection(CollOrganizations),
-		changes:  db.Collection(CollChanges),
-		users:    db.Collection(CollUsers),
+		datasets:  db.Collection(CollDatasets),
+		orgs:      db.Collection(CollOrganizations),
+		changes:   db.Collection(CollChanges),
+		changeSeq: db.Collection(CollChangeSeq),
+		users:     db.Collection(CollUsers),
 	}
 }
 
@@ -82,6 +84,37 @@ func (c collections) readMarker(ctx context.Context) (marker, error) {
 		return marker{}, fmt.Errorf("read change marker: %w", err)
 	}
 	return m, nil
+}
+
+// readSeq reads the marker's sequence number from its own small document
+// (the check before each action; the marker with its recent changes is
+// read only when the number moved). ok is false when there is no such
+// document yet: then only the marker tells.
+func (c collections) readSeq(ctx context.Context) (seq int64, ok bool, err error) {
+	var m struct {
+		Seq int64 `bson:"seq"`
+	}
+	err = c.changeSeq.FindOne(ctx, bson.M{"_id": markerID}).Decode(&m)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read change sequence: %w", err)
+	}
+	return m.Seq, true, nil
+}
+
+// raiseSeq raises the small sequence document to at least seq (it never
+// goes down, whatever order writers finish in).
+func (c collections) raiseSeq(ctx context.Context, seq int64) error {
+	_, err := c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}}, options.UpdateOne().SetUpsert(true))
+	if isDup(err) { // two first writers raced to create it
+		_, err = c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}})
+	}
+	if err != nil {
+		return fmt.Errorf("write change sequence: %w", err)
+	}
+	return nil
 }
 
 // casMarker replaces the marker if its sequence number is still old.Seq;

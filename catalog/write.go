@@ -195,7 +195,9 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 				s.st.applied = next.Seq
 			}
 			s.st.mu.Unlock()
-			return nil
+			// readers check this small document first; it is raised
+			// before the write returns, so the next request sees it
+			return s.c.raiseSeq(ctx, next.Seq)
 		}
 	}
 	return fmt.Errorf("record change of %s: the change marker kept moving", id)

@@ -96,6 +96,16 @@ func seed10k(b *testing.B) string {
 			return
 		}
 		defer st.Close(ctx)
+		// the change marker as after 100 writes: it lists the last 64
+		// changes, and every request's freshness check reads it
+		var recent []map[string]any
+		for i := 37; i <= 100; i++ {
+			recent = append(recent, map[string]any{"seq": int64(i), "k": "dataset", "id": fmt.Sprintf("10000000-0000-4000-8000-%012d", i)})
+		}
+		if _, err := st.DB().Collection(catalog.CollChanges).InsertOne(ctx, map[string]any{"_id": "catalog", "seq": int64(100), "recent": recent}); err != nil {
+			seedErr = err
+			return
+		}
 		orgs := []string{"liver-lab", "heart-lab", "kidney-lab", "neuro-lab"}
 		var orgDocs []any
 		for i, o := range orgs {
