@@ -692,18 +692,7 @@ func (g *matchGraph) atomMatches(p *spattern, k, i int) bool {
 		if in.field < fRec {
 			r = a[in.field] == in.val
 		} else if in.field == fRec {
-			if len(g.memo) < recCounter*g.n {
-				g.memo = grow(g.memo, recCounter*g.n)
-				clear(g.memo)
-			}
-			v := &g.memo[in.rec.recID*g.n+i]
-			if *v == 0 {
-				*v = -1
-				if g.matchAt(in.rec, i) {
-					*v = 1
-				}
-			}
-			r = *v > 0
+			r = g.recMatch(in.rec, i)
 		}
 		if r {
 			pc = int(in.t)
@@ -712,6 +701,23 @@ func (g *matchGraph) atomMatches(p *spattern, k, i int) bool {
 		}
 	}
 	return pc == progTrue
+}
+
+// recMatch reports whether the recursive pattern rec matches at atom i,
+// memoised per graph.
+func (g *matchGraph) recMatch(rec *spattern, i int) bool {
+	if len(g.memo) < recCounter*g.n {
+		g.memo = grow(g.memo, recCounter*g.n)
+		clear(g.memo)
+	}
+	v := &g.memo[rec.recID*g.n+i]
+	if *v == 0 {
+		*v = -1
+		if g.matchAt(rec, i) {
+			*v = 1
+		}
+	}
+	return *v > 0
 }
 
 func bondMatches(e *bexpr, order BondOrder, inRing bool) bool {
@@ -787,7 +793,25 @@ func (g *matchGraph) extendFrom(p *spattern, i int) bool {
 					continue scan
 				}
 			}
-			if g.atomMatches(p, k, int(e.j)) {
+			// g.atomMatches(p, k, e.j), inlined (calls are costly in wasm)
+			prog := p.prog[k]
+			pc := int(p.entry[k])
+			a := &g.at[e.j]
+			for pc >= 0 {
+				in := &prog[pc]
+				var r bool
+				if in.field < fRec {
+					r = a[in.field] == in.val
+				} else if in.field == fRec {
+					r = g.recMatch(in.rec, int(e.j))
+				}
+				if r {
+					pc = int(in.t)
+				} else {
+					pc = int(in.f)
+				}
+			}
+			if pc == progTrue {
 				j = e.j
 				break
 			}

@@ -172,7 +172,9 @@ func (a *ADSet) insertMask(w int, c []uint64, m uint64, nq int, top []float64) {
 func (x *slicedIndex) count(w int, qb []uint16, c []uint64) {
 	stride := x.nbits + 1
 	col := x.cols[w*stride : (w+1)*stride]
-	clear(c)
+	for s := 4; s < len(c); s++ { // not clear(c): a call in wasm; c[:4] are set below
+		c[s] = 0
+	}
 	var ones, twos, fours, eights uint64
 	for g := 0; g+16 <= len(qb); g += 16 {
 		in := qb[g : g+16 : g+16]
