@@ -257,6 +257,8 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
+	var local [16]crippenEntry
+	nLocal := 0
 	for i := 0; i < g.n; i++ {
 		typ := ""
 		if i >= na && g.nb[g.start[i]].j == lastParent {
@@ -273,7 +275,24 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			continue
 		}
 		found := -1
-		for _, c := range crippenCandidates(&g.at[i]) {
+		// the molecule's few atom kinds are looked up once each
+		key := g.at[i].key()
+		var cands []crippenCand
+		hit := false
+		for q := range nLocal {
+			if local[q].key == key {
+				cands, hit = local[q].cands, true
+				break
+			}
+		}
+		if !hit {
+			cands = crippenCandidates(&g.at[i])
+			if nLocal < len(local) {
+				local[nLocal] = crippenEntry{key: key, cands: cands}
+				nLocal++
+			}
+		}
+		for _, c := range cands {
 			p := &crippenParams[c.k]
 			if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
 				logp += p.logp

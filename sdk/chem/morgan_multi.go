@@ -140,7 +140,11 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			}
 			ids = append(ids, e.invar)
 			seenHash = append(seenHash, h)
-			seenWords = append(seenWords, nb...)
+			if w == 1 { // a one-word append is a memmove call in wasm
+				seenWords = append(seenWords, nb[0])
+			} else {
+				seenWords = append(seenWords, nb...)
+			}
 			tab[slot] = int32(len(seenHash))
 		}
 		ends = append(ends, len(ids))

@@ -331,7 +331,9 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 		// enumerate up to maxPathsPerBond shortest dst->src paths through the
 		// BFS layers (all of them in ordinary molecules), each closing a ring
 		// with the bond itself
-		clear(rs.path)
+		for i := 0; i < len(rs.path); i++ { // not clear: a call in wasm
+			rs.path[i] = 0
+		}
 		rs.path[li/64] |= 1 << (li % 64)
 		pw.bi, pw.src, pw.nPaths = bi, src, 0
 		pw.walk(dst)
