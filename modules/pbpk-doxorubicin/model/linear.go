@@ -31,6 +31,7 @@ type linearSolver struct {
 	jTA  [nTissues]float64 // J[tissue][art]
 	jTT  [nTissues]float64 // J[tissue][tissue]
 	jVT  [nTissues]float64 // J[ven][tissue]
+	jVTx [nTissues]float64 // jVT without the liver
 	jHG  float64           // J[liver][gut]
 	jHS  float64           // J[liver][spleen]
 	jLV  float64           // J[lung][ven]
@@ -62,6 +63,8 @@ func newLinearSolver(ph *Physiology) *linearSolver {
 		ti := sTissue0 + i
 		ls.jTA[i], ls.jTT[i], ls.jVT[i] = j(ti, sArt), j(ti, ti), j(sVen, ti)
 	}
+	ls.jVTx = ls.jVT
+	ls.jVTx[tLiver] = 0
 	h, l := sTissue0+tLiver, sTissue0+tLung
 	ls.jHG, ls.jHS = j(h, sTissue0+tGut), j(h, sTissue0+tSpleen)
 	ls.jLV, ls.jAL, ls.jVV, ls.jAA = j(l, sVen), j(sArt, l), j(sVen, sVen), j(sArt, sArt)
@@ -120,18 +123,16 @@ func (ls *linearSolver) Factor(c float64) error {
 func (ls *linearSolver) Solve(b []float64) {
 	b = b[:nStates]
 	bt := (*[nTissues]float64)(b[sTissue0 : sTissue0+nTissues])
-	var p [nTissues]float64
-	for i := range nTissues {
-		p[i] = bt[i] * ls.invT[i]
-	}
-	p[tLiver] = (bt[tLiver] + ls.jHG*p[tGut] + ls.jHS*p[tSpleen]) * ls.invT[tLiver]
 	pE := ls.eb*b[sHeartEC] + ls.ei*b[sHeartIC]
 	pI := (b[sHeartIC] + ls.jIE*pE) * ls.invI
 	pv := b[sVen] + ls.jVE*pE
+	var p [nTissues]float64
 	for i := range nTissues {
-		pv += ls.jVT[i] * p[i] // J[ven][lung] = 0
+		p[i] = bt[i] * ls.invT[i]
+		pv += ls.jVTx[i] * p[i] // J[ven][lung] = 0; the liver's term below
 	}
-	pv *= ls.invV
+	p[tLiver] = (bt[tLiver] + ls.jHG*p[tGut] + ls.jHS*p[tSpleen]) * ls.invT[tLiver]
+	pv = (pv + ls.jVT[tLiver]*p[tLiver]) * ls.invV
 	p[tLung] = (bt[tLung] + ls.jLV*pv) * ls.invT[tLung]
 	xa := (b[sArt] + ls.jAL*p[tLung]) * ls.invDen
 	for i := range nTissues {
