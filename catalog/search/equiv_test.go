@@ -17,11 +17,13 @@ func TestSearchMatchesReference(t *testing.T) {
 	defer func(hi, lo int) { bitsMax, bitsMin = hi, lo }(bitsMax, bitsMin)
 	for _, lim := range [][2]int{{256, 128}, {40, 30}, {4, 2}} {
 		bitsMax, bitsMin = lim[0], lim[1]
-		t.Run(fmt.Sprint(lim[0]), searchMatchesReference)
+		// the second run also has a document whose title's tokens are
+		// not all in its Text, so field terms cannot use the postings
+		t.Run(fmt.Sprint(lim[0]), func(t *testing.T) { searchMatchesReference(t, lim[0] == 40) })
 	}
 }
 
-func searchMatchesReference(t *testing.T) {
+func searchMatchesReference(t *testing.T, incomplete bool) {
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"herg", "ahr", "pbpk", "assay", "rat", "rats", "human", "vitro", "vivo", "kinetics", "liver", "heart"}
 	tags := []string{"herg", "in vitro", "in vivo", "pbpk", "rat"}
@@ -73,13 +75,24 @@ func searchMatchesReference(t *testing.T) {
 		ix.Put(d)
 		ref.refPut(clone(d))
 	}
+	if incomplete {
+		d := &Doc{ID: "odd", Fields: map[string][]string{"title": {"assay zebra"}, "tags": {"rat"}}, Text: map[string]float64{"assay": 1}, Ref: 1,
+			Sort: map[string]string{"name": "odd"}}
+		ix.Put(d)
+		ref.refPut(clone(d))
+		if !ix.textIncomplete {
+			t.Fatal("textIncomplete not set")
+		}
+	}
 	if ix.Len() != len(ref.docs) {
 		t.Fatalf("len %d want %d", ix.Len(), len(ref.docs))
 	}
 	qs := []string{"", "*:*", "herg", "herg assay", "rats kinetics human", "herg ahr pbpk assay rat vitro", "+herg -assay",
-		"-liver", "+nothing herg", "human \"in vitro\"", "herg herg -\"in vivo\"", "+\"in vitro\" +rat herg ahr", "-herg -rat", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -"}
+		"-liver", "+nothing herg", "human \"in vitro\"", "herg herg -\"in vivo\"", "+\"in vitro\" +rat herg ahr", "-herg -rat", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -",
+		"text:herg*", "tags:in*", `tags:"in vitro" AND -organization:heart-lab`, "name:d-1?", "text:rat", "organization:nope", "nothing:here",
+		"title:*", "tags:*", "metadata_modified:[2024-01-03T00:00:00Z TO *]", `title:"assay rat"`, "title:zzz", "text:vi*o OR name:d-4*", "title:zebra"}
 	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc"}
-	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}}
+	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}, {`tags:"in vivo" OR title:rat`, "-text:herg"}}
 	nonEmpty := 0
 	for _, q := range qs {
 		for _, srt := range sorts {

@@ -189,6 +189,13 @@ type Index struct {
 	post  map[string]*posting
 	// public has the bit of each slot whose document is Public.
 	public []uint64
+	// textIncomplete is set once a document's Text lacked a token of one
+	// of its TextFields values; until then a field term's documents are
+	// among its tokens' postings (bind uses that to skip the others).
+	textIncomplete bool
+	// sortCol holds the sortable fields' values by field index and slot,
+	// so that ordering reads them without visiting each document.
+	sortCol [len(sortFields)][]string
 	// fieldNum numbers the interned (non-text) fields; dicts is by number.
 	fieldNum map[string]int
 	dicts    []*dict
@@ -225,6 +232,19 @@ func (ix *Index) Put(d *Doc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.docs[d.ID] = d
+	if !ix.textIncomplete {
+	check:
+		for f := range TextFields {
+			for _, v := range d.Fields[f] {
+				for _, t := range Tokens(v) {
+					if _, ok := d.Text[t]; !ok {
+						ix.textIncomplete = true
+						break check
+					}
+				}
+			}
+		}
+	}
 	for t, w := range d.Text {
 		p := ix.post[t]
 		if p == nil {
@@ -264,6 +284,10 @@ func (ix *Index) Put(d *Doc) {
 	}
 	for i, f := range sortFields {
 		d.sortv[i] = d.Sort[f]
+		for int(d.slot) >= len(ix.sortCol[i]) {
+			ix.sortCol[i] = append(ix.sortCol[i], "")
+		}
+		ix.sortCol[i][d.slot] = d.sortv[i]
 	}
 }
 
@@ -294,6 +318,9 @@ func (ix *Index) Delete(id string) {
 	}
 	old.vals = nil
 	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
+	for i := range ix.sortCol {
+		ix.sortCol[i][old.slot] = ""
+	}
 	ix.slots[old.slot] = nil
 	ix.free = append(ix.free, old.slot)
 	delete(ix.docs, id)
@@ -360,7 +387,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		filters = append(filters, n)
+		filters = append(filters, ix.bind(n))
 	}
 	keys, err := parseSort(q.Sort)
 	if err != nil {
@@ -406,14 +433,14 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if len(q.FacetFields) > 0 {
 		res.Facets = ix.facets(sc, hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
-	cmp := func(a, b hit) bool { return less(keys, a, b) }
+	cmp := func(a, b hit) bool { return ix.less(keys, a, b) }
 	scoreDesc := keys[0].idx == keyScore && keys[0].desc
 	if scoreDesc {
 		cmp = func(a, b hit) bool {
 			if a.score != b.score {
 				return a.score > b.score
 			}
-			return less(keys[1:], a, b)
+			return ix.less(keys[1:], a, b)
 		}
 	}
 	topK(hits, max(q.Start, 0)+max(q.Rows, 0), cmp, scoreDesc)
@@ -444,6 +471,7 @@ func (ix *Index) matcher(q string) (match, error) {
 			return match{}, err
 		}
 		terms := n.terms(nil)
+		n = ix.bind(n)
 		return match{fn: func(d *Doc) (float64, bool) {
 			if !n.match(d) {
 				return 0, false
@@ -827,7 +855,7 @@ func parseSort(s string) ([]sortKey, error) {
 	return keys, nil
 }
 
-func less(keys []sortKey, a, b hit) bool {
+func (ix *Index) less(keys []sortKey, a, b hit) bool {
 	for _, k := range keys {
 		var c int
 		switch k.idx {
@@ -841,7 +869,8 @@ func less(keys []sortKey, a, b hit) bool {
 		case keyID:
 			c = strings.Compare(a.doc.ID, b.doc.ID)
 		default:
-			c = strings.Compare(a.doc.sortv[k.idx], b.doc.sortv[k.idx])
+			col := ix.sortCol[k.idx]
+			c = strings.Compare(col[a.slot], col[b.slot])
 		}
 		if c == 0 {
 			continue
@@ -971,10 +1000,7 @@ func topK(hits []hit, k int, less func(a, b hit) bool, scoreDesc bool) {
 			continue
 		}
 		h := hits[i]
-		j := k - 1
-		for j > 0 && less(h, hits[j-1]) {
-			j--
-		}
+		j := sort.Search(k-1, func(j int) bool { return less(h, hits[j]) })
 		hits[i] = hits[k-1]
 		copy(hits[j+1:k], hits[j:k-1])
 		hits[j] = h

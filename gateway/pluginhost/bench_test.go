@@ -283,6 +283,27 @@ func BenchmarkPackageSearch(b *testing.B) { runHTTP(b, searchPath) }
 // clients, as in issue 3's target (p50 within 20 ms).
 func BenchmarkPackageSearch64(b *testing.B) { runHTTPClients(b, 64, searchPath) }
 
+// variedSearches are package_search requests of other shapes than
+// searchPath's: no q, filters, other sorts, deeper pages, more rows.
+var variedSearches = []url.Values{
+	{"facet.field": {`["tags","organization","res_format"]`}},
+	{"q": {"assay"}, "fq": {"tags:rat"}, "facet.field": {`["tags"]`}},
+	{"q": {"pbpk kinetics rat"}, "sort": {"metadata_modified desc"}},
+	{"fq": {"organization:heart-lab"}, "sort": {"name asc"}, "rows": {"20"}},
+	{"q": {"bisphenol"}, "start": {"100"}, "facet.field": {`["organization"]`}},
+	{"q": {"title:herg"}, "facet.field": {`["tags","organization"]`}},
+	{"q": {"lipidomics OR proteomics"}, "rows": {"50"}},
+	{"q": {"study 4242"}},
+}
+
+// BenchmarkPackageSearchVaried64 is BenchmarkPackageSearch64 over
+// variedSearches, for a figure beyond the four measured queries.
+func BenchmarkPackageSearchVaried64(b *testing.B) {
+	runHTTPClients(b, 64, func(i int) string {
+		return "/api/3/action/package_search?" + variedSearches[i%len(variedSearches)].Encode()
+	})
+}
+
 func BenchmarkPackageList(b *testing.B) {
 	runHTTP(b, func(int) string { return "/api/3/action/package_list" })
 }

@@ -1,0 +1,151 @@
+package search
+
+import (
+	"path"
+	"strings"
+)
+
+// boundTerm is a term prepared for one index and one search: what it
+// needs is looked up once (value ids, query tokens, postings as bitsets)
+// instead of for every document. It matches exactly what its termNode
+// matches and has the same terms.
+type boundTerm struct {
+	termNode
+	fn func(d *Doc) bool
+}
+
+func (b boundTerm) match(d *Doc) bool { return b.fn(d) }
+
+func matchNothing(*Doc) bool { return false }
+
+// bind prepares n's terms for searching ix. Callers hold the index's read
+// lock for as long as they use the result.
+func (ix *Index) bind(n node) node {
+	switch x := n.(type) {
+	case andNode:
+		out := make(andNode, len(x))
+		for i, c := range x {
+			out[i] = ix.bind(c)
+		}
+		return out
+	case orNode:
+		out := make(orNode, len(x))
+		for i, c := range x {
+			out[i] = ix.bind(c)
+		}
+		return out
+	case notNode:
+		return notNode{ix.bind(x.n)}
+	case termNode:
+		return ix.bindTerm(x)
+	}
+	return n
+}
+
+func (ix *Index) bindTerm(t termNode) node {
+	if t.isRange || (t.value == "*" && !t.phrase) {
+		return t
+	}
+	wild := !t.phrase && strings.ContainsAny(t.value, "*?")
+	words := (len(ix.slots) + 63) / 64
+	if (t.field == "" || t.field == "text") && !wild {
+		bits := ix.holdersOfAll(Tokens(t.value))
+		if bits == nil {
+			return boundTerm{t, matchNothing}
+		}
+		return boundTerm{t, func(d *Doc) bool { return bits[d.slot>>6]&(1<<(d.slot&63)) != 0 }}
+	}
+	if t.field == "" || t.field == "text" {
+		var bits []uint64
+		if wild {
+			// the tokens of the index that fit the pattern, by their postings
+			pattern := strings.ToLower(t.value)
+			bits = make([]uint64, words)
+			for tok, p := range ix.post {
+				if ok, _ := path.Match(pattern, tok); ok {
+					for _, slot := range p.slots {
+						bits[slot>>6] |= 1 << (slot & 63)
+					}
+				}
+			}
+		}
+		return boundTerm{t, func(d *Doc) bool { return bits[d.slot>>6]&(1<<(d.slot&63)) != 0 }}
+	}
+	if TextFields[t.field] {
+		want := Tokens(t.value)
+		if len(want) == 0 {
+			return boundTerm{t, matchNothing}
+		}
+		field := t.field
+		var cand []uint64
+		if !ix.textIncomplete {
+			// a value's tokens are among its document's Text tokens
+			if cand = ix.holdersOfAll(want); cand == nil {
+				return boundTerm{t, matchNothing}
+			}
+		}
+		return boundTerm{t, func(d *Doc) bool {
+			if cand != nil && cand[d.slot>>6]&(1<<(d.slot&63)) == 0 {
+				return false
+			}
+			for _, v := range d.Fields[field] {
+				if containsAll(Tokens(v), want) {
+					return true
+				}
+			}
+			return false
+		}}
+	}
+	if wild {
+		return t
+	}
+	n, ok := ix.fieldNum[t.field]
+	if !ok {
+		return boundTerm{t, matchNothing}
+	}
+	dc := ix.dicts[n]
+	id, ok := dc.ids[t.value]
+	if !ok {
+		return boundTerm{t, matchNothing}
+	}
+	return boundTerm{t, func(d *Doc) bool {
+		for _, v := range dc.slotIDs(d.slot) {
+			if v == id {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// holdersOfAll is the set of documents whose Text holds every token of
+// toks, as a bitset by slot; nil when that is no document (or toks is
+// empty).
+func (ix *Index) holdersOfAll(toks []string) []uint64 {
+	if len(toks) == 0 {
+		return nil
+	}
+	words := (len(ix.slots) + 63) / 64
+	var bits []uint64
+	for i, tok := range toks {
+		p := ix.post[tok]
+		if p == nil {
+			return nil
+		}
+		if i == 0 {
+			bits = make([]uint64, words)
+			for _, slot := range p.slots {
+				bits[slot>>6] |= 1 << (slot & 63)
+			}
+			continue
+		}
+		tb := make([]uint64, words)
+		for _, slot := range p.slots {
+			tb[slot>>6] |= 1 << (slot & 63)
+		}
+		for w := range bits {
+			bits[w] &= tb[w]
+		}
+	}
+	return bits
+}
