@@ -43,6 +43,9 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 			tg = append(tg, tags[r.IntN(len(tags))])
 		}
 		mod := fmt.Sprintf("2024-01-%02dT00:00:00Z", 1+r.IntN(5))
+		if r.IntN(2) == 0 { // a timestamp sorted as a number
+			mod = fmt.Sprintf("2024-01-%02dT00:00:00.%06dZ", 1+r.IntN(5), r.IntN(3))
+		}
 		f := map[string][]string{"tags": tg, "organization": {orgs[r.IntN(len(orgs))]}, "text": text,
 			"title": {strings.Join(text, " ")}, "metadata_modified": {mod}, "name": {fmt.Sprintf("d-%d", r.IntN(50))}}
 		return &Doc{ID: fmt.Sprintf("id-%03d", i), Fields: f, Text: tx, Ref: i, Public: i%5 == 0,

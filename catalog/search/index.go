@@ -1,12 +1,14 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	bits64 "math/bits"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Doc is one indexed document.
@@ -196,6 +198,10 @@ type Index struct {
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
+	// sortTime holds, beside sortCol, the value as Unix microseconds when it
+	// is a timestamp in timeLayout (which orders as its text does), else
+	// noTime; two such values compare as numbers.
+	sortTime [len(sortFields)][]int64
 	// fieldNum numbers the interned (non-text) fields; dicts is by number.
 	fieldNum map[string]int
 	dicts    []*dict
@@ -286,8 +292,10 @@ func (ix *Index) Put(d *Doc) {
 		d.sortv[i] = d.Sort[f]
 		for int(d.slot) >= len(ix.sortCol[i]) {
 			ix.sortCol[i] = append(ix.sortCol[i], "")
+			ix.sortTime[i] = append(ix.sortTime[i], noTime)
 		}
 		ix.sortCol[i][d.slot] = d.sortv[i]
+		ix.sortTime[i][d.slot] = sortTime(d.sortv[i])
 	}
 }
 
@@ -320,6 +328,7 @@ func (ix *Index) Delete(id string) {
 	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
 	for i := range ix.sortCol {
 		ix.sortCol[i][old.slot] = ""
+		ix.sortTime[i][old.slot] = noTime
 	}
 	ix.slots[old.slot] = nil
 	ix.free = append(ix.free, old.slot)
@@ -802,6 +811,27 @@ const (
 	keyID    = -2
 )
 
+// timeLayout is the layout of the timestamps callers give for sorting
+// (fixed width, so that the text orders as the time does).
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// noTime marks a sort value that is not a timestamp in timeLayout.
+const noTime = math.MinInt64
+
+// sortTime is v as Unix microseconds when v is exactly a timestamp in
+// timeLayout, else noTime. Different such texts give different numbers in
+// the same order.
+func sortTime(v string) int64 {
+	if len(v) != len(timeLayout) || v[len(v)-1] != 'Z' {
+		return noTime
+	}
+	t, err := time.Parse(timeLayout, v)
+	if err != nil || t.Format(timeLayout) != v {
+		return noTime
+	}
+	return t.UnixMicro()
+}
+
 // sortFields are the sortable fields kept in Doc.sortv, besides score and id.
 var sortFields = [...]string{"metadata_modified", "metadata_created", "name", "title_string"}
 
@@ -869,8 +899,12 @@ func (ix *Index) less(keys []sortKey, a, b hit) bool {
 		case keyID:
 			c = strings.Compare(a.doc.ID, b.doc.ID)
 		default:
-			col := ix.sortCol[k.idx]
-			c = strings.Compare(col[a.slot], col[b.slot])
+			if ta, tb := ix.sortTime[k.idx][a.slot], ix.sortTime[k.idx][b.slot]; ta != noTime && tb != noTime {
+				c = cmp.Compare(ta, tb)
+			} else {
+				col := ix.sortCol[k.idx]
+				c = strings.Compare(col[a.slot], col[b.slot])
+			}
 		}
 		if c == 0 {
 			continue

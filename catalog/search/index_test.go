@@ -116,3 +116,18 @@ func TestFacetBitsFollowValues(t *testing.T) {
 	}
 	check("more slots", true, map[string]int{"a": 63, "b": 3, "c": 60})
 }
+
+func TestSortTimeOrdersAsText(t *testing.T) {
+	vals := []string{"0999-12-31T23:59:59.999999Z", "2024-01-02T03:04:05.000000Z", "2024-01-02T03:04:05.000006Z", "2024-01-10T00:00:00.000000Z", "2025-01-01T00:00:00.000000Z"}
+	for i := 1; i < len(vals); i++ {
+		a, b := sortTime(vals[i-1]), sortTime(vals[i])
+		if a == noTime || b == noTime || a >= b {
+			t.Fatalf("%s %d, %s %d", vals[i-1], a, vals[i], b)
+		}
+	}
+	for _, v := range []string{"", "2024-01-02T03:04:05Z", "2024-13-02T03:04:05.000006Z", "2024-01-02T03:04:05.000006+", "2024-01-02 03:04:05.000006Z"} {
+		if sortTime(v) != noTime {
+			t.Errorf("%q is not a timestamp in the layout", v)
+		}
+	}
+}
