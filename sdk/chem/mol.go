@@ -133,6 +133,16 @@ func (m *Mol) Atom(i int) Atom {
 	}
 }
 
+// AtomicNum returns the atomic number of atom i (Atom(i).AtomicNum, without
+// building the whole view).
+func (m *Mol) AtomicNum(i int) int { return int(m.atoms[i].z) }
+
+// AtomCharge returns the formal charge of atom i (Atom(i).Charge).
+func (m *Mol) AtomCharge(i int) int { return int(m.atoms[i].charge) }
+
+// AtomAromatic reports whether atom i is aromatic (Atom(i).Aromatic).
+func (m *Mol) AtomAromatic(i int) bool { return m.atoms[i].arom }
+
 // Bond returns a view of bond i.
 func (m *Mol) Bond(i int) Bond {
 	b := &m.bonds[i]

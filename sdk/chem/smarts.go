@@ -597,6 +597,9 @@ type matchGraph struct {
 	nb    []gnbr
 	memo  []int8  // per recursive pattern id and atom: 0 unknown, 1 match, -1 no match
 	st    []uint8 // scratch of countBonds
+	// frames holds extendFrom's mapped atoms and cursors, 32 per active call
+	frames []int32
+	depth  int
 }
 
 var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
@@ -625,6 +628,7 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 	g.start = grow(g.start, n+1)
 	g.nb = grow(g.nb, 2*len(m.bonds)+2*nh)
 	g.memo = g.memo[:0]
+	g.depth = 0
 	x := int32(0)
 	hNext := int32(na)
 	for i := 0; i < na; i++ {
@@ -772,7 +776,16 @@ func (g *matchGraph) extendFrom(p *spattern, i int) bool {
 	if n == 1 {
 		return true
 	}
-	var mapped, cursor [16]int32
+	// mapped and cursor live in the graph, a frame per nesting level of
+	// recursive patterns: local arrays would be zeroed on every call, which
+	// wazero runs as a loop of memmove calls
+	base := g.depth * 32
+	if base+32 > len(g.frames) {
+		g.frames = append(g.frames, make([]int32, 32)...)
+	}
+	fr := g.frames[base : base+32 : base+32]
+	mapped, cursor := fr[:16:16], fr[16:32:32]
+	g.depth++
 	mapped[0] = int32(i)
 	cursor[1] = g.start[i]
 	k := 1
@@ -819,6 +832,7 @@ func (g *matchGraph) extendFrom(p *spattern, i int) bool {
 		if j < 0 {
 			k--
 			if k == 0 {
+				g.depth--
 				return false
 			}
 			continue
@@ -826,6 +840,7 @@ func (g *matchGraph) extendFrom(p *spattern, i int) bool {
 		mapped[k], cursor[k] = j, x+1
 		k++
 		if k == n {
+			g.depth--
 			return true
 		}
 		cursor[k] = g.start[mapped[p.parent[k]]]

@@ -89,8 +89,7 @@ func Descriptors(m *chem.Mol) []float64 {
 	var el [10]float64 // N O S P F Cl Br I pos neg
 	arom, ring := 0.0, 0.0
 	for i := 0; i < m.NumAtoms(); i++ {
-		a := m.Atom(i)
-		switch a.AtomicNum {
+		switch m.AtomicNum(i) {
 		case 7:
 			el[0]++
 		case 8:
@@ -108,12 +107,12 @@ func Descriptors(m *chem.Mol) []float64 {
 		case 53:
 			el[7]++
 		}
-		if a.Charge > 0 {
+		if c := m.AtomCharge(i); c > 0 {
 			el[8]++
-		} else if a.Charge < 0 {
+		} else if c < 0 {
 			el[9]++
 		}
-		if a.Aromatic {
+		if m.AtomAromatic(i) {
 			arom++
 		}
 		if m.IsAtomInRing(i) {

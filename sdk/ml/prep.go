@@ -40,13 +40,16 @@ func Neutralize(m *chem.Mol) string {
 	}
 	var edits []edit
 	for i := 0; i < m.NumAtoms(); i++ {
+		if m.AtomCharge(i) == 0 {
+			continue // most atoms; Atom(i) builds a whole view
+		}
 		a := m.Atom(i)
 		if !a.Bracket || a.Charge == 0 || a.Isotope != 0 || a.Radicals != 0 || a.Chiral != chem.ChiralNone || a.Class != 0 {
 			continue
 		}
 		opposite := false
 		for _, j := range m.Neighbors(i) {
-			if m.Atom(int(j)).Charge*a.Charge < 0 {
+			if m.AtomCharge(int(j))*a.Charge < 0 {
 				opposite = true
 			}
 		}
