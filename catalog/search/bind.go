@@ -76,19 +76,26 @@ func (ix *Index) bindTerm(t termNode) node {
 		if len(want) == 0 {
 			return boundTerm{t, matchNothing}
 		}
+		// documents whose values of the field hold every token; with one
+		// value (or one token) that is the answer, else the tokens must
+		// also be in one value
 		field := t.field
-		var cand []uint64
-		if !ix.textIncomplete {
-			// a value's tokens are among its document's Text tokens
-			if cand = ix.holdersOfAll(want); cand == nil {
-				return boundTerm{t, matchNothing}
-			}
+		bits := ix.fieldHoldersOfAll(field, want)
+		if bits == nil {
+			return boundTerm{t, matchNothing}
 		}
 		return boundTerm{t, func(d *Doc) bool {
-			if cand != nil && cand[d.slot>>6]&(1<<(d.slot&63)) == 0 {
+			if bits[d.slot>>6]&(1<<(d.slot&63)) == 0 {
 				return false
 			}
-			for _, v := range d.Fields[field] {
+			if len(want) == 1 {
+				return true
+			}
+			vals := d.Fields[field]
+			if len(vals) == 1 {
+				return true
+			}
+			for _, v := range vals {
 				if containsAll(Tokens(v), want) {
 					return true
 				}
@@ -142,6 +149,32 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 		tb := make([]uint64, words)
 		for _, slot := range p.slots {
 			tb[slot>>6] |= 1 << (slot & 63)
+		}
+		for w := range bits {
+			bits[w] &= tb[w]
+		}
+	}
+	return bits
+}
+
+// fieldHoldersOfAll is the set of documents whose values of text field f
+// hold every token of toks (not necessarily in one value), as a bitset by
+// slot; nil when that is no document.
+func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
+	words := (len(ix.slots) + 63) / 64
+	var bits []uint64
+	for i, tok := range toks {
+		p := ix.fpost[f+"\x00"+tok]
+		if len(p) == 0 {
+			return nil
+		}
+		tb := make([]uint64, words)
+		for _, slot := range p {
+			tb[slot>>6] |= 1 << (slot & 63)
+		}
+		if i == 0 {
+			bits = tb
+			continue
 		}
 		for w := range bits {
 			bits[w] &= tb[w]

@@ -191,10 +191,10 @@ type Index struct {
 	post  map[string]*posting
 	// public has the bit of each slot whose document is Public.
 	public []uint64
-	// textIncomplete is set once a document's Text lacked a token of one
-	// of its TextFields values; until then a field term's documents are
-	// among its tokens' postings (bind uses that to skip the others).
-	textIncomplete bool
+	// fpost lists, per text field and token (key field+"\x00"+token), the
+	// slots whose values of the field hold the token, ascending: field
+	// terms (title:x) look their documents up here.
+	fpost map[string][]int32
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
@@ -209,7 +209,7 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, post: map[string]*posting{}, fieldNum: map[string]int{}}
+	return &Index{docs: map[string]*Doc{}, post: map[string]*posting{}, fieldNum: map[string]int{}, fpost: map[string][]int32{}}
 }
 
 // df is the number of documents holding token t.
@@ -238,18 +238,10 @@ func (ix *Index) Put(d *Doc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.docs[d.ID] = d
-	if !ix.textIncomplete {
-	check:
-		for f := range TextFields {
-			for _, v := range d.Fields[f] {
-				for _, t := range Tokens(v) {
-					if _, ok := d.Text[t]; !ok {
-						ix.textIncomplete = true
-						break check
-					}
-				}
-			}
-		}
+	for _, key := range fieldTokens(d) {
+		p := ix.fpost[key]
+		i, _ := slices.BinarySearch(p, d.slot)
+		ix.fpost[key] = slices.Insert(p, i, d.slot)
 	}
 	for t, w := range d.Text {
 		p := ix.post[t]
@@ -299,6 +291,26 @@ func (ix *Index) Put(d *Doc) {
 	}
 }
 
+// fieldTokens lists the keys of d's entries in Index.fpost: each text
+// field with each distinct token of its values.
+func fieldTokens(d *Doc) []string {
+	var keys []string
+	for f := range TextFields {
+		if f == "text" { // text terms use the postings of Doc.Text
+			continue
+		}
+		start := len(keys)
+		for _, v := range d.Fields[f] {
+			for _, t := range Tokens(v) {
+				keys = append(keys, f+"\x00"+t)
+			}
+		}
+		slices.Sort(keys[start:])
+		keys = append(keys[:start], slices.Compact(keys[start:])...)
+	}
+	return keys
+}
+
 // Delete removes a document if present.
 func (ix *Index) Delete(id string) {
 	old, ok := ix.docs[id]
@@ -314,6 +326,17 @@ func (ix *Index) Delete(id string) {
 			if len(p.slots) == 0 {
 				delete(ix.post, t)
 			}
+		}
+	}
+	for _, key := range fieldTokens(old) {
+		p := ix.fpost[key]
+		if i, found := slices.BinarySearch(p, old.slot); found {
+			p = slices.Delete(p, i, i+1)
+		}
+		if len(p) == 0 {
+			delete(ix.fpost, key)
+		} else {
+			ix.fpost[key] = p
 		}
 	}
 	for n, ids := range old.vals {
