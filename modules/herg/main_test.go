@@ -49,14 +49,15 @@ func BenchmarkWasmOne(b *testing.B) {
 	}
 }
 
+var batchSMILES = []string{"COc1ccc(CCN2CCC(Nc3nc4ccccc4n3Cc3ccc(F)cc3)CC2)cc1", "CC(=O)Oc1ccccc1C(=O)O",
+	"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C", "CN(CCOc1ccc(NS(C)(=O)=O)cc1)CCc1ccc(NS(C)(=O)=O)cc1"}
+
 // BenchmarkWasmBatch1000 is one call with 1000 SMILES inside wasm.
 func BenchmarkWasmBatch1000(b *testing.B) {
 	m := wasmtest.Load(b, ".")
-	smiles := []string{"COc1ccc(CCN2CCC(Nc3nc4ccccc4n3Cc3ccc(F)cc3)CC2)cc1", "CC(=O)Oc1ccccc1C(=O)O",
-		"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C", "CN(CCOc1ccc(NS(C)(=O)=O)cc1)CCc1ccc(NS(C)(=O)=O)cc1"}
 	list := make([]string, 1000)
 	for i := range list {
-		list[i] = smiles[i%len(smiles)]
+		list[i] = batchSMILES[i%len(batchSMILES)]
 	}
 	in, _ := json.Marshal(map[string]any{"smiles": list})
 	for b.Loop() {

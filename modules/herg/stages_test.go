@@ -1,0 +1,48 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"syscall"
+	"testing"
+
+	"toxgate/gateway/modulehost/wasmtest"
+)
+
+// BenchmarkWasmStages runs the 1000-SMILES batch of BenchmarkWasmBatch1000
+// inside wasm up to each stage of the pipeline (testdata/stages): the cost of
+// a stage is the difference between consecutive rows. Besides wall time it
+// reports the process CPU time per call (steadier on a shared machine; the
+// module runs on the calling goroutine).
+func BenchmarkWasmStages(b *testing.B) {
+	m := wasmtest.Load(b, "testdata/stages")
+	list := make([]string, 1000)
+	for i := range list {
+		list[i] = batchSMILES[i%len(batchSMILES)]
+	}
+	for _, stage := range []string{"parse", "describe", "morgan", "features", "gbt", "predict", "full"} {
+		in, _ := json.Marshal(map[string]any{"smiles": list, "stage": stage})
+		b.Run(stage, func(b *testing.B) {
+			if _, err := m.Call(context.Background(), 0, in); err != nil {
+				b.Fatal(err)
+			}
+			c0 := cpuSeconds()
+			for b.Loop() {
+				if _, err := m.Call(context.Background(), 0, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-c0)*1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
