@@ -401,8 +401,9 @@ type Result struct {
 	Facets map[string][]Facet
 }
 
+// hit is a match: its slot and score (no pointer, so that moving hits
+// costs no write barriers and pooled hits hold no documents).
 type hit struct {
-	doc   *Doc
 	score float64
 	slot  int32
 }
@@ -440,7 +441,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 				continue
 			}
 			if s, ok := m.fn(d); ok {
-				hits = append(hits, hit{doc: d, score: s, slot: int32(slot)})
+				hits = append(hits, hit{score: s, slot: int32(slot)})
 			}
 		}
 	}
@@ -448,12 +449,13 @@ func (ix *Index) Search(q Query) (Result, error) {
 		kept := hits[:0]
 	next:
 		for _, h := range hits {
+			d := ix.slots[h.slot]
 			for _, f := range filters {
-				if !f.match(h.doc) {
+				if !f.match(d) {
 					continue next
 				}
 			}
-			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(h.doc) {
+			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(d) {
 				continue
 			}
 			kept = append(kept, h)
@@ -479,7 +481,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
-		res.IDs = append(res.IDs, h.doc.ID)
+		res.IDs = append(res.IDs, ix.slots[h.slot].ID)
 	}
 	return res, nil
 }
@@ -586,9 +588,6 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 func putScratch(sc *scratch) {
 	if cap(sc.hits) > 1<<16 {
 		sc.hits = nil
-	}
-	for i := range sc.hits {
-		sc.hits[i].doc = nil
 	}
 	scratchPool.Put(sc)
 }
@@ -744,7 +743,7 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 		// only excluded groups: every other document matches, score 0
 		for slot, d := range ix.slots {
 			if d != nil && sc.not[slot>>6]&(1<<(slot&63)) == 0 {
-				hits = append(hits, hit{doc: d, slot: int32(slot)})
+				hits = append(hits, hit{slot: int32(slot)})
 			}
 		}
 		return hits
@@ -756,7 +755,7 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 			slot := int32(w<<6 | bits64.TrailingZeros64(word))
 			word &= word - 1
 			if a := &sc.acc[slot]; a.must >= musts && a.should >= need {
-				hits = append(hits, hit{doc: ix.slots[slot], score: a.score, slot: slot})
+				hits = append(hits, hit{score: a.score, slot: slot})
 			}
 		}
 	}
@@ -920,7 +919,7 @@ func (ix *Index) less(keys []sortKey, a, b hit) bool {
 				c = 1
 			}
 		case keyID:
-			c = strings.Compare(a.doc.ID, b.doc.ID)
+			c = strings.Compare(ix.slots[a.slot].ID, ix.slots[b.slot].ID)
 		default:
 			if ta, tb := ix.sortTime[k.idx][a.slot], ix.sortTime[k.idx][b.slot]; ta != noTime && tb != noTime {
 				c = cmp.Compare(ta, tb)
@@ -951,7 +950,7 @@ func (ix *Index) facets(sc *scratch, all []hit, fields []string, limit, mincount
 		if TextFields[f] {
 			counts := map[string]int{}
 			for _, h := range hits {
-				for _, v := range h.doc.Fields[f] {
+				for _, v := range ix.slots[h.slot].Fields[f] {
 					counts[v]++
 				}
 			}
@@ -1039,27 +1038,53 @@ func unique(vals []string) []string {
 }
 
 // topK orders the first k elements of hits (the rest stay unordered): a
-// full sort when k is large, otherwise a bounded selection.
-// With scoreDesc (the order starts with score descending), a hit scoring
-// below the k-th is passed over without calling less.
+// full sort when k is large, otherwise a bounded selection through a heap
+// of the k best so far, the worst on top. With scoreDesc (the order starts
+// with score descending), a hit scoring below the worst kept is passed
+// over without calling less.
 func topK(hits []hit, k int, less func(a, b hit) bool, scoreDesc bool) {
+	order := func(a, b hit) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	}
 	if k >= len(hits)/4 {
-		sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) })
+		slices.SortFunc(hits, order)
 		return
 	}
 	if k == 0 {
 		return
 	}
-	// keep hits[:k] sorted; insert better elements from the rest
-	sort.Slice(hits[:k], func(i, j int) bool { return less(hits[i], hits[j]) })
+	top := hits[:k]
+	down := func(i int) {
+		for {
+			w := i
+			if l := 2*i + 1; l < k && less(top[w], top[l]) {
+				w = l
+			}
+			if r := 2*i + 2; r < k && less(top[w], top[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			top[i], top[w] = top[w], top[i]
+			i = w
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
 	for i := k; i < len(hits); i++ {
-		if scoreDesc && hits[i].score < hits[k-1].score || !less(hits[i], hits[k-1]) {
+		if scoreDesc && hits[i].score < top[0].score || !less(hits[i], top[0]) {
 			continue
 		}
-		h := hits[i]
-		j := sort.Search(k-1, func(j int) bool { return less(h, hits[j]) })
-		hits[i] = hits[k-1]
-		copy(hits[j+1:k], hits[j:k-1])
-		hits[j] = h
+		hits[i], top[0] = top[0], hits[i]
+		down(0)
 	}
+	slices.SortFunc(top, order)
 }

@@ -12,13 +12,13 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		n := 1 + rand.IntN(200)
 		hits := make([]hit, n)
 		for i := range hits {
-			hits[i] = hit{doc: &Doc{ID: fmt.Sprintf("%04d", i)}, score: float64(rand.IntN(20))}
+			hits[i] = hit{slot: int32(i), score: float64(rand.IntN(20))}
 		}
 		less := func(a, b hit) bool {
 			if a.score != b.score {
 				return a.score > b.score
 			}
-			return a.doc.ID < b.doc.ID
+			return a.slot < b.slot
 		}
 		want := slices.Clone(hits)
 		slices.SortFunc(want, func(a, b hit) int {
@@ -30,8 +30,8 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		k := rand.IntN(n + 1)
 		topK(hits, k, less, trial%2 == 0) // the order starts with score descending
 		for i := 0; i < k; i++ {
-			if hits[i].doc.ID != want[i].doc.ID {
-				t.Fatalf("trial %d n=%d k=%d: position %d: %s want %s", trial, n, k, i, hits[i].doc.ID, want[i].doc.ID)
+			if hits[i].slot != want[i].slot {
+				t.Fatalf("trial %d n=%d k=%d: position %d: %d want %d", trial, n, k, i, hits[i].slot, want[i].slot)
 			}
 		}
 	}

@@ -73,7 +73,7 @@ func (ix *refIndex) refSearch(q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	hits := make([]hit, 0, 64)
+	hits := make([]refHit, 0, 64)
 	visit := func(d *Doc) {
 		s, ok := match(d)
 		if !ok {
@@ -87,7 +87,7 @@ func (ix *refIndex) refSearch(q Query) (Result, error) {
 		if q.Allow != nil && !q.Allow(d) {
 			return
 		}
-		hits = append(hits, hit{doc: d, score: s})
+		hits = append(hits, refHit{doc: d, score: s})
 	}
 	if candidates == nil {
 		for _, d := range ix.docs {
@@ -102,7 +102,7 @@ func (ix *refIndex) refSearch(q Query) (Result, error) {
 	if len(q.FacetFields) > 0 {
 		res.Facets = refFacets(hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
 	}
-	topK(hits, max(q.Start, 0)+max(q.Rows, 0), func(a, b hit) bool { return refLess(keys, a, b) }, false)
+	sort.Slice(hits, func(i, j int) bool { return refLess(keys, hits[i], hits[j]) })
 	start := min(max(q.Start, 0), len(hits))
 	end := min(start+max(q.Rows, 0), len(hits))
 	for _, h := range hits[start:end] {
@@ -213,7 +213,13 @@ func (ix *refIndex) refScore(d *Doc, terms []string) float64 {
 	return s
 }
 
-func refLess(keys []sortKey, a, b hit) bool {
+// refHit is a match of the reference search.
+type refHit struct {
+	doc   *Doc
+	score float64
+}
+
+func refLess(keys []sortKey, a, b refHit) bool {
 	for _, k := range keys {
 		var c int
 		if k.field == "score" {
@@ -239,7 +245,7 @@ func refLess(keys []sortKey, a, b hit) bool {
 	return false
 }
 
-func refFacets(hits []hit, fields []string, limit, mincount int) map[string][]Facet {
+func refFacets(hits []refHit, fields []string, limit, mincount int) map[string][]Facet {
 	out := make(map[string][]Facet, len(fields))
 	for _, f := range fields {
 		counts := map[string]int{}
