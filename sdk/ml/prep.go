@@ -103,6 +103,10 @@ func largestFragment(smiles string) (*chem.Mol, error) {
 	if s == "" {
 		return nil, &chem.ParseError{Pos: 0, Reason: "empty SMILES"}
 	}
+	if strings.IndexByte(s, '.') < 0 { // one fragment (most inputs)
+		m, err := chem.ParseSMILES(s)
+		return m, shiftErr(err, lead)
+	}
 	frags, offs := splitFragments(s)
 	if len(frags) <= 1 {
 		m, err := chem.ParseSMILES(s)
