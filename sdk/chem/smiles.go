@@ -165,19 +165,25 @@ func (p *smilesParser) parse() error {
 			pendOrder, pendDir, pendPos = 0, 0, -1
 		default:
 			pos := p.i
-			var a atom
+			// the atom is read in place: in wasm a zeroed local struct and
+			// its copy are loops of memmove calls
+			idx := len(p.atoms)
+			if idx < cap(p.atoms) {
+				p.atoms = p.atoms[:idx+1] // zero: the slice is fresh and only grows
+			} else {
+				p.atoms = append(p.atoms, atom{})
+			}
+			a := &p.atoms[idx]
 			var err error
 			if c == '[' {
-				a, err = p.bracketAtom()
+				err = p.bracketAtom(a)
 			} else {
-				a, err = p.organicAtom()
+				err = p.organicAtom(a)
 			}
 			if err != nil {
 				return err
 			}
 			a.pos = int32(pos)
-			idx := len(p.atoms)
-			p.atoms = append(p.atoms, a)
 			if prev >= 0 {
 				bp := pos
 				if pendPos >= 0 {
@@ -325,14 +331,14 @@ func (p *smilesParser) addBond(a, b int, order BondOrder, dir byte, pos int) err
 }
 
 // organic subset: B C N O P S F Cl Br I, aromatic b c n o p s, and '*'.
-func (p *smilesParser) organicAtom() (atom, error) {
+// organicAtom reads an organic-subset atom into a (zero on entry).
+func (p *smilesParser) organicAtom(a *atom) error {
 	s := p.s
 	c := s[p.i]
-	var a atom
 	if c >= 'A' && c <= 'Z' && p.i+1 < len(s) && s[p.i+1] >= 'a' && s[p.i+1] <= 'z' &&
 		!strings.ContainsRune("bcnops", rune(s[p.i+1])) && s[p.i:p.i+2] != "Cl" && s[p.i:p.i+2] != "Br" {
 		if _, ok := symbolToZ[s[p.i:p.i+2]]; ok {
-			return a, perr(p.i, "element %s must be written in brackets ([%s])", s[p.i:p.i+2], s[p.i:p.i+2])
+			return perr(p.i, "element %s must be written in brackets ([%s])", s[p.i:p.i+2], s[p.i:p.i+2])
 		}
 	}
 	switch c {
@@ -340,14 +346,14 @@ func (p *smilesParser) organicAtom() (atom, error) {
 		if p.i+1 < len(s) && s[p.i+1] == 'r' {
 			a.z = 35
 			p.i += 2
-			return a, nil
+			return nil
 		}
 		a.z = 5
 	case 'C':
 		if p.i+1 < len(s) && s[p.i+1] == 'l' {
 			a.z = 17
 			p.i += 2
-			return a, nil
+			return nil
 		}
 		a.z = 6
 	case 'N':
@@ -383,23 +389,23 @@ func (p *smilesParser) organicAtom() (atom, error) {
 				j++
 			}
 			if _, ok := symbolToZ[s[p.i:j]]; ok {
-				return a, perr(p.i, "element %s must be written in brackets ([%s])", s[p.i:j], s[p.i:j])
+				return perr(p.i, "element %s must be written in brackets ([%s])", s[p.i:j], s[p.i:j])
 			}
-			return a, perr(p.i, "unknown element symbol %q", s[p.i:j])
+			return perr(p.i, "unknown element symbol %q", s[p.i:j])
 		}
-		return a, perr(p.i, "unexpected character %q", c)
+		return perr(p.i, "unexpected character %q", c)
 	}
 	p.i++
-	return a, nil
+	return nil
 }
 
 var aromaticBracket = map[string]uint8{"b": 5, "c": 6, "n": 7, "o": 8, "p": 15, "s": 16, "se": 34, "as": 33, "te": 52, "si": 14}
 
-func (p *smilesParser) bracketAtom() (atom, error) {
+func (p *smilesParser) bracketAtom(a *atom) error {
 	s := p.s
 	open := p.i
 	p.i++ // '['
-	a := atom{bracket: true, noImplicit: true}
+	a.bracket, a.noImplicit = true, true
 	// isotope
 	j := p.i
 	for p.i < len(s) && isDigit(s[p.i]) {
@@ -407,13 +413,13 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 	}
 	if p.i > j {
 		if p.i-j > 4 {
-			return a, perr(j, "isotope number too large")
+			return perr(j, "isotope number too large")
 		}
 		iso, _ := strconv.Atoi(s[j:p.i])
 		a.isotope = uint16(iso)
 	}
 	if p.i >= len(s) {
-		return a, perr(open, "bracket atom not closed")
+		return perr(open, "bracket atom not closed")
 	}
 	// element symbol
 	symPos := p.i
@@ -436,7 +442,7 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 			if end < len(s) && s[end] >= 'a' && s[end] <= 'z' {
 				end++
 			}
-			return a, perr(symPos, "unknown element symbol %q", s[p.i:end])
+			return perr(symPos, "unknown element symbol %q", s[p.i:end])
 		}
 		a.z = uint8(z)
 		p.i++
@@ -450,15 +456,15 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 		}
 		z, ok := aromaticBracket[s[p.i:p.i+1]]
 		if !ok {
-			return a, perr(symPos, "unknown aromatic element symbol %q", s[p.i:p.i+1])
+			return perr(symPos, "unknown aromatic element symbol %q", s[p.i:p.i+1])
 		}
 		a.z, a.arom = z, true
 		p.i++
 	default:
 		if c == ']' {
-			return a, perr(symPos, "bracket atom without element symbol")
+			return perr(symPos, "bracket atom without element symbol")
 		}
-		return a, perr(symPos, "unexpected character %q in bracket atom", c)
+		return perr(symPos, "unexpected character %q in bracket atom", c)
 	}
 	// chirality
 	if p.i < len(s) && s[p.i] == '@' {
@@ -474,7 +480,7 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 				p.i++
 			}
 			if p.i == k {
-				return a, perr(cs, "chirality class %s needs a number", s[cs+1:cs+3])
+				return perr(cs, "chirality class %s needs a number", s[cs+1:cs+3])
 			}
 			a.chiral = ChiralOther
 		} else {
@@ -513,7 +519,7 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 			}
 		}
 		if n > 15 {
-			return a, perr(p.i-1, "formal charge too large")
+			return perr(p.i-1, "formal charge too large")
 		}
 		a.charge = int8(sign * n)
 	}
@@ -525,19 +531,19 @@ func (p *smilesParser) bracketAtom() (atom, error) {
 			p.i++
 		}
 		if p.i == k {
-			return a, perr(k-1, "atom class ':' needs a number")
+			return perr(k-1, "atom class ':' needs a number")
 		}
 		cl, _ := strconv.Atoi(s[k:p.i])
 		a.class = int32(cl)
 	}
 	if p.i >= len(s) {
-		return a, perr(open, "bracket atom not closed")
+		return perr(open, "bracket atom not closed")
 	}
 	if s[p.i] != ']' {
-		return a, perr(p.i, "unexpected character %q in bracket atom", s[p.i])
+		return perr(p.i, "unexpected character %q in bracket atom", s[p.i])
 	}
 	p.i++
-	return a, nil
+	return nil
 }
 
 func isChiralClass(t string) bool {
