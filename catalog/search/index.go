@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	bits64 "math/bits"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -583,13 +584,22 @@ type slotAcc struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+// searching bounds the searches running at once (in arrival order): they
+// only compute, so more than a few per CPU gain nothing, and each holds
+// scratch memory proportional to the index.
+var searching = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+
+func getScratch() *scratch {
+	searching <- struct{}{}
+	return scratchPool.Get().(*scratch)
+}
 
 func putScratch(sc *scratch) {
 	if cap(sc.hits) > 1<<16 {
 		sc.hits = nil
 	}
 	scratchPool.Put(sc)
+	<-searching
 }
 
 // reset prepares the per-slot arrays for n slots.
