@@ -1,6 +1,7 @@
 package chem
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -160,15 +161,40 @@ var crippenCache [1 << 10]atomic.Pointer[crippenEntry]
 type crippenEntry struct {
 	key   uint64
 	cands []crippenCand
+	// star: every candidate's pattern is the root and atoms bonded to it
+	// (no recursion), so the type depends only on the atom's features and
+	// the multiset of its bonds and neighbours' features (see crippenTypeOf)
+	star bool
 }
+
+// crippenStar[k] is true when parameter k's pattern has every atom bonded
+// to the root and no recursive SMARTS.
+var crippenStar = func() []bool {
+	out := make([]bool, len(crippenParams))
+	for k, cp := range crippenParams {
+		p := cp.pat
+		out[k] = true
+		for a := 1; a < len(p.atoms); a++ {
+			if p.parent[a] != 0 {
+				out[k] = false
+			}
+		}
+		for _, prog := range p.prog {
+			if hasRecursion(prog) {
+				out[k] = false
+			}
+		}
+	}
+	return out
+}()
 
 // crippenCandidates returns the parameters, in order, whose first pattern
 // atom can match an atom with features a.
-func crippenCandidates(a *gatom) []crippenCand {
+func crippenCandidates(a *gatom) crippenEntry {
 	key := a.key()
 	slot := &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
 	if e := slot.Load(); e != nil && e.key == key {
-		return e.cands
+		return *e
 	}
 	var c []crippenCand
 	one := matchGraph{n: 1, at: []gatom{*a}, start: []int32{0, 0}}
@@ -180,8 +206,58 @@ func crippenCandidates(a *gatom) []crippenCand {
 			c = append(c, crippenCand{k: k, rootMatched: true})
 		}
 	}
-	slot.Store(&crippenEntry{key: key, cands: c})
-	return c
+	e := &crippenEntry{key: key, cands: c, star: true}
+	for _, cc := range c {
+		if !crippenStar[cc.k] {
+			e.star = false
+		}
+	}
+	slot.Store(e)
+	return *e
+}
+
+// crippenTypeCache maps the exact star environment of an atom (its
+// features, then the bond and features of each neighbour, sorted; see
+// envKey) to the index of its Crippen parameter, for atoms whose candidate
+// patterns are all stars: lock-free, direct-mapped, replaced on a miss.
+var crippenTypeCache [1 << 14]atomic.Pointer[crippenTypeEntry]
+
+type crippenTypeEntry struct {
+	key string
+	k   int16 // parameter index, -1 for none
+}
+
+// crippenTypeCacheOff disables crippenTypeCache (tests compare both ways).
+var crippenTypeCacheOff bool
+
+// envKey writes the star environment of graph atom i into g.keyBuf: the
+// atom's feature key, then per neighbour its bond index and feature key,
+// sorted; nil for atoms of more than 16 neighbours.
+func (g *matchGraph) envKey(i int) []byte {
+	lo, hi := int(g.start[i]), int(g.start[i+1])
+	if hi-lo > 16 {
+		return nil
+	}
+	env := g.envBuf[:0]
+	for x := lo; x < hi; x++ {
+		e := g.nb[x]
+		v := [2]uint64{uint64(e.bindex), g.at[e.j].key()}
+		j := len(env)
+		env = append(env, v)
+		for j > 0 && (env[j-1][0] > v[0] || env[j-1][0] == v[0] && env[j-1][1] > v[1]) {
+			env[j] = env[j-1]
+			j--
+		}
+		env[j] = v
+	}
+	g.envBuf = env
+	b := binary.LittleEndian.AppendUint64(g.keyBuf[:0], g.at[i].key())
+	for _, v := range env {
+		b = append(b, byte(v[0]))
+		b = binary.LittleEndian.AppendUint64(b, v[1])
+	}
+	g.keyBuf = b
+	return b
 }
 
 func hasRecursion(prog []ains) bool {
@@ -257,7 +333,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
-	var local [16]crippenEntry
+	var local [8]crippenEntry
 	nLocal := 0
 	for i := 0; i < g.n; i++ {
 		typ := ""
@@ -274,33 +350,29 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			}
 			continue
 		}
-		found := -1
 		// the molecule's few atom kinds are looked up once each
 		key := g.at[i].key()
-		var cands []crippenCand
+		var ce crippenEntry
 		hit := false
 		for q := range nLocal {
 			if local[q].key == key {
-				cands, hit = local[q].cands, true
+				ce, hit = local[q], true
 				break
 			}
 		}
 		if !hit {
-			cands = crippenCandidates(&g.at[i])
+			ce = crippenCandidates(&g.at[i])
 			if nLocal < len(local) {
-				local[nLocal] = crippenEntry{key: key, cands: cands}
+				local[nLocal] = ce
 				nLocal++
 			}
 		}
-		for _, c := range cands {
-			p := &crippenParams[c.k]
-			if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
-				logp += p.logp
-				mr += p.mr
-				typ = p.typ
-				found = int(c.k)
-				break
-			}
+		found := g.crippenTypeOf(i, &ce)
+		if found >= 0 {
+			p := &crippenParams[found]
+			logp += p.logp
+			mr += p.mr
+			typ = p.typ
 		}
 		if i >= na {
 			lastParent, lastK = g.nb[g.start[i]].j, found
@@ -310,6 +382,37 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 		}
 	}
 	return logp, mr
+}
+
+// crippenTypeOf returns the index of the first parameter of ce matching at
+// atom i, or -1; through crippenTypeCache when ce's patterns are stars.
+func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
+	var env []byte
+	var slot *atomic.Pointer[crippenTypeEntry]
+	if ce.star && !crippenTypeCacheOff {
+		if env = g.envKey(i); env != nil {
+			h := uint64(14695981039346656037)
+			for _, c := range env {
+				h = (h ^ uint64(c)) * 1099511628211
+			}
+			slot = &crippenTypeCache[h>>50]
+			if e := slot.Load(); e != nil && e.key == string(env) {
+				return int(e.k)
+			}
+		}
+	}
+	found := -1
+	for _, c := range ce.cands {
+		p := &crippenParams[c.k]
+		if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
+			found = int(c.k)
+			break
+		}
+	}
+	if slot != nil {
+		slot.Store(&crippenTypeEntry{key: string(env), k: int16(found)})
+	}
+	return found
 }
 
 // CrippenTypes returns the Wildman–Crippen atom type ("C18", "N11", "H1",

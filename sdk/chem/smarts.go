@@ -600,6 +600,9 @@ type matchGraph struct {
 	// frames holds extendFrom's mapped atoms and cursors, 32 per active call
 	frames []int32
 	depth  int
+	// envBuf and keyBuf are scratch of envKey (Crippen types)
+	envBuf [][2]uint64
+	keyBuf []byte
 }
 
 var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
