@@ -12,8 +12,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmtest"
 	"toxgate/modules/pbpk-doxorubicin/model"
+	"toxgate/sdk/abi"
 )
 
 // threadCPU is the CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID).
@@ -24,10 +30,12 @@ func threadCPU() time.Duration {
 }
 
 // TestCPUTimeVsNative measures a 7-day run in the module (a pooled call, as
-// gateway/modulehost's BenchmarkModelsVsNative, with the host's output check)
-// beside the same code run natively (decode, Simulate, AppendJSON), in CPU
-// time of the thread: on a shared, loaded machine the wall-clock benchmark
-// varies by 2-3x, the thread's CPU time by a few percent. Run with
+// gateway/modulehost's BenchmarkModelsVsNative, with the host's fuel checks
+// and output check) beside the same code run natively (decode, Simulate,
+// AppendJSON) and the module's own code alone (plain wazero, no fuel checks,
+// no output check), in CPU time of the thread: on a shared, loaded machine
+// the wall-clock benchmark varies by 2-3x, the thread's CPU time by a few
+// percent. Run with
 //
 //	DOXO_CPU_CALLS=40 go test -run CPUTimeVsNative -v ./modules/pbpk-doxorubicin/
 func TestCPUTimeVsNative(t *testing.T) {
@@ -59,21 +67,62 @@ func TestCPUTimeVsNative(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	plain := plainCall(t, input)
 	call()
 	native()
+	plain()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
-	var mod, nat, wall []float64
+	var mod, nat, raw, wall []float64
 	for range n {
 		c0, w0 := threadCPU(), time.Now()
 		call()
 		c1, w1 := threadCPU(), time.Now()
 		native()
 		c2 := threadCPU()
-		mod, nat, wall = append(mod, ms(c1-c0)), append(nat, ms(c2-c1)), append(wall, ms(w1.Sub(w0)))
+		plain()
+		c3 := threadCPU()
+		mod, nat, raw = append(mod, ms(c1-c0)), append(nat, ms(c2-c1)), append(raw, ms(c3-c2))
+		wall = append(wall, ms(w1.Sub(w0)))
 	}
-	slices.Sort(mod)
-	slices.Sort(nat)
-	slices.Sort(wall)
-	t.Logf("7-day run, thread CPU ms over %d calls: module min %.2f median %.2f, native min %.2f median %.2f, module/native (medians) %.2f; module wall ms min %.2f median %.2f",
-		n, mod[0], mod[n/2], nat[0], nat[n/2], mod[n/2]/nat[n/2], wall[0], wall[n/2])
+	for _, s := range [][]float64{mod, nat, raw, wall} {
+		slices.Sort(s)
+	}
+	t.Logf("7-day run, thread CPU ms over %d calls: module min %.2f median %.2f, native min %.2f median %.2f, module/native (medians) %.2f; "+
+		"module code alone (no fuel or output check) min %.2f median %.2f; module wall ms min %.2f median %.2f",
+		n, mod[0], mod[n/2], nat[0], nat[n/2], mod[n/2]/nat[n/2], raw[0], raw[n/2], wall[0], wall[n/2])
+}
+
+// plainCall instantiates the module in a plain wazero runtime (WASI and a
+// no-op toxgate.log; no fuel instrumentation) and returns a call of its first
+// route with input, the result left unread.
+func plainCall(t *testing.T, input []byte) func() {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	_, err := rt.NewHostModuleBuilder(abi.ImportModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(context.Context, api.Module, []uint64) {}),
+			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, nil).
+		Export(abi.ImportLog).Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.InstantiateWithConfig(ctx, modtest.Wasm(t, "."),
+		wazero.NewModuleConfig().WithName("").WithStartFunctions(abi.ExportInitialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, eval := mod.ExportedFunction(abi.ExportAlloc), mod.ExportedFunction(abi.ExportEvaluate)
+	return func() {
+		r, err := alloc.Call(ctx, uint64(len(input)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mod.Memory().Write(uint32(r[0]), input) {
+			t.Fatal("input outside guest memory")
+		}
+		if _, err := eval.Call(ctx, 0, r[0], uint64(len(input))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
