@@ -214,12 +214,12 @@ func geMask(c []uint64, t int) uint64 {
 	var gt uint64
 	eq := ^uint64(0)
 	for s := len(c) - 1; s >= 0; s-- {
-		if t>>s&1 == 1 {
-			eq &= c[s]
-		} else {
-			gt |= eq & c[s]
-			eq &^= c[s]
-		}
+		// without a branch (taken branches are costly in Go's wasm): where
+		// bit s of t is 1 the count must have it too (eq &= c[s]); where it
+		// is 0, a count with it is greater (gt |= eq&c[s], eq &^= c[s])
+		tb := -(uint64(t>>s) & 1)
+		gt |= eq & c[s] &^ tb
+		eq &^= c[s] ^ tb
 	}
 	return gt | eq
 }
