@@ -36,6 +36,21 @@ func TestAppendSeriesFloatsIsStats(t *testing.T) {
 		xs = append(xs, math.Nextafter(e, 0), math.Nextafter(e, math.Inf(1)))
 	}
 	xs = append(xs, 0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1e-5, 1e15, 5e-324, math.MaxFloat64)
+	// The edges of the fast path (2^-16, 2^19) and every power of ten within it, ± a few ulps.
+	for _, c := range []float64{0x1p-16, 0x1p19, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 999999.5, 99999.95} {
+		for _, sgn := range []float64{1, -1} {
+			v := sgn * c
+			for range 4 {
+				xs = append(xs, v)
+				v = math.Nextafter(v, 0)
+			}
+			v = sgn * c
+			for range 4 {
+				v = math.Nextafter(v, sgn*math.Inf(1))
+				xs = append(xs, v)
+			}
+		}
+	}
 	for start := 0; start < len(xs); start += 1000 {
 		chunk := xs[start:min(start+1000, len(xs))]
 		got, want := string(appendSeriesFloats([]byte("x"), chunk)), "x"+string(stats.AppendFloats(nil, chunk, SeriesDigits))
