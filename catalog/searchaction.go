@@ -258,6 +258,9 @@ func facetFields(v any) []string {
 	case nil:
 		return nil
 	case string:
+		if list, ok := plainStringList(x); ok {
+			return list
+		}
 		var list []string
 		if err := json.Unmarshal([]byte(x), &list); err == nil {
 			return list
@@ -282,6 +285,49 @@ func facetFields(v any) []string {
 	}
 	return nil
 }
+
+// plainStringList reads a JSON list of strings without escapes, such as
+// ["tags","organization"], as json.Unmarshal would; ok is false for
+// anything else (left to json.Unmarshal).
+func plainStringList(s string) (list []string, ok bool) {
+	s = strings.Trim(s, jsonSpace)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	rest := strings.Trim(s[1:len(s)-1], jsonSpace)
+	list = []string{}
+	for rest != "" {
+		if rest[0] != '"' {
+			return nil, false
+		}
+		end := strings.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		v := rest[1 : 1+end]
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c == '\\' || c < 0x20 || c >= 0x80 {
+				return nil, false
+			}
+		}
+		list = append(list, v)
+		rest = strings.Trim(rest[2+end:], jsonSpace)
+		if rest == "" {
+			break
+		}
+		if rest[0] != ',' {
+			return nil, false
+		}
+		rest = strings.Trim(rest[1:], jsonSpace)
+		if rest == "" {
+			return nil, false
+		}
+	}
+	return list, true
+}
+
+// jsonSpace is JSON's white space.
+const jsonSpace = " \t\n\r"
 
 // facetDisplay is a facet item's display_name: org title, license title, or
 // the value. Callers hold a lock.

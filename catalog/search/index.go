@@ -704,6 +704,21 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 			return hits // an empty required group matches nothing
 		}
 	}
+	if len(p.should) == 1 && len(p.should[0]) == 1 && len(p.must) == 0 && len(p.not) == 0 {
+		// one word: its postings are the matches
+		n := p.should[0][0]
+		ps := p.post[n]
+		if ps == nil {
+			return hits
+		}
+		idf := p.idf[n]
+		for i, slot := range ps.slots {
+			score := 0.0
+			score += ps.w[i] * idf
+			hits = append(hits, hit{score: score, slot: slot})
+		}
+		return hits
+	}
 	sc.reset(len(ix.slots))
 	for _, g := range p.not {
 		p.eachMatch(g, func(slot int32, _ []float64) { sc.not[slot>>6] |= 1 << (slot & 63) })
