@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 	"unsafe"
+
+	"toxgate/sdk/jsonw"
 )
 
 // The fast output encoder: the counterpart of the fast input decoder (see
@@ -145,7 +146,7 @@ func (b *encBuilder) build(t reflect.Type) encPlan {
 		}
 	case reflect.String:
 		return func(_ *fastEncoder, dst []byte, p unsafe.Pointer) ([]byte, bool) {
-			return appendString(dst, *(*string)(p)), true
+			return jsonw.AppendString(dst, *(*string)(p)), true
 		}
 	case reflect.Interface:
 		return encodeInterface(t)
@@ -183,81 +184,13 @@ func (e *fastEncoder) nested(dst []byte, p unsafe.Pointer, plan encPlan) ([]byte
 	return dst, ok
 }
 
-// appendFloat writes f as encoding/json does (ES6 number formatting).
+// appendFloat writes f as encoding/json does; it gives up on NaN and ±Inf,
+// which encoding/json refuses with its own error.
 func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return dst, false
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, bits)
-	if format == 'e' { // clean up e-09 to e-9
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst, true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s quoted as encoding/json's Encoder does, with HTML
-// characters, U+2028 and U+2029 escaped and invalid UTF-8 as U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsonw.AppendFloat(dst, f, bits), true
 }
 
 // encodeInterface encodes the dynamic value with its own plan.
@@ -349,7 +282,7 @@ func (b *encBuilder) mapPlan(t reflect.Type) encPlan {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(appendString(dst, k), ':')
+			dst = append(jsonw.AppendString(dst, k), ':')
 			v.Elem().Set(vals[k])
 			var ok bool
 			if dst, ok = inner(e, dst, v.UnsafePointer()); !ok {
@@ -400,11 +333,11 @@ func (b *encBuilder) structPlan(t reflect.Type) encPlan {
 			return b.no()
 		}
 		for _, g := range fields {
-			if string(g.key) == string(appendString(nil, name))+":" {
+			if string(g.key) == string(jsonw.AppendString(nil, name))+":" {
 				return b.no() // dominance rules
 			}
 		}
-		fields = append(fields, encField{key: append(appendString(nil, name), ':'), offset: f.Offset,
+		fields = append(fields, encField{key: append(jsonw.AppendString(nil, name), ':'), offset: f.Offset,
 			omitEmpty: omitEmpty, kind: f.Type.Kind(), typ: f.Type, plan: b.plan(f.Type)})
 	}
 	return func(e *fastEncoder, dst []byte, p unsafe.Pointer) ([]byte, bool) {

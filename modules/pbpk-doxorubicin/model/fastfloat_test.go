@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"toxgate/sdk/jsonw"
 	"toxgate/sdk/stats"
 )
 
@@ -65,32 +66,19 @@ func TestAppendSeriesFloatsIsStats(t *testing.T) {
 	}
 }
 
-// appendJSONString writes what json.Marshal writes for a string.
-func TestAppendJSONStringIsMarshal(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	alphabet := []string{"a", "<", ">", "&", `"`, `\`, "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "²", "µ",
-		"\u2028", "\u2029", "\xff", "\xe2\x80", "😀", " ", "'",
-		"123.4,56.7 ", "abcdefghijklmnopqrstuvwxyz", "0123456789", "=#;:/()[]{}"}
+// The plot's SVG is written as json.Marshal writes it (sdk/jsonw tests the
+// string writer in general).
+func TestPlotSVGIsMarshal(t *testing.T) {
 	out, err := Simulate(reference())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []string{"", `<svg width="1">m² & µ</svg>`, out.PlotSVG}
-	for range 5000 {
-		var s string
-		for range rng.IntN(40) {
-			s += alphabet[rng.IntN(len(alphabet))]
-		}
-		cases = append(cases, s)
+	want, err := json.Marshal(out.PlotSVG)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range cases {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
-			t.Fatalf("%q: %s, json.Marshal %s", s, got[1:], want)
-		}
+	if got := jsonw.AppendString(nil, out.PlotSVG); string(got) != string(want) {
+		t.Fatal("the SVG is not written as json.Marshal writes it")
 	}
 }
 
@@ -107,25 +95,6 @@ func TestAppendTimeIsJSON(t *testing.T) {
 	for _, v := range xs {
 		if got, want := string(appendTime(nil, v)), string(stats.AppendJSONFloat(nil, v)); got != want {
 			t.Fatalf("%v: %s, stats.AppendJSONFloat %s", v, got, want)
-		}
-	}
-}
-
-// needsEscape flags a word exactly when one of its bytes needs escaping (or
-// is not ASCII), whatever the other bytes.
-func TestNeedsEscape(t *testing.T) {
-	esc := func(c byte) bool {
-		return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
-	}
-	for _, fill := range []byte{'a', 0x21, 0x7f, '0', '<' + 1, '&' - 1} {
-		for c := range 256 {
-			for p := range 8 {
-				w := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
-				w[p] = byte(c)
-				if got, want := needsEscape(load8(string(w), 0)), esc(byte(c)) || esc(fill); got != want {
-					t.Fatalf("byte %#x at %d among %#x: %v, want %v", c, p, fill, got, want)
-				}
-			}
 		}
 	}
 }
