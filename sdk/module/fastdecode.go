@@ -400,36 +400,13 @@ func decodeBool(d *fastDecoder, p unsafe.Pointer) bool {
 	return false
 }
 
-func intPlan(t reflect.Type) decPlan {
-	bits := t.Bits()
-	return func(d *fastDecoder, p unsafe.Pointer) bool {
-		if d.null() {
-			return true
-		}
-		s, ok := d.number()
-		if !ok {
-			return false
-		}
-		n, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(s), len(s)), 10, bits)
-		if err != nil {
-			return false
-		}
-		switch bits {
-		case 8:
-			*(*int8)(p) = int8(n)
-		case 16:
-			*(*int16)(p) = int16(n)
-		case 32:
-			*(*int32)(p) = int32(n)
-		default:
-			*(*int64)(p) = n
-		}
-		return true
-	}
-}
+func intPlan(t reflect.Type) decPlan  { return integerPlan(t.Bits(), strconv.ParseInt) }
+func uintPlan(t reflect.Type) decPlan { return integerPlan(t.Bits(), strconv.ParseUint) }
 
-func uintPlan(t reflect.Type) decPlan {
-	bits := t.Bits()
+// integerPlan decodes a JSON integer with parse at the type's size (which
+// refuses fractions, exponents and overflow, as encoding/json does) and
+// stores its low bits, the same for signed and unsigned types.
+func integerPlan[N int64 | uint64](bits int, parse func(string, int, int) (N, error)) decPlan {
 	return func(d *fastDecoder, p unsafe.Pointer) bool {
 		if d.null() {
 			return true
@@ -438,7 +415,7 @@ func uintPlan(t reflect.Type) decPlan {
 		if !ok {
 			return false
 		}
-		n, err := strconv.ParseUint(unsafe.String(unsafe.SliceData(s), len(s)), 10, bits)
+		n, err := parse(unsafe.String(unsafe.SliceData(s), len(s)), 10, bits)
 		if err != nil {
 			return false
 		}
@@ -450,7 +427,7 @@ func uintPlan(t reflect.Type) decPlan {
 		case 32:
 			*(*uint32)(p) = uint32(n)
 		default:
-			*(*uint64)(p) = n
+			*(*uint64)(p) = uint64(n)
 		}
 		return true
 	}
