@@ -286,6 +286,13 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 	if want <= 0 {
 		return
 	}
+	if want == 1 {
+		// an isolated ring: the system is one cycle, the only candidate the
+		// search below would find, with its bonds in system order
+		rs.ringBonds = append(rs.ringBonds, bonds...)
+		rs.ringEnds = append(rs.ringEnds, int32(len(rs.ringBonds)))
+		return
+	}
 	// shortest cycle through each ring bond
 	rs.cands, rs.candHash, rs.arena = rs.cands[:0], rs.candHash[:0], rs.arena[:0]
 	prevB, dist := rs.prevB, rs.dist
