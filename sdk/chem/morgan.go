@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +56,7 @@ type morganScratch struct {
 	seenHash    []uint64 // environments already emitted: hash for a quick filter,
 	seenWords   []uint64 // words to confirm
 	seenTab     []int32  // hash table of seenHash indices + 1
+	radixTmp    []uint32 // scratch of sortIDs
 	ids         []uint32
 	sortScratch []morganEnv
 }
@@ -387,7 +387,7 @@ func MorganCounts(m *Mol, radius, nBits int) *CountVec {
 			ids[k] = id % uint32(nBits)
 		}
 	}
-	slices.Sort(ids)
+	sortIDs(ids, nBits, sc)
 	cv := &CountVec{N: nBits, Idx: make([]uint32, 0, len(ids)), Counts: make([]uint32, 0, len(ids))}
 	if nBits <= 0 {
 		cv.N = 1 << 32

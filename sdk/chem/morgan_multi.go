@@ -25,7 +25,7 @@ func MorganCountsAndBits(m *Mol, countRadius, countBits, bitRadius, nBits int) (
 			cids[k] = id % uint32(countBits)
 		}
 	}
-	slices.Sort(cids)
+	sortIDs(cids, countBits, sc)
 	cv := &CountVec{N: countBits, Idx: make([]uint32, 0, len(cids)), Counts: make([]uint32, 0, len(cids))}
 	if countBits <= 0 {
 		cv.N = 1 << 32
@@ -155,4 +155,32 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	s.nbh, s.round, s.dead, s.envs, s.nbrs = nbh, round, dead, envs, nbrs
 	s.seenHash, s.seenWords, s.ids = seenHash, seenWords, ids
 	return ids, ends
+}
+
+// sortIDs sorts identifiers folded modulo nBits: for nBits ≤ 4096 by two
+// passes of a 6-bit radix sort (loops without data-dependent branches, which
+// cost much in Go's wasm), else with slices.Sort.
+func sortIDs(ids []uint32, nBits int, sc *morganScratch) {
+	if nBits <= 0 || nBits > 4096 || len(ids) < 16 {
+		slices.Sort(ids)
+		return
+	}
+	sc.radixTmp = grow(sc.radixTmp, len(ids))
+	src, dst := ids, sc.radixTmp
+	for shift := 0; shift < 12; shift += 6 {
+		var count [65]int32
+		for _, v := range src {
+			count[(v>>shift)&63+1]++
+		}
+		for d := 1; d < 65; d++ {
+			count[d] += count[d-1]
+		}
+		for _, v := range src {
+			d := (v >> shift) & 63
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	// two passes: the result is back in ids
 }
