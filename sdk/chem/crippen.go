@@ -333,8 +333,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
-	var local [8]crippenEntry
-	nLocal := 0
+	local := g.kinds[:0] // the molecule's atom kinds and their candidates
 	for i := 0; i < g.n; i++ {
 		typ := ""
 		if i >= na && g.nb[g.start[i]].j == lastParent {
@@ -354,7 +353,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 		key := g.at[i].key()
 		var ce crippenEntry
 		hit := false
-		for q := range nLocal {
+		for q := range local {
 			if local[q].key == key {
 				ce, hit = local[q], true
 				break
@@ -362,10 +361,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 		}
 		if !hit {
 			ce = crippenCandidates(&g.at[i])
-			if nLocal < len(local) {
-				local[nLocal] = ce
-				nLocal++
-			}
+			local = append(local, ce)
 		}
 		found := g.crippenTypeOf(i, &ce)
 		if found >= 0 {
@@ -381,6 +377,7 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			*types = append(*types, typ)
 		}
 	}
+	g.kinds = local[:0]
 	return logp, mr
 }
 

@@ -603,6 +603,7 @@ type matchGraph struct {
 	// envBuf and keyBuf are scratch of envKey (Crippen types)
 	envBuf [][2]uint64
 	keyBuf []byte
+	kinds  []crippenEntry // crippenWith's atom kinds
 }
 
 var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
