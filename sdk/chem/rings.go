@@ -87,6 +87,7 @@ type ringScratch struct {
 	local, prevB, dist       []int32
 	touched, queue           []int32
 	frames                   []frame
+	bondMark                 []bool   // all false between uses (orderRingAtoms)
 	arena                    []uint64 // candidate cycle bits
 	cands                    []cycle
 	candHash                 []uint64
@@ -136,11 +137,15 @@ func (m *Mol) storeRings(rs *ringScratch) {
 	copy(bondsFlat, rs.ringBonds)
 	lists := make([][]int32, 2*nr)
 	m.ringBonds, m.rings = lists[:nr:nr], lists[nr:]
+	if cap(rs.bondMark) < len(m.bonds) {
+		rs.bondMark = make([]bool, len(m.bonds))
+	}
+	mark := rs.bondMark[:len(m.bonds)]
 	start := int32(0)
 	for r, end := range rs.ringEnds {
 		rb := bondsFlat[start:end:end]
 		m.ringBonds[r] = rb
-		m.rings[r] = m.orderRingAtoms(rb, atomsFlat[start:start:end])
+		m.rings[r] = m.orderRingAtoms(rb, atomsFlat[start:start:end], mark)
 		start = end
 	}
 }
@@ -522,14 +527,10 @@ func (m *Mol) hortonCycles(r int32, local []int32, words int, add func([]uint64)
 
 // orderRingAtoms walks a ring given as bonds and returns its atoms in order.
 // The atoms are appended to dst (which has room for len(rb)).
-func (m *Mol) orderRingAtoms(rb []int32, dst []int32) []int32 {
-	inRing := func(b int32) bool {
-		for _, x := range rb {
-			if x == b {
-				return true
-			}
-		}
-		return false
+func (m *Mol) orderRingAtoms(rb []int32, dst []int32, mark []bool) []int32 {
+	// mark (false for every bond on entry and on return) flags the ring's bonds
+	for _, b := range rb {
+		mark[b] = true
 	}
 	start := m.bonds[rb[0]].a
 	atoms := append(dst, start)
@@ -537,9 +538,10 @@ func (m *Mol) orderRingAtoms(rb []int32, dst []int32) []int32 {
 	cur := start
 	for len(atoms) <= len(rb) {
 		next := int32(-1)
+		bs := m.BondsOf(int(cur))
 		for k, w := range m.Neighbors(int(cur)) {
-			b := m.BondsOf(int(cur))[k]
-			if b != prevBond && inRing(b) {
+			b := bs[k]
+			if b != prevBond && mark[b] {
 				next, prevBond = w, b
 				break
 			}
@@ -549,6 +551,9 @@ func (m *Mol) orderRingAtoms(rb []int32, dst []int32) []int32 {
 		}
 		atoms = append(atoms, next)
 		cur = next
+	}
+	for _, b := range rb {
+		mark[b] = false
 	}
 	return atoms
 }
