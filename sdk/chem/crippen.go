@@ -251,12 +251,15 @@ func (g *matchGraph) envKey(i int) []byte {
 		env[j] = v
 	}
 	g.envBuf = env
-	b := binary.LittleEndian.AppendUint64(g.keyBuf[:0], g.at[i].key())
+	rk := g.at[i].key()
+	b := binary.LittleEndian.AppendUint64(g.keyBuf[:0], rk)
+	h := rk * 0x9e3779b97f4a7c15
 	for _, v := range env {
 		b = append(b, byte(v[0]))
 		b = binary.LittleEndian.AppendUint64(b, v[1])
+		h = (h^(v[1]+v[0]<<56))*0x9e3779b97f4a7c15 + v[0]
 	}
-	g.keyBuf = b
+	g.keyBuf, g.envHash = b, h^h>>29
 	return b
 }
 
@@ -388,11 +391,7 @@ func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
 	var slot *atomic.Pointer[crippenTypeEntry]
 	if ce.star && !crippenTypeCacheOff {
 		if env = g.envKey(i); env != nil {
-			h := uint64(14695981039346656037)
-			for _, c := range env {
-				h = (h ^ uint64(c)) * 1099511628211
-			}
-			slot = &crippenTypeCache[h>>50]
+			slot = &crippenTypeCache[g.envHash>>50]
 			if e := slot.Load(); e != nil && e.key == string(env) {
 				return int(e.k)
 			}

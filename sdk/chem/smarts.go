@@ -601,9 +601,10 @@ type matchGraph struct {
 	frames []int32
 	depth  int
 	// envBuf and keyBuf are scratch of envKey (Crippen types)
-	envBuf [][2]uint64
-	keyBuf []byte
-	kinds  []crippenEntry // crippenWith's atom kinds
+	envBuf  [][2]uint64
+	keyBuf  []byte
+	envHash uint64         // hash of the key envKey wrote
+	kinds   []crippenEntry // crippenWith's atom kinds
 }
 
 var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
