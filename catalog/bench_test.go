@@ -44,6 +44,15 @@ func benchCatalog(b testing.TB) *Service {
 	if _, err := st.DB().Collection(CollDatasets).InsertMany(ctx, docs); err != nil {
 		b.Fatal(err)
 	}
+	// the change marker as after 100 writes (every action's freshness
+	// check reads it, or since its sequence document exists, that)
+	var recent []map[string]any
+	for i := 37; i <= 100; i++ {
+		recent = append(recent, map[string]any{"seq": int64(i), "k": "d", "id": fmt.Sprintf("10000000-0000-4000-8000-%012d", i)})
+	}
+	if _, err := st.DB().Collection(CollChanges).InsertOne(ctx, map[string]any{"_id": "catalog", "seq": int64(100), "recent": recent}); err != nil {
+		b.Fatal(err)
+	}
 	svc, err := New(ctx, st.DB(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
