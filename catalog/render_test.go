@@ -3,6 +3,8 @@ package catalog
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"toxgate/catalog/ckan"
@@ -81,4 +83,43 @@ func TestEncodedRepliesEqualGeneric(t *testing.T) {
 	if !bytes.Contains(rawCall(t, f.svc, Caller{}, "package_search", map[string]any{"q": "name:uploaded"}, site), []byte(`"title": "Renamed"`)) {
 		t.Fatal("dataset change not shown")
 	}
+}
+
+// TestConcurrentReadsAndWrites runs searches and shows (which fill the
+// encoding cache and use pooled search memory) beside writes, for the race
+// detector, and checks each write is seen by the next request.
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	f := newFixture(t)
+	for i := range 20 {
+		f.ok("sysadmin", "package_create", map[string]any{"name": fmt.Sprintf("c-%d", i), "owner_org": "tox-lab", "title": "herg set", "tags": []any{map[string]any{"name": "herg"}}})
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				for _, r := range []Request{
+					{Action: "package_search", Data: map[string]any{"q": "herg set", "facet.field": `["tags","organization"]`}, SiteURL: site},
+					{Action: "package_show", Data: map[string]any{"id": fmt.Sprintf("c-%d", (g*7+i)%20)}, SiteURL: site},
+				} {
+					res, err := f.svc.Do(context.Background(), r)
+					if err == nil {
+						_, err = ckan.Marshal(res)
+					}
+					if err != nil {
+						t.Error(r.Action, err)
+					}
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		title := fmt.Sprintf("herg set v%d", i)
+		f.ok("sysadmin", "package_patch", map[string]any{"id": fmt.Sprintf("c-%d", i), "title": title})
+		if !bytes.Contains(rawCall(t, f.svc, Caller{}, "package_show", map[string]any{"id": fmt.Sprintf("c-%d", i)}, site), []byte(title)) {
+			t.Errorf("write %d not seen", i)
+		}
+	}
+	wg.Wait()
 }
