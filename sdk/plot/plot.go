@@ -10,7 +10,9 @@
 package plot
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"unsafe"
 )
@@ -79,10 +81,8 @@ func (p *Plot) SVG() string {
 			if !finite(x) || !finite(y) || (logY && y <= 0) {
 				continue
 			}
-			// The builtin min and max are math.Min and math.Max (also for
-			// NaN and signed zeros).
-			xmin, xmax = min(xmin, x), max(xmax, x)
-			ymin, ymax = min(ymin, y), max(ymax, y)
+			xmin, xmax = minNotNaN(xmin, x), maxNotNaN(xmax, x)
+			ymin, ymax = minNotNaN(ymin, y), maxNotNaN(ymax, y)
 		}
 		npts += min(len(xs), 4*max(int(pw), 1))
 	}
@@ -220,13 +220,24 @@ func (p *Plot) SVG() string {
 
 // appendPolyline appends the points of a series: the pixel coordinates of
 // its drawable points (finite; positive on a log axis, raised to ymin)
-// decimated per pixel column to first, lowest, highest and last, each as
-// "x,y" with one decimal, separated by spaces. The decimation is the
-// decimator's (add per point, flush per column) written out in the loop.
+// decimated per pixel column (columns of width 1 from 0, the floor of the
+// pixel x) to first, lowest, highest and last, each as "x,y" with one
+// decimal, separated by spaces.
+//
+// Written for the wasm compiler, which keeps local variables out of memory,
+// turns an if that only assigns integers into a select, and sends every
+// other taken branch through the function's jump table (a mispredicted
+// indirect jump when the branch is not regular): the lowest and highest
+// points are kept as the bits of their coordinates and chosen by selects.
 func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, xden, top, ph, ylo, yden float64) []byte {
 	ys = ys[:len(xs)]
-	var d column
-	sep := false // a point was written: the next one needs a separator
+	var (
+		started              bool // the column has points
+		sep                  bool // a point was written: the next one needs a separator
+		col                  float64
+		fx, fy, lastx, lasty float64
+		lox, loy, hix, hiy   uint64 // math.Float64bits of the lowest and highest point
+	)
 	for k, x := range xs {
 		y := ys[k]
 		if !finite(x) || !finite(y) || (logY && y <= 0) {
@@ -237,86 +248,119 @@ func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, 
 			if y < ymin {
 				y = ymin
 			}
-			py = top + ph*(1-(math.Log10(y)-ylo)/yden)
+			py = top + ph*(1-(log10(y)-ylo)/yden)
 		} else {
 			py = top + ph*(1-(y-ylo)/yden)
 		}
 		px := left + pw*(x-xlo)/xden
-		c := math.Floor(px)
-		if d.n > 0 && c != d.col {
-			b, sep = d.appendPoints(b, sep)
+		pxb, pyb := math.Float64bits(px), math.Float64bits(py)
+		if c := math.Floor(px); c != col || !started {
+			if started {
+				b, sep = appendColumn(b, sep, fx, fy, lox, loy, hix, hiy, lastx, lasty)
+			}
+			started, col, fx, fy = true, c, px, py
+			lox, loy, hix, hiy = pxb, pyb, pxb, pyb
+		} else {
+			if py < math.Float64frombits(loy) {
+				lox, loy = pxb, pyb
+			}
+			if py > math.Float64frombits(hiy) {
+				hix, hiy = pxb, pyb
+			}
 		}
-		d.add(c, px, py)
+		lastx, lasty = px, py
 	}
-	b, _ = d.appendPoints(b, sep)
+	if started {
+		b, _ = appendColumn(b, sep, fx, fy, lox, loy, hix, hiy, lastx, lasty)
+	}
 	return b
 }
 
-// column is the state of the decimation of one pixel column (or bucket):
-// its index, number of points, and first, lowest, highest and last point.
-type column struct {
-	col                 float64
-	n                   int
-	first, lo, hi, last point
+// appendColumn appends a column's points: first, lowest and highest in x
+// order (the lowest first on a tie), last, each unless equal to the point
+// written before it (a NaN coordinate is never equal; ±0 are equal).
+func appendColumn(b []byte, sep bool, fx, fy float64, loxb, loyb, hixb, hiyb uint64, lastx, lasty float64) ([]byte, bool) {
+	lox, loy := math.Float64frombits(loxb), math.Float64frombits(loyb)
+	hix, hiy := math.Float64frombits(hixb), math.Float64frombits(hiyb)
+	p1x, p1y, p2x, p2y := lox, loy, hix, hiy
+	if hix < lox {
+		p1x, p1y, p2x, p2y = hix, hiy, lox, loy
+	}
+	b = appendXY(b, sep, fx, fy)
+	wx, wy := fx, fy
+	if p1x != wx || p1y != wy {
+		b = appendXY(b, true, p1x, p1y)
+		wx, wy = p1x, p1y
+	}
+	if p2x != wx || p2y != wy {
+		b = appendXY(b, true, p2x, p2y)
+		wx, wy = p2x, p2y
+	}
+	if lastx != wx || lasty != wy {
+		b = appendXY(b, true, lastx, lasty)
+	}
+	return b, true
 }
 
-type point struct{ x, y float64 }
-
-// add adds a point of column c (the caller flushes when c changes).
-func (d *column) add(c, x, y float64) {
-	p := point{x, y}
-	if d.n == 0 {
-		d.col, d.first, d.lo, d.hi = c, p, p, p
-	}
-	if y < d.lo.y {
-		d.lo = p
-	}
-	if y > d.hi.y {
-		d.hi = p
-	}
-	d.last = p
-	d.n++
-}
-
-// points returns the column's points to draw (first, lowest and highest in
-// x order, last; a point equal to the one before is dropped) and empties it.
-func (d *column) points() (pts [4]point, n int) {
-	if d.n == 0 {
-		return pts, 0
-	}
-	d.n = 0
-	p1, p2 := d.lo, d.hi
-	if d.hi.x < d.lo.x {
-		p1, p2 = d.hi, d.lo
-	}
-	pts[0], n = d.first, 1
-	// A NaN coordinate is never equal to the previous point's.
-	if p1.x != pts[n-1].x || p1.y != pts[n-1].y {
-		pts[n], n = p1, n+1
-	}
-	if p2.x != pts[n-1].x || p2.y != pts[n-1].y {
-		pts[n], n = p2, n+1
-	}
-	if d.last.x != pts[n-1].x || d.last.y != pts[n-1].y {
-		pts[n], n = d.last, n+1
-	}
-	return pts, n
-}
-
-// appendPoints appends the column's points as "x,y", separated by spaces
-// (sep: whether a point precedes them), and empties the column.
-func (d *column) appendPoints(b []byte, sep bool) ([]byte, bool) {
-	pts, n := d.points()
-	for _, p := range pts[:n] {
+// appendXY appends " x,y" (without the space unless sep) with one decimal
+// each, as appendFixed1. For coordinates in [0, 9999.9] away from a
+// rounding tie the text of each number is made as one word and stored at
+// once (no branch on the number of digits).
+func appendXY(b []byte, sep bool, x, y float64) []byte {
+	wx, nx := fixed1Word(x)
+	wy, ny := fixed1Word(y)
+	if nx == 0 || ny == 0 {
 		if sep {
 			b = append(b, ' ')
 		}
-		b = appendFixed1(b, p.x)
+		b = appendFixed1(b, x)
 		b = append(b, ',')
-		b = appendFixed1(b, p.y)
-		sep = true
+		return appendFixed1(b, y)
 	}
-	return b, sep
+	if cap(b)-len(b) < 24 {
+		b = slices.Grow(b, 24)
+	}
+	l := len(b)
+	s := b[l : l+24]
+	s[0] = ' '
+	i := 0
+	if sep {
+		i = 1
+	}
+	binary.LittleEndian.PutUint64(s[i:], wx)
+	i += nx
+	s[i] = ','
+	i++
+	binary.LittleEndian.PutUint64(s[i:], wy)
+	return b[:l+i+ny]
+}
+
+// fixed1Word returns the text of v with one decimal (as appendFixed1) in
+// the low n bytes of w, first character lowest, for v in [0, 9999.9] not
+// within 1e-7 of a rounding tie; n = 0 otherwise.
+func fixed1Word(v float64) (w uint64, n int) {
+	x := v * 10
+	frac := x - math.Floor(x)
+	if !(x < 99990) || math.Abs(frac-0.5) < 1e-6 || math.Signbit(v) {
+		return 0, 0
+	}
+	// Away from a tie, x+0.5 rounds to floor(x) or floor(x)+1 as
+	// appendFixed1's rounding (frac > 0.5) does.
+	t := uint32(x + 0.5)
+	q := t / 10
+	w = uint64('0'+q/1000) | uint64('0'+q/100%10)<<8 | uint64('0'+q/10%10)<<16 | uint64('0'+q%10)<<24 |
+		uint64('.')<<32 | uint64('0'+t%10)<<40
+	drop := uint(3) // leading zero digits to drop
+	if q >= 10 {
+		drop = 2
+	}
+	if q >= 100 {
+		drop = 1
+	}
+	if q >= 1000 {
+		drop = 0
+	}
+	return w >> (8 * drop), 6 - int(drop)
 }
 
 // appendF1 appends v as fmt's %.1f does.
@@ -463,29 +507,99 @@ func Thin(x, y []float64, n int) ([]float64, []float64) {
 	scale, lastCol := 1/w, float64(buckets-1)
 	xs, ys := make([]float64, 0, n), make([]float64, 0, n)
 	y = y[:m]
-	var d column
+	// The decimation of appendPolyline, with buckets for columns.
+	var (
+		started                   bool
+		col, fx, fy, lastx, lasty float64
+		lox, loy, hix, hiy        uint64
+	)
 	for k, xk := range x[:m] {
 		yk := y[k]
 		if !finite(xk) || !finite(yk) {
 			continue
 		}
 		// The bucket: min(floor((x−x0)/w), last); pixel columns (floor(x))
-		// when 1/w underflows to 0.
+		// when 1/w underflows to 0. (lastCol ≥ 1: no signed zero to mind;
+		// a NaN stays NaN as in min.)
 		c := math.Floor(xk)
 		if scale != 0 {
-			c = min(math.Floor((xk-x0)*scale), lastCol)
-		}
-		if d.n > 0 && c != d.col {
-			pts, np := d.points()
-			for _, p := range pts[:np] {
-				xs, ys = append(xs, p.x), append(ys, p.y)
+			c = math.Floor((xk - x0) * scale)
+			if c > lastCol {
+				c = lastCol
 			}
 		}
-		d.add(c, xk, yk)
+		xb, yb := math.Float64bits(xk), math.Float64bits(yk)
+		if c != col || !started {
+			if started {
+				xs, ys = appendBucket(xs, ys, fx, fy, lox, loy, hix, hiy, lastx, lasty)
+			}
+			started, col, fx, fy = true, c, xk, yk
+			lox, loy, hix, hiy = xb, yb, xb, yb
+		} else {
+			if yk < math.Float64frombits(loy) {
+				lox, loy = xb, yb
+			}
+			if yk > math.Float64frombits(hiy) {
+				hix, hiy = xb, yb
+			}
+		}
+		lastx, lasty = xk, yk
 	}
-	pts, np := d.points()
-	for _, p := range pts[:np] {
-		xs, ys = append(xs, p.x), append(ys, p.y)
+	if started {
+		xs, ys = appendBucket(xs, ys, fx, fy, lox, loy, hix, hiy, lastx, lasty)
 	}
 	return xs, ys
+}
+
+// appendBucket appends a bucket's points to xs and ys as appendColumn
+// writes a column's.
+func appendBucket(xs, ys []float64, fx, fy float64, loxb, loyb, hixb, hiyb uint64, lastx, lasty float64) ([]float64, []float64) {
+	lox, loy := math.Float64frombits(loxb), math.Float64frombits(loyb)
+	hix, hiy := math.Float64frombits(hixb), math.Float64frombits(hiyb)
+	p1x, p1y, p2x, p2y := lox, loy, hix, hiy
+	if hix < lox {
+		p1x, p1y, p2x, p2y = hix, hiy, lox, loy
+	}
+	xs, ys = append(xs, fx), append(ys, fy)
+	wx, wy := fx, fy
+	if p1x != wx || p1y != wy {
+		xs, ys = append(xs, p1x), append(ys, p1y)
+		wx, wy = p1x, p1y
+	}
+	if p2x != wx || p2y != wy {
+		xs, ys = append(xs, p2x), append(ys, p2y)
+		wx, wy = p2x, p2y
+	}
+	if lastx != wx || lasty != wy {
+		xs, ys = append(xs, lastx), append(ys, lasty)
+	}
+	return xs, ys
+}
+
+// minNotNaN is min(a, b) (math.Min) for a and b not NaN, maxNotNaN
+// max(a, b): the wasm compiler calls the runtime for min and max of floats.
+// Equal arguments differ only in the sign of a zero, which the OR (AND) of
+// their bits resolves as min (max) does.
+func minNotNaN(a, b float64) float64 {
+	ab, bb := math.Float64bits(a), math.Float64bits(b)
+	r := ab
+	if a == b {
+		r = ab | bb
+	}
+	if b < a {
+		r = bb
+	}
+	return math.Float64frombits(r)
+}
+
+func maxNotNaN(a, b float64) float64 {
+	ab, bb := math.Float64bits(a), math.Float64bits(b)
+	r := ab
+	if a == b {
+		r = ab & bb
+	}
+	if b > a {
+		r = bb
+	}
+	return math.Float64frombits(r)
 }
