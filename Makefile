@@ -10,7 +10,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Model modules: modules/<name>/main.go importing the module SDK -> bin/modules/<name>.wasm
 MODULES := $(patsubst modules/%/main.go,%,$(shell grep -l '"toxgate/sdk/module"' modules/*/main.go 2>/dev/null))
 
-.PHONY: all build gateway plugins modules run test vet bench train ci-deps clean help
+.PHONY: all build gateway plugins modules rust-modules run test vet bench train ci-deps clean help
 
 all: build
 
@@ -20,7 +20,7 @@ help:
 	@echo "make bench  run the benchmarks (loopback only)"
 	@echo "make train  retrain the models (weights are committed; run does not retrain)"
 
-build: gateway plugins modules
+build: gateway plugins modules rust-modules
 
 gateway:
 	@mkdir -p $(BIN)
@@ -39,6 +39,25 @@ modules:
 		echo "GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/modules/$$m.wasm ./modules/$$m"; \
 		GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(BIN)/modules/$$m.wasm.tmp ./modules/$$m || exit 1; \
 		mv $(BIN)/modules/$$m.wasm.tmp $(BIN)/modules/$$m.wasm; \
+	done
+
+# Modules written in Rust against the raw ABI: modules/<name>/lib.rs ->
+# bin/modules/<name>.wasm, built when a rustc with the wasm32 standard
+# library is found (Debian: rustc libstd-rust-dev-wasm32 lld; make ci-deps
+# installs them), skipped with a note otherwise. Flags as modtest.RustFlags.
+RUST_MODULES := $(wildcard modules/*/lib.rs)
+RUSTC_WASM = $(shell rust-lld -flavor wasm --version >/dev/null 2>&1 && for r in rustc /usr/bin/rustc; do d=$$($$r --print sysroot 2>/dev/null) && [ -d "$$d/lib/rustlib/wasm32-unknown-unknown" ] && echo $$r && break; done)
+RUSTFLAGS_WASM := --edition 2021 --crate-type cdylib --target wasm32-unknown-unknown -C opt-level=3 -C panic=abort -C strip=debuginfo -C lto
+
+rust-modules:
+	@mkdir -p $(BIN)/modules
+	@RC="$(RUSTC_WASM)"; \
+	if [ -z "$$RC" ]; then echo "note: no rustc with the wasm32 target; skipping $(RUST_MODULES) (make ci-deps installs one)"; exit 0; fi; \
+	for src in $(RUST_MODULES); do \
+		out=$(BIN)/modules/$$(basename $$(dirname $$src)).wasm; \
+		echo "$$RC $(RUSTFLAGS_WASM) -o $$out $$src"; \
+		$$RC $(RUSTFLAGS_WASM) -o $$out.tmp $$src || exit 1; \
+		mv $$out.tmp $$out; \
 	done
 
 run: build
@@ -81,13 +100,17 @@ bench: build
 train:
 	GOMAXPROCS=2 $(GO) run ./modules/tox-train
 
-# ci-deps installs what the tests need on a fresh machine (Debian's chromium
-# for the browser tests). Go modules come from the module proxy by themselves.
+# ci-deps installs what the tests need on a fresh machine: Debian's chromium
+# for the browser tests, and Debian's rustc with the wasm32 standard library
+# and lld for the Rust example module. Go modules come from the module proxy.
 ci-deps:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-		echo "installing chromium (browser tests)"; \
+	@PKGS=""; \
+	command -v chromium >/dev/null 2>&1 || PKGS="$$PKGS chromium"; \
+	[ -n "$(RUSTC_WASM)" ] || PKGS="$$PKGS rustc libstd-rust-dev-wasm32 lld"; \
+	if [ -n "$$PKGS" ]; then \
+		echo "installing$$PKGS (browser tests, Rust example module)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi
 	$(GO) mod download
 

@@ -83,6 +83,16 @@ var scenarios = []Scenario{
 		Target: "subject ≥ 50% of baseline req/s",
 	},
 	{
+		Name:     "small Rust module call (example-rust convert, raw ABI) vs IsAlive",
+		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Subject: func(e *Env) loadgen.Target {
+			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/example/rust/convert",
+				Header: map[string]string{"Content-Type": "application/json"},
+				Body:   []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)}
+		},
+		Target: "subject ≥ 50% of baseline req/s (the host's own cost: a guest without Go's runtime)",
+	},
+	{
 		Name:     "hERG one SMILES vs IsAlive",
 		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
 		Subject: func(e *Env) loadgen.Target {
