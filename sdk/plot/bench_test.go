@@ -8,7 +8,8 @@ import (
 
 // BenchmarkDoxorubicin draws the doxorubicin model's 7-day plot (7 curves of
 // ~800 output times): "thin+svg" is what the model does per call, "svg" the
-// drawing of the thinned curves alone, "thin" the thinning alone.
+// drawing of the thinned curves alone, "thin" the thinning alone, "axes" the
+// plot without points.
 func BenchmarkDoxorubicin(b *testing.B) {
 	c := readDoxoCases(b)["doxorubicin-ref-7d.json.gz"]
 	b.Run("thin+svg", func(b *testing.B) {
@@ -33,6 +34,16 @@ func BenchmarkDoxorubicin(b *testing.B) {
 			for _, n := range c.Names {
 				plot.Thin(c.TimeH, c.NgPerML[n], 500)
 			}
+		}
+	})
+	e := plot.New(c.Title, "time (h)", "concentration (ng/mL)")
+	e.LogY = true
+	for _, n := range c.Names {
+		e.Add(n, nil, nil)
+	}
+	b.Run("axes", func(b *testing.B) {
+		for b.Loop() {
+			_ = e.SVG()
 		}
 	})
 	q := plot.New(c.Title, "time (h)", "concentration (ng/mL)")

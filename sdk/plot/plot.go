@@ -52,14 +52,15 @@ func (p *Plot) Add(name string, x, y []float64) {
 
 // SVG renders the plot.
 //
-// The text is written into one buffer: numbers with strconv's formatting
-// (fmt's %d and %.1f are strconv's AppendInt and AppendFloat 'f' 1), the
-// points of the lines with appendFixed1, and the per-pixel-column decimation
-// inlined in the loop over the points (no closure or interface call per
-// point). The arithmetic of the axis transforms is the same expression as in
-// the straightforward implementation, so every coordinate, hence every byte,
-// is the same (ref_test.go keeps that implementation; equal_test.go and
-// golden_test.go check it).
+// The text is written into one buffer without fmt: what the first version
+// wrote with %d and %.1f is strconv's AppendInt and AppendFloat 'f' 1, which
+// appendFixed1 writes without strconv's general path, and the lines' points
+// are decimated per pixel column in the loop over them (no closure per
+// point). The arithmetic of the axis transforms is the same expressions, so
+// every coordinate, hence every byte, is the same: ref_test.go keeps the
+// first version, equal_test.go compares with it (random and fuzzed plots)
+// and golden_test.go checks the digests of representative plots
+// (testdata/golden.sha256), natively and, with internal/wasmbench, in wasm.
 func (p *Plot) SVG() string {
 	w, h := p.Width, p.Height
 	if w <= 0 {
@@ -224,11 +225,10 @@ func (p *Plot) SVG() string {
 // pixel x) to first, lowest, highest and last, each as "x,y" with one
 // decimal, separated by spaces.
 //
-// Written for the wasm compiler, which keeps local variables out of memory,
-// turns an if that only assigns integers into a select, and sends every
-// other taken branch through the function's jump table (a mispredicted
-// indirect jump when the branch is not regular): the lowest and highest
-// points are kept as the bits of their coordinates and chosen by selects.
+// Written for the wasm compiler, for which a call (arguments and results
+// go through memory) and a mispredicted branch (every taken branch goes
+// through the function's jump table) cost much more than arithmetic: one
+// call per column, and the formatting without a branch per digit.
 func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, xden, top, ph, ylo, yden float64) []byte {
 	ys = ys[:len(xs)]
 	var (
@@ -236,7 +236,7 @@ func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, 
 		sep                  bool // a point was written: the next one needs a separator
 		col                  float64
 		fx, fy, lastx, lasty float64
-		lox, loy, hix, hiy   uint64 // math.Float64bits of the lowest and highest point
+		lox, loy, hix, hiy   float64
 	)
 	for k, x := range xs {
 		y := ys[k]
@@ -253,19 +253,18 @@ func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, 
 			py = top + ph*(1-(y-ylo)/yden)
 		}
 		px := left + pw*(x-xlo)/xden
-		pxb, pyb := math.Float64bits(px), math.Float64bits(py)
 		if c := math.Floor(px); c != col || !started {
 			if started {
 				b, sep = appendColumn(b, sep, fx, fy, lox, loy, hix, hiy, lastx, lasty)
 			}
 			started, col, fx, fy = true, c, px, py
-			lox, loy, hix, hiy = pxb, pyb, pxb, pyb
+			lox, loy, hix, hiy = px, py, px, py
 		} else {
-			if py < math.Float64frombits(loy) {
-				lox, loy = pxb, pyb
+			if py < loy {
+				lox, loy = px, py
 			}
-			if py > math.Float64frombits(hiy) {
-				hix, hiy = pxb, pyb
+			if py > hiy {
+				hix, hiy = px, py
 			}
 		}
 		lastx, lasty = px, py
@@ -279,9 +278,7 @@ func appendPolyline(b []byte, xs, ys []float64, logY bool, ymin, left, pw, xlo, 
 // appendColumn appends a column's points: first, lowest and highest in x
 // order (the lowest first on a tie), last, each unless equal to the point
 // written before it (a NaN coordinate is never equal; ±0 are equal).
-func appendColumn(b []byte, sep bool, fx, fy float64, loxb, loyb, hixb, hiyb uint64, lastx, lasty float64) ([]byte, bool) {
-	lox, loy := math.Float64frombits(loxb), math.Float64frombits(loyb)
-	hix, hiy := math.Float64frombits(hixb), math.Float64frombits(hiyb)
+func appendColumn(b []byte, sep bool, fx, fy, lox, loy, hix, hiy, lastx, lasty float64) ([]byte, bool) {
 	p1x, p1y, p2x, p2y := lox, loy, hix, hiy
 	if hix < lox {
 		p1x, p1y, p2x, p2y = hix, hiy, lox, loy
@@ -363,8 +360,9 @@ func fixed1Word(v float64) (w uint64, n int) {
 	return w >> (8 * drop), 6 - int(drop)
 }
 
-// appendF1 appends v as fmt's %.1f does.
-func appendF1(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f', 1, 64) }
+// appendF1 appends v as fmt's %.1f does, which is strconv.AppendFloat(b, v,
+// 'f', 1, 64), which is appendFixed1.
+func appendF1(b []byte, v float64) []byte { return appendFixed1(b, v) }
 
 // appendLine appends `<line x1=".." y1=".." x2=".." y2=".."`.
 func appendLine(b []byte, x1, y1, x2, y2 float64) []byte {
@@ -511,7 +509,7 @@ func Thin(x, y []float64, n int) ([]float64, []float64) {
 	var (
 		started                   bool
 		col, fx, fy, lastx, lasty float64
-		lox, loy, hix, hiy        uint64
+		lox, loy, hix, hiy        float64
 	)
 	for k, xk := range x[:m] {
 		yk := y[k]
@@ -528,19 +526,18 @@ func Thin(x, y []float64, n int) ([]float64, []float64) {
 				c = lastCol
 			}
 		}
-		xb, yb := math.Float64bits(xk), math.Float64bits(yk)
 		if c != col || !started {
 			if started {
 				xs, ys = appendBucket(xs, ys, fx, fy, lox, loy, hix, hiy, lastx, lasty)
 			}
 			started, col, fx, fy = true, c, xk, yk
-			lox, loy, hix, hiy = xb, yb, xb, yb
+			lox, loy, hix, hiy = xk, yk, xk, yk
 		} else {
-			if yk < math.Float64frombits(loy) {
-				lox, loy = xb, yb
+			if yk < loy {
+				lox, loy = xk, yk
 			}
-			if yk > math.Float64frombits(hiy) {
-				hix, hiy = xb, yb
+			if yk > hiy {
+				hix, hiy = xk, yk
 			}
 		}
 		lastx, lasty = xk, yk
@@ -553,9 +550,7 @@ func Thin(x, y []float64, n int) ([]float64, []float64) {
 
 // appendBucket appends a bucket's points to xs and ys as appendColumn
 // writes a column's.
-func appendBucket(xs, ys []float64, fx, fy float64, loxb, loyb, hixb, hiyb uint64, lastx, lasty float64) ([]float64, []float64) {
-	lox, loy := math.Float64frombits(loxb), math.Float64frombits(loyb)
-	hix, hiy := math.Float64frombits(hixb), math.Float64frombits(hiyb)
+func appendBucket(xs, ys []float64, fx, fy, lox, loy, hix, hiy, lastx, lasty float64) ([]float64, []float64) {
 	p1x, p1y, p2x, p2y := lox, loy, hix, hiy
 	if hix < lox {
 		p1x, p1y, p2x, p2y = hix, hiy, lox, loy

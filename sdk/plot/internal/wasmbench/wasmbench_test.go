@@ -6,9 +6,12 @@
 // reported ns/op are CPU time of the wasm code, steady on a loaded machine).
 //
 //	PLOT_WASM_BENCH='Doxorubicin' go test -v -run WasmBench ./sdk/plot/internal/wasmbench/
+//	PLOT_WASM_RUN=. go test -v -run WasmBench ./sdk/plot/internal/wasmbench/
 //
 // PLOT_WASM_BENCH is the -test.bench pattern; PLOT_WASM_BENCHTIME the
-// -test.benchtime (default 1s).
+// -test.benchtime (default 1s); PLOT_WASM_RUN the -test.run pattern: the
+// package's tests inside wasm (the golden digests and the reference
+// comparisons as the modules compute them, and TestLog10MatchesMath).
 package wasmbench
 
 import (
@@ -33,13 +36,20 @@ func threadCPU() int64 {
 }
 
 func TestWasmBench(t *testing.T) {
-	pattern := os.Getenv("PLOT_WASM_BENCH")
-	if pattern == "" {
-		t.Skip("set PLOT_WASM_BENCH to a -test.bench pattern")
+	pattern, run := os.Getenv("PLOT_WASM_BENCH"), os.Getenv("PLOT_WASM_RUN")
+	if pattern == "" && run == "" {
+		t.Skip("set PLOT_WASM_BENCH to a -test.bench pattern or PLOT_WASM_RUN to a -test.run pattern")
+	}
+	args := []string{"plot.test", "-test.v", "-test.run=^$"}
+	if run != "" {
+		args[2] = "-test.run=" + run
 	}
 	benchtime := os.Getenv("PLOT_WASM_BENCHTIME")
 	if benchtime == "" {
 		benchtime = "1s"
+	}
+	if pattern != "" {
+		args = append(args, "-test.bench="+pattern, "-test.benchtime="+benchtime, "-test.benchmem")
 	}
 	dir, err := filepath.Abs("../..") // sdk/plot
 	if err != nil {
@@ -63,14 +73,14 @@ func TestWasmBench(t *testing.T) {
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	cfg := wazero.NewModuleConfig().
-		WithArgs("plot.test", "-test.run=^$", "-test.bench="+pattern, "-test.benchtime="+benchtime, "-test.benchmem").
+		WithArgs(args...).
 		WithStdout(os.Stdout).WithStderr(os.Stderr).
 		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(dir, "/")).
 		WithNanotime(threadCPU, sys.ClockResolution(1)).
 		WithWalltime(func() (int64, int32) { n := threadCPU(); return n / 1e9, int32(n % 1e9) }, sys.ClockResolution(1))
 	if _, err := rt.InstantiateWithConfig(ctx, wasm, cfg); err != nil {
 		if e, ok := err.(*sys.ExitError); !ok || e.ExitCode() != 0 {
-			t.Fatal(err)
+			t.Fatal(err) // the failures are in the output above
 		}
 	}
 }
