@@ -412,6 +412,9 @@ func appendEsc(b []byte, s string) []byte {
 }
 
 // niceTicks returns about 5–10 round tick values covering [lo, hi].
+// maxTicks bounds the ticks of one axis (a nice step gives at most 9).
+const maxTicks = 64
+
 func niceTicks(lo, hi float64) []float64 {
 	span := hi - lo
 	step := math.Pow(10, math.Floor(math.Log10(span/5)))
@@ -425,6 +428,9 @@ func niceTicks(lo, hi float64) []float64 {
 	var t []float64
 	for v := start; v <= hi+step*0.999; v += step {
 		t = append(t, math.Round(v/step)*step)
+		if v+step == v || len(t) == maxTicks {
+			break // a range within a few ulps: the step no longer moves v
+		}
 	}
 	if len(t) < 2 {
 		t = append(t, start+step)

@@ -109,3 +109,13 @@ func TestThinKeepsExtremesAndBound(t *testing.T) {
 		t.Errorf("short series changed: %d points", len(sx))
 	}
 }
+
+// Two x values an ulp apart used to make the tick loop spin forever (the
+// step no longer moved the tick); now the axis gets its ticks and the plot
+// is drawn.
+func TestTicksOfARangeOfAFewUlps(t *testing.T) {
+	lo, hi := 1.398043286095289e-76, 1.3980432860952892e-76
+	if ticks := niceTicks(lo, hi); len(ticks) == 0 || len(ticks) > maxTicks {
+		t.Fatalf("%d ticks", len(ticks))
+	}
+}
