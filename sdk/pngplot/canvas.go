@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"sync"
 )
 
 type canvas struct{ img *image.Paletted }
@@ -24,18 +25,27 @@ func newCanvas(w, h int) *canvas {
 }
 
 func (c *canvas) fill(col color.RGBA) {
-	idx := uint8(c.img.Palette.Index(col))
+	idx := c.index(col)
 	for i := range c.img.Pix {
 		c.img.Pix[i] = idx
 	}
 }
 
-func (c *canvas) rect(x, y, w, h int, col color.RGBA) {
-	r := image.Rect(x, y, x+w, y+h).Intersect(c.img.Rect)
-	idx := uint8(c.img.Palette.Index(col))
-	for j := r.Min.Y; j < r.Max.Y; j++ {
-		for i := r.Min.X; i < r.Max.X; i++ {
-			c.img.Pix[c.img.PixOffset(i, j)] = idx
+// index is col's palette index. Palette.Index goes through color.Color
+// interface calls for every entry: drawing resolves it once per line, text or
+// rectangle, not once per pen stamp (a stamp per pixel along a line).
+func (c *canvas) index(col color.RGBA) uint8 { return uint8(c.img.Palette.Index(col)) }
+
+func (c *canvas) rect(x, y, w, h int, col color.RGBA) { c.rectIdx(x, y, w, h, c.index(col)) }
+
+// rectIdx fills the rectangle, clipped to the image, with palette index idx.
+func (c *canvas) rectIdx(x, y, w, h int, idx uint8) {
+	b := c.img.Rect
+	x0, y0, x1, y1 := max(x, b.Min.X), max(y, b.Min.Y), min(x+w, b.Max.X), min(y+h, b.Max.Y)
+	for j := y0; j < y1; j++ {
+		row := c.img.Pix[(j-b.Min.Y)*c.img.Stride:]
+		for i := x0; i < x1; i++ {
+			row[i-b.Min.X] = idx
 		}
 	}
 }
@@ -43,6 +53,7 @@ func (c *canvas) rect(x, y, w, h int, col color.RGBA) {
 // line draws from (x0,y0) to (x1,y1) with the given pen width; dashed lines
 // alternate 8 px on and 5 px off.
 func (c *canvas) line(x0, y0, x1, y1 float64, col color.RGBA, width int, dashed bool) {
+	idx := c.index(col)
 	n := int(math.Max(math.Abs(x1-x0), math.Abs(y1-y0))) + 1
 	for i := 0; i <= n; i++ {
 		if dashed && i%13 >= 8 {
@@ -51,7 +62,7 @@ func (c *canvas) line(x0, y0, x1, y1 float64, col color.RGBA, width int, dashed 
 		t := float64(i) / float64(n)
 		x := int(math.Round(x0 + t*(x1-x0)))
 		y := int(math.Round(y0 + t*(y1-y0)))
-		c.rect(x-(width-1)/2, y-(width-1)/2, width, width, col)
+		c.rectIdx(x-(width-1)/2, y-(width-1)/2, width, width, idx)
 	}
 }
 
@@ -60,11 +71,12 @@ func textWidth(s string, scale int) int { return len([]rune(s)) * 6 * scale }
 
 // text draws s with its top-left corner at (x, y).
 func (c *canvas) text(x, y int, s string, scale int, col color.RGBA) {
+	idx := c.index(col)
 	for _, r := range s {
 		for row, bits := range glyph(r) {
 			for k, b := range bits {
 				if b == '#' {
-					c.rect(x+k*scale, y+row*scale, scale, scale, col)
+					c.rectIdx(x+k*scale, y+row*scale, scale, scale, idx)
 				}
 			}
 		}
@@ -74,11 +86,12 @@ func (c *canvas) text(x, y int, s string, scale int, col color.RGBA) {
 
 // vtext draws s rotated by 90° (reading upwards) starting at (x, y).
 func (c *canvas) vtext(x, y int, s string, scale int, col color.RGBA) {
+	idx := c.index(col)
 	for _, r := range s {
 		for row, bits := range glyph(r) {
 			for k, b := range bits {
 				if b == '#' {
-					c.rect(x+row*scale, y-k*scale, scale, scale, col)
+					c.rectIdx(x+row*scale, y-k*scale, scale, scale, idx)
 				}
 			}
 		}
@@ -97,6 +110,11 @@ func (c *canvas) encode() ([]byte, error) {
 	}
 	return encode4(c.img)
 }
+
+// zlibWriters keeps zlib writers between plots: a new one allocates ~1 MB of
+// compressor state, garbage that costs a wasm module more than the
+// compression itself. Reset writers compress exactly as new ones.
+var zlibWriters sync.Pool
 
 // encode4 writes a PNG of 4-bit palette indices straight from the Pix array,
 // as image/png does for a palette of at most 16 colours but without its
@@ -117,10 +135,16 @@ func encode4(img *image.Paletted) ([]byte, error) {
 		}
 	}
 	var z bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&z, zlib.BestSpeed)
-	if err != nil {
-		return nil, err
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		var err error
+		if zw, err = zlib.NewWriterLevel(&z, zlib.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		zw.Reset(&z)
 	}
+	defer zlibWriters.Put(zw)
 	if _, err := zw.Write(raw); err != nil {
 		return nil, err
 	}
