@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"toxgate/sdk/abi"
 )
@@ -26,6 +27,9 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		WithStartFunctions(abi.ExportInitialize).
 		WithStdout(out).
 		WithStderr(out)
+	if reserve != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, reserve)
+	}
 	mod, err := m.rt.InstantiateModule(ctx, m.cm, cfg)
 	if err != nil {
 		if s := out.String(); s != "" {
