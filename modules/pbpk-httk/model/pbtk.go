@@ -364,7 +364,7 @@ func run(in Input, species string, c *chemical, p *Params) (*Output, error) {
 	// The plot gets, per block of grid times, the first, lowest, highest
 	// and last value of each concentration, so that peaks between rows show.
 	plotBlock := max(thin, (len(times)-2)/plotBlocks)
-	pl := newPlotData(plotBlock)
+	pl := newPlotData(plotBlock, len(times))
 	sm := &out.Summary
 	var maxErr float64
 	prop := newPropagator(sys)

@@ -28,7 +28,19 @@ type plotData struct {
 	maxVal float64
 }
 
-func newPlotData(thin int) *plotData { return &plotData{thin: thin} }
+// newPlotData makes room for n grid times thinned by blocks of thin (at most
+// four points a block), so that the series never grow by copying.
+func newPlotData(thin, n int) *plotData {
+	d := &plotData{thin: thin}
+	points := n
+	if thin > 1 {
+		points = 4 * (n/thin + 3)
+	}
+	for i := range d.x {
+		d.x[i], d.y[i] = make([]float64, 0, points), make([]float64, 0, points)
+	}
+	return d
+}
 
 // add records the values at time t; row says that t is a row of time_series
 // (a block ends there).
