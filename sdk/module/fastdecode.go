@@ -442,26 +442,24 @@ func parseFloat(d *fastDecoder, bits int) (float64, bool) {
 	return f, err == nil
 }
 
-func decodeFloat64(d *fastDecoder, p unsafe.Pointer) bool {
-	if d.null() {
-		return true
-	}
-	f, ok := parseFloat(d, 64)
-	if ok {
-		*(*float64)(p) = f
-	}
-	return ok
-}
+var (
+	decodeFloat64 = floatPlan[float64](64)
+	decodeFloat32 = floatPlan[float32](32)
+)
 
-func decodeFloat32(d *fastDecoder, p unsafe.Pointer) bool {
-	if d.null() {
-		return true
+// floatPlan decodes a JSON number parsed at the given size (out of range is
+// encoding/json's error to give).
+func floatPlan[F float32 | float64](bits int) decPlan {
+	return func(d *fastDecoder, p unsafe.Pointer) bool {
+		if d.null() {
+			return true
+		}
+		f, ok := parseFloat(d, bits)
+		if ok {
+			*(*F)(p) = F(f)
+		}
+		return ok
 	}
-	f, ok := parseFloat(d, 32)
-	if ok {
-		*(*float32)(p) = float32(f)
-	}
-	return ok
 }
 
 func decodeString(d *fastDecoder, p unsafe.Pointer) bool {
