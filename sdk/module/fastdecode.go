@@ -321,6 +321,30 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
+// key consumes an object member's name and the colon after it.
+func (d *fastDecoder) key() ([]byte, bool) {
+	k, ok := d.str()
+	if !ok || d.peek() != ':' {
+		return nil, false
+	}
+	d.i++
+	return k, true
+}
+
+// more consumes what follows a member or an element: a comma (more to
+// come), or closing (done); anything else is not ok.
+func (d *fastDecoder) more(closing byte) (done, ok bool) {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return false, true
+	case closing:
+		d.i++
+		return true, true
+	}
+	return false, false
+}
+
 // skip consumes any one JSON value.
 func (d *fastDecoder) skip() bool {
 	switch d.peek() {
@@ -334,21 +358,16 @@ func (d *fastDecoder) skip() bool {
 			return true
 		}
 		for {
-			if _, ok := d.str(); !ok || d.peek() != ':' {
+			if _, ok := d.key(); !ok {
 				return false
 			}
-			d.i++
 			if !d.skip() {
 				return false
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return true
-			default:
+			if done, ok := d.more('}'); !ok {
 				return false
+			} else if done {
+				return true
 			}
 		}
 	case '[':
@@ -361,14 +380,10 @@ func (d *fastDecoder) skip() bool {
 			if !d.skip() {
 				return false
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case ']':
-				d.i++
-				return true
-			default:
+			if done, ok := d.more(']'); !ok {
 				return false
+			} else if done {
+				return true
 			}
 		}
 	case 't':
@@ -496,24 +511,19 @@ func (d *fastDecoder) anyValue() (any, bool) {
 			return m, true
 		}
 		for {
-			k, ok := d.str()
-			if !ok || d.peek() != ':' {
+			k, ok := d.key()
+			if !ok {
 				return nil, false
 			}
-			d.i++
 			v, ok := d.anyValue()
 			if !ok {
 				return nil, false
 			}
 			m[string(k)] = v
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return m, true
-			default:
+			if done, ok := d.more('}'); !ok {
 				return nil, false
+			} else if done {
+				return m, true
 			}
 		}
 	case '[':
@@ -529,14 +539,10 @@ func (d *fastDecoder) anyValue() (any, bool) {
 				return nil, false
 			}
 			a = append(a, v)
-			switch d.peek() {
-			case ',':
-				d.i++
-			case ']':
-				d.i++
-				return a, true
-			default:
+			if done, ok := d.more(']'); !ok {
 				return nil, false
+			} else if done {
+				return a, true
 			}
 		}
 	case 't':
@@ -662,24 +668,19 @@ func (b *planBuilder) mapPlan(t reflect.Type) decPlan {
 			return true
 		}
 		for {
-			k, ok := d.str()
-			if !ok || d.peek() != ':' {
+			k, ok := d.key()
+			if !ok {
 				return false
 			}
-			d.i++
 			v := reflect.New(elem)
 			if !inner(d, v.UnsafePointer()) {
 				return false
 			}
 			m.SetMapIndex(reflect.ValueOf(string(k)).Convert(t.Key()), v.Elem())
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return true
-			default:
+			if done, ok := d.more('}'); !ok {
 				return false
+			} else if done {
+				return true
 			}
 		}
 	}
@@ -740,11 +741,10 @@ func (b *planBuilder) structPlan(t reflect.Type) decPlan {
 		}
 		var seen uint64
 		for {
-			k, ok := d.str()
-			if !ok || d.peek() != ':' {
+			k, ok := d.key()
+			if !ok {
 				return false
 			}
-			d.i++
 			j := findField(fields, k)
 			if j < 0 || seen&(1<<j) != 0 {
 				return false // unknown (refused) or repeated (merged by encoding/json)
@@ -753,14 +753,10 @@ func (b *planBuilder) structPlan(t reflect.Type) decPlan {
 			if !fields[j].plan(d, unsafe.Add(p, fields[j].offset)) {
 				return false
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return true
-			default:
+			if done, ok := d.more('}'); !ok {
 				return false
+			} else if done {
+				return true
 			}
 		}
 	}
