@@ -68,6 +68,7 @@ func fastDecode(plan decPlan, input []byte, v any) bool {
 }
 
 var (
+	numberType          = reflect.TypeFor[json.Number]()
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -90,6 +91,9 @@ func (b *planBuilder) plan(t reflect.Type) decPlan {
 }
 
 func (b *planBuilder) build(t reflect.Type) decPlan {
+	if t == numberType {
+		return b.no() // a number, or a string that must hold one
+	}
 	pt := reflect.PointerTo(t)
 	switch {
 	case pt.Implements(unmarshalerType):

@@ -118,6 +118,9 @@ var decodeSeeds = []string{
 	``,
 	`{"ll":[[1,2],[3,"x"]]}`,
 	`{"Skip":"x"}`,
+	`{"num":12.5}`,
+	`{"num":"12.5"}`,
+	`{"num":"twelve"}`,
 	`{"priv":1}`,
 }
 
@@ -162,12 +165,15 @@ func TestFastDecodeTakesValidInput(t *testing.T) {
 			t.Errorf("nulls: gave up")
 		}
 	}
+	type withNumber struct {
+		N json.Number `json:"n"`
+	}
 	type embedded struct{ inner }
 	type stringOpt struct {
 		N int `json:"n,string"`
 	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[embedded](), reflect.TypeFor[stringOpt](), reflect.TypeFor[[]byte](),
-		reflect.TypeFor[map[int]string](), reflect.TypeFor[error]()} {
+		reflect.TypeFor[map[int]string](), reflect.TypeFor[error](), reflect.TypeFor[withNumber]()} {
 		if planFor(typ) != nil {
 			t.Errorf("%v: planned; encoding/json should decide", typ)
 		}

@@ -87,6 +87,9 @@ func (b *encBuilder) plan(t reflect.Type) encPlan {
 }
 
 func (b *encBuilder) build(t reflect.Type) encPlan {
+	if t == numberType {
+		return b.no() // written unquoted, after a validity check
+	}
 	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
 		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
 		return b.no()
