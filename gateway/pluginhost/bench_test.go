@@ -314,6 +314,7 @@ func BenchmarkPackageCreate(b *testing.B) {
 	e, c := benchEnv(b)
 	var seq int64
 	var mu sync.Mutex
+	var lat []time.Duration
 	b.SetParallelism(*benchCreateClients)
 	b.ResetTimer()
 	start := time.Now()
@@ -321,7 +322,10 @@ func BenchmarkPackageCreate(b *testing.B) {
 		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseRequest(req)
 		defer fasthttp.ReleaseResponse(resp)
+		var local []time.Duration
+		defer func() { mu.Lock(); lat = append(lat, local...); mu.Unlock() }()
 		for pb.Next() {
+			t0 := time.Now()
 			mu.Lock()
 			seq++
 			n := seq
@@ -336,9 +340,15 @@ func BenchmarkPackageCreate(b *testing.B) {
 				b.Errorf("create: %v %d %s", err, resp.StatusCode(), resp.Body())
 				return
 			}
+			local = append(local, time.Since(t0))
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+	if len(lat) > 0 {
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
 }
 
 // BenchmarkPackageSearchSerial sends one package_search (q plus two facets)
