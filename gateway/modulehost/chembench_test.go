@@ -7,7 +7,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 	"toxgate/sdk/chem/chembench"
@@ -55,14 +54,6 @@ func chemSMILES(tb testing.TB) []string {
 		out = append(out, r[col])
 	}
 	return out
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 // BenchmarkChemPipeline runs sdk/chem's ParseSMILES + Describe + Morgan(2, 2048)

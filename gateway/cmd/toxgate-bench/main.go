@@ -69,67 +69,59 @@ var scenarios = []Scenario{
 	{
 		Name:     "IsAlive (full middleware chain) vs bare fasthttp",
 		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.BareURL + "/IsAlive"} },
-		Subject:  func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
+		Subject:  isAlive,
 		Target:   "subject ≥ 80% of baseline req/s",
 	},
 	{
 		Name:     "small model call (example-units convert) vs IsAlive",
-		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
-		Subject: func(e *Env) loadgen.Target {
-			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/example/units/convert",
-				Header: map[string]string{"Content-Type": "application/json"},
-				Body:   []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)}
-		},
-		Target: "subject ≥ 50% of baseline req/s",
+		Baseline: isAlive,
+		Subject:  postJSON("/example/units/convert", []byte(convertBody)),
+		Target:   "subject ≥ 50% of baseline req/s",
 	},
 	{
 		Name:     "small Rust module call (example-rust convert, raw ABI) vs IsAlive",
-		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
-		Subject: func(e *Env) loadgen.Target {
-			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/example/rust/convert",
-				Header: map[string]string{"Content-Type": "application/json"},
-				Body:   []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)}
-		},
-		Target: "subject ≥ 50% of baseline req/s (the host's own cost: a guest without Go's runtime)",
+		Baseline: isAlive,
+		Subject:  postJSON("/example/rust/convert", []byte(convertBody)),
+		Target:   "subject ≥ 50% of baseline req/s (the host's own cost: a guest without Go's runtime)",
 	},
 	{
 		Name:     "hERG one SMILES vs IsAlive",
-		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
-		Subject: func(e *Env) loadgen.Target {
-			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
-				Header: map[string]string{"Content-Type": "application/json"},
-				Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
-		},
-		Target: "subject p50 ≤ 2 ms (queueing dominates at 64 connections: see the 1-connection figure)",
+		Baseline: isAlive,
+		Subject:  hergOne,
+		Target:   "subject p50 ≤ 2 ms (queueing dominates at 64 connections: see the 1-connection figure)",
 	},
 	{
 		Name:     "hERG one SMILES vs IsAlive, 1 connection",
 		Conns:    1,
-		Baseline: func(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} },
-		Subject: func(e *Env) loadgen.Target {
-			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
-				Header: map[string]string{"Content-Type": "application/json"},
-				Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
-		},
-		Target: "subject p50 ≤ 2 ms",
+		Baseline: isAlive,
+		Subject:  hergOne,
+		Target:   "subject p50 ≤ 2 ms",
 	},
 	{
 		Name:     "hERG batch of 1000 SMILES (1 connection) vs one SMILES",
 		Conns:    1,
 		Baseline: hergOne,
-		Subject: func(e *Env) loadgen.Target {
-			return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
-				Header: map[string]string{"Content-Type": "application/json"}, Body: batchBody(1000)}
-		},
-		Target: "a 1000-molecule batch under 0.5 s (p50 of the subject)",
+		Subject:  func(e *Env) loadgen.Target { return postJSON("/hERG/evaluate", batchBody(1000))(e) },
+		Target:   "a 1000-molecule batch under 0.5 s (p50 of the subject)",
 	},
 }
 
-func hergOne(e *Env) loadgen.Target {
-	return loadgen.Target{Method: "POST", URL: e.Gateway.URL + "/hERG/evaluate",
-		Header: map[string]string{"Content-Type": "application/json"},
-		Body:   []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`)}
+// convertBody is the example converters' request (the Go and the Rust module).
+const convertBody = `{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`
+
+// isAlive is a GET of the gateway's /IsAlive.
+func isAlive(e *Env) loadgen.Target { return loadgen.Target{URL: e.Gateway.URL + "/IsAlive"} }
+
+// postJSON is a POST of body to the gateway's path as application/json.
+func postJSON(path string, body []byte) func(*Env) loadgen.Target {
+	return func(e *Env) loadgen.Target {
+		return loadgen.Target{Method: "POST", URL: e.Gateway.URL + path,
+			Header: map[string]string{"Content-Type": "application/json"}, Body: body}
+	}
 }
+
+// hergOne is /hERG/evaluate with the original platform's example SMILES.
+var hergOne = postJSON("/hERG/evaluate", []byte(`{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`))
 
 // batchBody is {"smiles":[...]} with the first n SMILES of the RDKit
 // reference set (sdk/chem/testdata), a realistic mix of Tox21 structures.
