@@ -25,15 +25,18 @@ func (c *callCounter) NewFunctionListener(def api.FunctionDefinition) experiment
 	})
 }
 
-// TestCallCounts prints the functions called most per molecule inside wasm
-// when the hERG pipeline runs up to a stage of testdata/stages (calls cost
-// far more in Go's wasm than natively). Run with
+// BenchmarkCallCounts reports the calls per molecule inside wasm when the
+// hERG pipeline runs up to a stage of testdata/stages (calls cost far more in
+// Go's wasm than natively), and logs the functions called most. HERG_CALLS
+// chooses the stage (parse, describe, morgan, features, gbt, predict; default
+// full):
 //
-//	HERG_CALLS=full go test -run CallCounts -v ./modules/herg/
-func TestCallCounts(t *testing.T) {
+//	HERG_CALLS=parse go test -run '^$' -bench CallCounts -benchtime 1x -v ./modules/herg/
+func BenchmarkCallCounts(b *testing.B) {
+	t := b
 	stage := os.Getenv("HERG_CALLS")
 	if stage == "" {
-		t.Skip("set HERG_CALLS to a stage (parse, describe, morgan, features, gbt, predict, full)")
+		stage = "full"
 	}
 	c := &callCounter{n: map[string]int{}}
 	ctx := experimental.WithFunctionListenerFactory(context.Background(), c)
@@ -51,8 +54,10 @@ func TestCallCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	clear(c.n)
-	if _, err := m.Call(context.Background(), 0, in); err != nil {
-		t.Fatal(err)
+	for range b.N {
+		if _, err := m.Call(context.Background(), 0, in); err != nil {
+			t.Fatal(err)
+		}
 	}
 	type kv struct {
 		name string
@@ -64,8 +69,11 @@ func TestCallCounts(t *testing.T) {
 		all, total = append(all, kv{k, v}), total+v
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
-	t.Logf("stage %s: %d calls per molecule", stage, total/len(list))
+	perMolecule := float64(total) / float64(b.N*len(list))
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(perMolecule, "calls/molecule")
+	t.Logf("stage %s: %.0f calls per molecule", stage, perMolecule)
 	for _, e := range all[:min(40, len(all))] {
-		t.Logf("%8.1f %s", float64(e.n)/float64(len(list)), e.name)
+		t.Logf("%8.1f %s", float64(e.n)/float64(b.N*len(list)), e.name)
 	}
 }

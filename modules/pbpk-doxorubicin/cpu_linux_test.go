@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -29,7 +27,7 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// TestCPUTimeVsNative measures a 7-day run in the module (a pooled call, as
+// BenchmarkCPUTimeVsNative measures a 7-day run in the module (a pooled call, as
 // gateway/modulehost's BenchmarkModelsVsNative, with the host's fuel checks
 // and output check) beside the same code run natively (decode, Simulate,
 // AppendJSON) and the module's own code alone (plain wazero, no fuel checks,
@@ -37,12 +35,11 @@ func threadCPU() time.Duration {
 // the wall-clock benchmark varies by 2-3x, the thread's CPU time by a few
 // percent. Run with
 //
-//	DOXO_CPU_CALLS=40 go test -run CPUTimeVsNative -v ./modules/pbpk-doxorubicin/
-func TestCPUTimeVsNative(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("DOXO_CPU_CALLS"))
-	if n <= 0 {
-		t.Skip("set DOXO_CPU_CALLS to the number of calls to measure")
-	}
+//	go test -run '^$' -bench CPUTimeVsNative -benchtime 40x ./modules/pbpk-doxorubicin/
+//
+// It reports medians over b.N calls of each kind, in milliseconds.
+func BenchmarkCPUTimeVsNative(b *testing.B) {
+	t, n := b, b.N
 	runtime.LockOSThread() // the module runs on the calling goroutine's thread
 	defer runtime.UnlockOSThread()
 	m := wasmtest.Load(t, ".")
@@ -87,15 +84,18 @@ func TestCPUTimeVsNative(t *testing.T) {
 	for _, s := range [][]float64{mod, nat, raw, wall} {
 		slices.Sort(s)
 	}
-	t.Logf("7-day run, thread CPU ms over %d calls: module min %.2f median %.2f, native min %.2f median %.2f, module/native (medians) %.2f; "+
-		"module code alone (no fuel or output check) min %.2f median %.2f; module wall ms min %.2f median %.2f",
-		n, mod[0], mod[n/2], nat[0], nat[n/2], mod[n/2]/nat[n/2], raw[0], raw[n/2], wall[0], wall[n/2])
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(mod[n/2], "module-cpu-ms")
+	b.ReportMetric(nat[n/2], "native-cpu-ms")
+	b.ReportMetric(mod[n/2]/nat[n/2], "module/native")
+	b.ReportMetric(raw[n/2], "plain-wazero-cpu-ms")
+	b.ReportMetric(wall[n/2], "module-wall-ms")
 }
 
 // plainCall instantiates the module in a plain wazero runtime (WASI and a
 // no-op toxgate.log; no fuel instrumentation) and returns a call of its first
 // route with input, the result left unread.
-func plainCall(t *testing.T, input []byte) func() {
+func plainCall(t testing.TB, input []byte) func() {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	t.Cleanup(func() { rt.Close(ctx) })
