@@ -245,36 +245,23 @@ func (sp *smartsParser) atomExpr() (*aexpr, error) {
 	return e, nil
 }
 
-func (sp *smartsParser) lowAnd() (*aexpr, error) {
-	var kids []*aexpr
-	for {
-		e, err := sp.orExpr()
-		if err != nil {
-			return nil, err
-		}
-		kids = append(kids, e)
-		if sp.i < len(sp.s) && sp.s[sp.i] == ';' {
-			sp.i++
-			continue
-		}
-		break
-	}
-	if len(kids) == 1 {
-		return kids[0], nil
-	}
-	sortByCost(kids)
-	return &aexpr{op: '&', kids: kids}, nil
-}
+// lowAnd is the ';' level of an atom expression (lowest precedence).
+func (sp *smartsParser) lowAnd() (*aexpr, error) { return sp.joined(';', '&', sp.orExpr) }
 
-func (sp *smartsParser) orExpr() (*aexpr, error) {
+// orExpr is the ',' level.
+func (sp *smartsParser) orExpr() (*aexpr, error) { return sp.joined(',', ',', sp.hiAnd) }
+
+// joined reads operands with next, separated by sep, and joins two or more
+// under op ('&' operands are ordered cheapest first).
+func (sp *smartsParser) joined(sep, op byte, next func() (*aexpr, error)) (*aexpr, error) {
 	var kids []*aexpr
 	for {
-		e, err := sp.hiAnd()
+		e, err := next()
 		if err != nil {
 			return nil, err
 		}
 		kids = append(kids, e)
-		if sp.i < len(sp.s) && sp.s[sp.i] == ',' {
+		if sp.i < len(sp.s) && sp.s[sp.i] == sep {
 			sp.i++
 			continue
 		}
@@ -283,7 +270,10 @@ func (sp *smartsParser) orExpr() (*aexpr, error) {
 	if len(kids) == 1 {
 		return kids[0], nil
 	}
-	return &aexpr{op: ',', kids: kids}, nil
+	if op == '&' {
+		sortByCost(kids)
+	}
+	return &aexpr{op: op, kids: kids}, nil
 }
 
 // exprCost ranks expressions so that '&' evaluates cheap tests first.
