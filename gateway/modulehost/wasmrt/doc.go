@@ -6,7 +6,9 @@
 // Sandbox: a guest gets WASI with no preopened directories, no environment, no
 // arguments, no network, wazero's fake clocks and deterministic randomness; its
 // only other import is the optional toxgate.log. Linear memory is capped per
-// module, and every call runs under the caller's context deadline: at load the
+// module (on Unix it is an address range reserved up to the cap and made
+// writable as the guest grows it, so growing never copies: memory_unix.go),
+// and every call runs under the caller's context deadline: at load the
 // module is instrumented with fuel checks at loop headers and function entries
 // that stop a call whose deadline passed (fuel.go; modules the rewriter cannot
 // handle run with wazero's WithCloseOnContextDone instead). An instance whose call traps,
