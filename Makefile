@@ -33,11 +33,16 @@ plugins:
 		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toxgate-$$p ./plugins/$$p || exit 1; \
 	done
 
+# Each Go module is built by the go tool, then rewritten by sdk/cmd/reloop,
+# which turns the jump tables of Go's wasm code into direct branches (see
+# sdk/reloop; same result as go run ./sdk/cmd/modbuild).
 modules:
 	@mkdir -p $(BIN)/modules
+	$(GO) build -o $(BIN)/reloop ./sdk/cmd/reloop
 	@for m in $(MODULES); do \
-		echo "GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/modules/$$m.wasm ./modules/$$m"; \
+		echo "GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/modules/$$m.wasm ./modules/$$m && $(BIN)/reloop $(BIN)/modules/$$m.wasm"; \
 		GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(BIN)/modules/$$m.wasm.tmp ./modules/$$m || exit 1; \
+		$(BIN)/reloop $(BIN)/modules/$$m.wasm.tmp >/dev/null || exit 1; \
 		mv $(BIN)/modules/$$m.wasm.tmp $(BIN)/modules/$$m.wasm; \
 	done
 

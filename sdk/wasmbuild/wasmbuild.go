@@ -3,6 +3,9 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o out dir
 //
+// and then rewrites the module with toxgate/sdk/reloop, which turns the jump
+// tables of Go's wasm code into direct branches (BuildGo skips that step).
+//
 // Cached builds are keyed by the content of every source file the module depends
 // on inside its Go module, so tests build each test module once.
 package wasmbuild
@@ -22,6 +25,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"toxgate/sdk/reloop"
 )
 
 // env returns the environment of a wasip1 build.
@@ -29,10 +34,16 @@ func env() []string {
 	return append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 }
 
-// Build compiles the Go main package in dir into the WebAssembly module out.
-// The file is written to a temporary name and renamed, so a watcher never sees a
-// partial module.
-func Build(ctx context.Context, dir, out string) error {
+// Build compiles the Go main package in dir into the WebAssembly module out and
+// rewrites it with reloop. The file is written to a temporary name and
+// renamed, so a watcher never sees a partial module.
+func Build(ctx context.Context, dir, out string) error { return build(ctx, dir, out, true) }
+
+// BuildGo is Build without the reloop step: the module exactly as the go tool
+// writes it (the baseline of benchmarks).
+func BuildGo(ctx context.Context, dir, out string) error { return build(ctx, dir, out, false) }
+
+func build(ctx context.Context, dir, out string, relooped bool) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
@@ -56,6 +67,12 @@ func Build(ctx context.Context, dir, out string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("wasmbuild: building %s: %w\n%s", dir, err, stderr.String())
 	}
+	if relooped {
+		if err := reloopFile(tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
+		}
+	}
 	if err := os.Rename(tmp, out); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
 	}
@@ -67,18 +84,46 @@ func Build(ctx context.Context, dir, out string) error {
 // the SHA-256 of the Go version, go.sum and every file of every package the
 // module depends on inside its own Go module.
 func Cached(ctx context.Context, dir, cacheDir string) (string, error) {
+	return cached(ctx, dir, cacheDir, true)
+}
+
+// CachedGo is Cached for BuildGo.
+func CachedGo(ctx context.Context, dir, cacheDir string) (string, error) {
+	return cached(ctx, dir, cacheDir, false)
+}
+
+func cached(ctx context.Context, dir, cacheDir string, relooped bool) (string, error) {
 	key, err := SourceHash(ctx, dir)
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(cacheDir, filepath.Base(filepath.Clean(dir))+"-"+key[:16]+".wasm")
+	suffix := "-go.wasm"
+	if relooped {
+		// A change to reloop's code is a change to the module.
+		h := sha256.Sum256([]byte(key + reloop.SourceDigest()))
+		key, suffix = hex.EncodeToString(h[:]), ".wasm"
+	}
+	out := filepath.Join(cacheDir, filepath.Base(filepath.Clean(dir))+"-"+key[:16]+suffix)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	if err := Build(ctx, dir, out); err != nil {
+	if err := build(ctx, dir, out, relooped); err != nil {
 		return "", err
 	}
 	return out, nil
+}
+
+// reloopFile rewrites the module in file path with reloop.
+func reloopFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	nb, _, err := reloop.Module(b)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, nb, 0o644)
 }
 
 // DefaultCacheDir is where Cached keeps builds when the caller has no better

@@ -71,3 +71,23 @@ func Install(tb testing.TB, dir, modulesDir, name string) string {
 	}
 	return dst
 }
+
+// WasmGo returns the bytes of the module in dir as the go tool builds it,
+// without the reloop rewrite of Wasm: the baseline of benchmarks that
+// measure what reloop gains.
+func WasmGo(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := wasmbuild.CachedGo(context.Background(), abs, CacheDir())
+	if err != nil {
+		tb.Fatalf("building test module %s: %v", dir, err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,56 @@
+// Command reloop rewrites a Go-built WebAssembly module so that jumps inside
+// its functions are direct branches (see package toxgate/sdk/reloop).
+//
+//	go run ./sdk/cmd/reloop -o out.wasm in.wasm
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"toxgate/sdk/reloop"
+)
+
+func main() {
+	out := flag.String("o", "", "output file (default: rewrite the input in place)")
+	verbose := flag.Bool("v", false, "list the functions left as they were, and why")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: reloop [-o out.wasm] in.wasm")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	in := flag.Arg(0)
+	if *out == "" {
+		*out = in
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	nb, st, err := reloop.Module(b)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*out, nb, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s: %d of %d functions rewritten (%d skipped), %d jumps made direct, %d -> %d bytes\n",
+		*out, st.Rewritten, st.Functions, st.Skipped, st.Jumps, st.InBytes, st.OutBytes)
+	if *verbose {
+		names, err := funcNames(b)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reading function names:", err)
+		}
+		for _, s := range st.SkippedBodies {
+			fmt.Printf("skipped %d %s: %s\n", s.Body, names[s.Body], s.Reason)
+		}
+	}
+}

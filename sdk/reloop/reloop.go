@@ -1,0 +1,182 @@
+// Package reloop rewrites the WebAssembly that Go's compiler emits
+// (GOOS=wasip1 GOARCH=wasm) so that jumps inside a function are direct
+// branches instead of trips through a jump table.
+//
+// Go's wasm back end compiles every function with more than one basic block
+// into a dispatch loop:
+//
+//	loop
+//	  block ... block            ;; one per basic block
+//	    local.get 0              ;; PC_B: the basic block to run
+//	    br_table ...
+//	  end  <basic block 0>
+//	  end  <basic block 1>       ;; a jump is: i32.const pc; local.set 0; br <loop>
+//	  ...
+//	end
+//
+// so every taken branch, the back edge of every loop included, is an indirect
+// jump through the br_table, and an optimising wasm compiler sees one loop with
+// every basic block as a predecessor of its header. The same table lets a
+// goroutine that unwound the wasm stack resume in the middle of a function:
+// the runtime calls the function again with PC_B naming the resume point.
+//
+// Module keeps Go's dispatch loop for resuming and puts in front of it a second
+// copy of the function's code, entered on every ordinary call (PC_B = 0), in
+// which the basic blocks are laid out as nested blocks and loops along the
+// dominator tree (Ramsey, "Beyond Relooper", ICFP 2022) and every jump is a br
+// to the right label. Both copies run the same instructions on the same Go
+// stack, so a call that unwinds in the fast copy resumes correctly in the slow
+// one. Functions of any other shape (the runtime's assembly, irreducible
+// control flow) are left as they are.
+package reloop
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// Stats says what Module did.
+type Stats struct {
+	Functions int // function bodies in the module
+	Rewritten int // bodies given a structured copy
+	Jumps     int // jumps made direct
+	Skipped   int // bodies with a dispatch loop that were left as they are
+	// SkippedBodies lists the skipped bodies: their index in the code section
+	// (function index minus the number of imported functions) and why.
+	SkippedBodies []Skip
+	InBytes   int // size of the module read
+	OutBytes  int // size of the module written
+}
+
+// Module returns the module wasm with the functions of Go's shape rewritten.
+// It changes only the code section; the others are copied byte for byte.
+func Module(wasm []byte) ([]byte, Stats, error) {
+	st := Stats{InBytes: len(wasm)}
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
+		return nil, st, errors.New("reloop: not a WebAssembly 1.0 module")
+	}
+	out := make([]byte, 0, len(wasm)*2)
+	out = append(out, wasm[:8]...)
+	for i := 8; i < len(wasm); {
+		id := wasm[i]
+		size, p, err := readU32(wasm, i+1)
+		if err != nil || p+int(size) > len(wasm) {
+			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
+		}
+		payload := wasm[p : p+int(size)]
+		if id != 10 {
+			out = append(out, wasm[i:p+int(size)]...)
+			i = p + int(size)
+			continue
+		}
+		code, err := rewriteCode(payload, &st)
+		if err != nil {
+			return nil, st, err
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(code)))
+		out = append(out, code...)
+		i = p + int(size)
+	}
+	if st.Rewritten == 0 {
+		out = wasm // nothing changed: the input as it was, byte for byte
+	}
+	st.OutBytes = len(out)
+	return out, st, nil
+}
+
+// rewriteCode rewrites the payload of a code section.
+func rewriteCode(b []byte, st *Stats) ([]byte, error) {
+	n, i, err := readU32(b, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reloop: code section: %w", err)
+	}
+	out := appendU32(make([]byte, 0, len(b)*2), n)
+	for fn := uint32(0); fn < n; fn++ {
+		size, p, err := readU32(b, i)
+		if err != nil || p+int(size) > len(b) {
+			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
+		}
+		body := b[p : p+int(size)]
+		i = p + int(size)
+		st.Functions++
+		nb, why, err := rewriteBody(body, st)
+		if why != "" {
+			st.SkippedBodies = append(st.SkippedBodies, Skip{Body: int(fn), Reason: why})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reloop: body %d: %w", fn, err)
+		}
+		out = appendU32(out, uint32(len(nb)))
+		out = append(out, nb...)
+	}
+	if i != len(b) {
+		return nil, errors.New("reloop: code section: bytes after the last body")
+	}
+	return out, nil
+}
+
+// Skip is a function body that Module left as it was.
+type Skip struct {
+	Body   int
+	Reason string
+}
+
+// rewriteBody returns body (locals and expression) rewritten, or body itself
+// and the reason when it has a dispatch loop but is not of Go's shape.
+func rewriteBody(body []byte, st *Stats) (out []byte, why string, err error) {
+	groups, p, err := readU32(body, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	for g := uint32(0); g < groups; g++ {
+		if _, p, err = readU32(body, p); err != nil {
+			return nil, "", err
+		}
+		p++ // value type
+	}
+	if p > len(body) {
+		return nil, "", errors.New("locals run past the body")
+	}
+	f, err := parseGoFunc(body[p:])
+	if err != nil && !errors.Is(err, errShape) {
+		// Code reloop cannot decode (an instruction Go does not emit): leave it.
+		st.Skipped++
+		return body, "cannot decode: " + err.Error(), nil
+	}
+	if err == nil {
+		var expr []byte
+		if expr, err = f.rewrite(); err == nil {
+			st.Rewritten++
+			st.Jumps += f.numJumps
+			return append(body[:p:p], expr...), "", nil
+		}
+	}
+	switch {
+	case errors.Is(err, errNoLoop):
+		return body, "", nil
+	case errors.Is(err, errShape):
+		st.Skipped++
+		return body, err.Error(), nil
+	}
+	return nil, "", err
+}
+
+//go:embed *.go
+var sources embed.FS
+
+// SourceDigest returns the hex SHA-256 of this package's source files, so that
+// caches of rewritten modules can tell when reloop changed.
+func SourceDigest() string {
+	h := sha256.New()
+	entries, _ := sources.ReadDir(".")
+	for _, e := range entries {
+		b, _ := sources.ReadFile(e.Name())
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,219 @@
+package reloop
+
+import (
+	"errors"
+	"fmt"
+)
+
+// errShape marks a function whose code is not the shape reloop understands; such a
+// function is left as it is.
+var errShape = errors.New("not Go's dispatch-loop shape")
+
+// errNoLoop marks a function without a dispatch loop: nothing to rewrite.
+var errNoLoop = fmt.Errorf("%w: no dispatch loop", errShape)
+
+// Opcodes that reloop reads or writes (WebAssembly core specification, 5.4).
+const (
+	opUnreachable = 0x00
+	opBlock       = 0x02
+	opLoop        = 0x03
+	opIf          = 0x04
+	opElse        = 0x05
+	opEnd         = 0x0b
+	opBr          = 0x0c
+	opBrIf        = 0x0d
+	opBrTable     = 0x0e
+	opReturn      = 0x0f
+	opLocalGet    = 0x20
+	opLocalSet    = 0x21
+	opLocalTee    = 0x22
+	opI32Const    = 0x41
+	opI32Eqz      = 0x45
+	blockEmpty    = 0x40 // the empty block type []->[]
+)
+
+// instr is one decoded instruction: where it is in the body, its opcode and the
+// immediates reloop needs (a label, an index or a constant).
+type instr struct {
+	off, end int    // byte range in the body
+	op       byte   // first opcode byte
+	imm      int64  // label (br, br_if), local index, or i32 constant
+	labels   []uint32 // br_table: targets, the default last
+}
+
+// readU32 reads an unsigned LEB128 value of at most 32 bits.
+func readU32(b []byte, i int) (uint32, int, error) {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		if i >= len(b) {
+			return 0, 0, errors.New("truncated LEB128")
+		}
+		c := b[i]
+		i++
+		v |= uint32(c&0x7f) << shift
+		if c < 0x80 {
+			return v, i, nil
+		}
+	}
+	return 0, 0, errors.New("LEB128 too long")
+}
+
+// readS64 reads a signed LEB128 value of at most 64 bits.
+func readS64(b []byte, i int) (int64, int, error) {
+	var v int64
+	shift := 0
+	for {
+		if i >= len(b) {
+			return 0, 0, errors.New("truncated LEB128")
+		}
+		if shift >= 70 {
+			return 0, 0, errors.New("LEB128 too long")
+		}
+		c := b[i]
+		i++
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c < 0x80 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i, nil
+		}
+	}
+}
+
+// appendU32 appends v as unsigned LEB128.
+func appendU32(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// appendS32 appends v as signed LEB128.
+func appendS32(b []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// decode reads the instruction at b[i:].
+func decode(b []byte, i int) (instr, error) {
+	in := instr{off: i, op: b[i]}
+	i++
+	var err error
+	var u uint32
+	skipU32 := func(n int) {
+		for ; n > 0 && err == nil; n-- {
+			_, i, err = readU32(b, i)
+		}
+	}
+	switch op := in.op; {
+	case op == opBlock || op == opLoop || op == opIf:
+		if i >= len(b) {
+			return in, errors.New("truncated block type")
+		}
+		if c := b[i]; c == blockEmpty || c >= 0x6f && c <= 0x7f {
+			i++
+		} else {
+			_, i, err = readS64(b, i) // a type index, as s33
+		}
+	case op == opBr || op == opBrIf:
+		u, i, err = readU32(b, i)
+		in.imm = int64(u)
+	case op == opBrTable:
+		var n uint32
+		n, i, err = readU32(b, i)
+		if err == nil && int(n) > len(b)-i {
+			err = errors.New("br_table longer than the body")
+		}
+		for k := uint32(0); k <= n && err == nil; k++ {
+			u, i, err = readU32(b, i)
+			in.labels = append(in.labels, u)
+		}
+	case op == opUnreachable || op == 0x01 || op == opElse || op == opEnd || op == opReturn,
+		op == 0x1a || op == 0x1b, // drop, select
+		op >= 0x45 && op <= 0xc4, // numeric instructions without immediates
+		op == 0xd1:               // ref.is_null
+	case op == 0x10 || op == 0xd2: // call, ref.func
+		skipU32(1)
+	case op == 0x11: // call_indirect type table
+		skipU32(2)
+	case op == 0x12: // return_call
+		skipU32(1)
+	case op == 0x13: // return_call_indirect
+		skipU32(2)
+	case op == 0x1c: // select t*
+		var n uint32
+		n, i, err = readU32(b, i)
+		if err == nil && int(n) > len(b)-i {
+			err = errors.New("select type vector longer than the body")
+		}
+		i += int(n)
+	case op >= opLocalGet && op <= 0x24: // local.get/set/tee, global.get/set
+		u, i, err = readU32(b, i)
+		in.imm = int64(u)
+	case op == 0x25 || op == 0x26: // table.get/set
+		skipU32(1)
+	case op >= 0x28 && op <= 0x3e: // loads and stores: align, offset
+		skipU32(2)
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		skipU32(1)
+	case op == opI32Const:
+		in.imm, i, err = readS64(b, i)
+	case op == 0x42: // i64.const
+		_, i, err = readS64(b, i)
+	case op == 0x43: // f32.const
+		i += 4
+	case op == 0x44: // f64.const
+		i += 8
+	case op == 0xd0: // ref.null t
+		i++
+	case op == 0xfc:
+		u, i, err = readU32(b, i)
+		switch {
+		case err != nil:
+		case u <= 7: // trunc_sat
+		case u == 8: // memory.init data mem
+			skipU32(2)
+		case u == 9 || u == 13 || u == 15 || u == 16 || u == 17: // data.drop, elem.drop, table.grow/size/fill
+			skipU32(1)
+		case u == 10 || u == 12 || u == 14: // memory.copy, table.init, table.copy
+			skipU32(2)
+		case u == 11: // memory.fill
+			skipU32(1)
+		default:
+			err = fmt.Errorf("unknown 0xfc opcode %d", u)
+		}
+	default:
+		err = fmt.Errorf("unknown opcode 0x%02x", op)
+	}
+	if err != nil {
+		return in, fmt.Errorf("at byte %d: %w", in.off, err)
+	}
+	if i > len(b) {
+		return in, fmt.Errorf("at byte %d: instruction runs past the body", in.off)
+	}
+	in.end = i
+	return in, nil
+}
+
+// decodeAll decodes an expression (a function body after its locals).
+func decodeAll(b []byte) ([]instr, error) {
+	var out []instr
+	for i := 0; i < len(b); {
+		in, err := decode(b, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+		i = in.end
+	}
+	return out, nil
+}
