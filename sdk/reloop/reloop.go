@@ -47,8 +47,8 @@ type Stats struct {
 	// SkippedBodies lists the skipped bodies: their index in the code section
 	// (function index minus the number of imported functions) and why.
 	SkippedBodies []Skip
-	InBytes   int // size of the module read
-	OutBytes  int // size of the module written
+	InBytes       int // size of the module read
+	OutBytes      int // size of the module written
 }
 
 // Module returns the module wasm with the functions of Go's shape rewritten.

@@ -35,9 +35,9 @@ const (
 // instr is one decoded instruction: where it is in the body, its opcode and the
 // immediates reloop needs (a label, an index or a constant).
 type instr struct {
-	off, end int    // byte range in the body
-	op       byte   // first opcode byte
-	imm      int64  // label (br, br_if), local index, or i32 constant
+	off, end int      // byte range in the body
+	op       byte     // first opcode byte
+	imm      int64    // label (br, br_if), local index, or i32 constant
 	labels   []uint32 // br_table: targets, the default last
 }
 
