@@ -8,15 +8,17 @@ import (
 // goFunc is a Go function body split along its dispatch loop (see the package
 // documentation for the shape).
 type goFunc struct {
-	body     []byte  // the expression, after the locals
-	ins      []instr // its instructions
-	prefix   int     // instructions before the dispatch loop (index of the first block or loop)
-	unwind   bool    // an unwind-exit block encloses the loop
-	loopAt   int     // index of the loop instruction
-	loopEnd  int     // index of the loop's end
-	table    []uint32
-	segs     []segment
-	numJumps int
+	body    []byte  // the expression, after the locals
+	ins     []instr // its instructions
+	prefix  int     // instructions before the dispatch loop (index of the first block or loop)
+	unwind  bool    // an unwind-exit block encloses the loop
+	loopAt  int     // index of the loop instruction
+	loopEnd int     // index of the loop's end
+	table   []uint32
+	segs    []segment
+	noret   func(fn int64) bool
+	direct  int // jumps written as direct branches
+	slow    int // edges of the structured copy that go through the dispatch loop
 }
 
 // segment is one basic block of the Go function: the code between two ends of
@@ -30,16 +32,22 @@ type segment struct {
 	// unwinds holds the indexes of branches to the unwind exit.
 	unwinds map[int]bool
 	falls   bool // control reaches the segment's end
+	// deadEnd: the segment ends with a call to a function that never returns
+	// normally, so its end is never reached although nothing says so.
+	deadEnd bool
 }
 
 // parseGoFunc recognises Go's dispatch-loop shape in body (the expression of a
 // function, after its locals), or returns errShape.
-func parseGoFunc(body []byte) (*goFunc, error) {
+//
+// noret reports the functions (by function index) that never return normally
+// (see noReturn); it may be nil.
+func parseGoFunc(body []byte, noret func(fn int64) bool) (*goFunc, error) {
 	ins, err := decodeAll(body)
 	if err != nil {
 		return nil, err
 	}
-	f := &goFunc{body: body, ins: ins}
+	f := &goFunc{body: body, ins: ins, noret: noret}
 	i := 0
 	for i < len(ins) && !isControl(ins[i].op) {
 		i++
@@ -137,6 +145,7 @@ func (f *goFunc) classify(s *segment, j, nb int) error {
 	depth := 0
 	pcbSet := false // PC_B was written in this segment by code that is not a jump
 	last := -1      // index of the last instruction that leaves depth 0
+	lastCall := -1  // index of a call followed only by Go's unwind check
 	for k := s.from; k < s.to; k++ {
 		in := ins[k]
 		switch in.op {
@@ -178,7 +187,6 @@ func (f *goFunc) classify(s *segment, j, nb int) error {
 				}
 				s.jumps[k] = int(t)
 				s.skip[k-2], s.skip[k-1] = true, true
-				f.numJumps++
 			case out == nb-j && f.unwind:
 				s.unwinds[k] = true
 			default:
@@ -187,6 +195,13 @@ func (f *goFunc) classify(s *segment, j, nb int) error {
 		}
 		if depth == 0 {
 			last = k
+			switch {
+			case in.op == opCall:
+				lastCall = k
+			case in.op == opGlobalGet || in.op == opLocalSet || s.unwinds[k]:
+			default:
+				lastCall = -1
+			}
 		}
 		if depth < 0 {
 			return fmt.Errorf("%w: unbalanced segment", errShape)
@@ -198,6 +213,9 @@ func (f *goFunc) classify(s *segment, j, nb int) error {
 		case opBr, opBrTable, opReturn, opUnreachable:
 			s.falls = false
 		}
+	}
+	if s.falls && lastCall >= 0 && f.noret != nil && f.noret(ins[lastCall].imm) {
+		s.falls, s.deadEnd = false, true
 	}
 	return nil
 }

@@ -43,7 +43,12 @@ type Stats struct {
 	Functions int // function bodies in the module
 	Rewritten int // bodies given a structured copy
 	Jumps     int // jumps made direct
-	Skipped   int // bodies with a dispatch loop that were left as they are
+	// SlowJumps counts the edges of structured copies that still go through
+	// Go's dispatch loop (where the control flow is irreducible).
+	SlowJumps int
+	// SlowJumpsByBody gives SlowJumps per body (by index in the code section).
+	SlowJumpsByBody map[int]int
+	Skipped         int // bodies with a dispatch loop that were left as they are
 	// SkippedBodies lists the skipped bodies: their index in the code section
 	// (function index minus the number of imported functions) and why.
 	SkippedBodies []Skip
@@ -60,6 +65,7 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	}
 	out := make([]byte, 0, len(wasm)*2)
 	out = append(out, wasm[:8]...)
+	imported := 0
 	for i := 8; i < len(wasm); {
 		id := wasm[i]
 		size, p, err := readU32(wasm, i+1)
@@ -67,12 +73,17 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
 		}
 		payload := wasm[p : p+int(size)]
+		if id == 2 {
+			if imported, err = importedFuncs(payload); err != nil {
+				return nil, st, fmt.Errorf("reloop: import section: %w", err)
+			}
+		}
 		if id != 10 {
 			out = append(out, wasm[i:p+int(size)]...)
 			i = p + int(size)
 			continue
 		}
-		code, err := rewriteCode(payload, &st)
+		code, err := rewriteCode(payload, imported, &st)
 		if err != nil {
 			return nil, st, err
 		}
@@ -88,33 +99,54 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	return out, st, nil
 }
 
-// rewriteCode rewrites the payload of a code section.
-func rewriteCode(b []byte, st *Stats) ([]byte, error) {
+// rewriteCode rewrites the payload of a code section; imported is the number
+// of imported functions, which come before the bodies in the index space.
+func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 	n, i, err := readU32(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reloop: code section: %w", err)
 	}
-	out := appendU32(make([]byte, 0, len(b)*2), n)
+	var bodies [][]byte
 	for fn := uint32(0); fn < n; fn++ {
 		size, p, err := readU32(b, i)
 		if err != nil || p+int(size) > len(b) {
 			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
 		}
-		body := b[p : p+int(size)]
+		bodies = append(bodies, b[p:p+int(size)])
 		i = p + int(size)
+	}
+	if i != len(b) {
+		return nil, errors.New("reloop: code section: bytes after the last body")
+	}
+	noret := make([]bool, len(bodies))
+	for fn, body := range bodies {
+		if _, p, err := localTypes(body); err == nil {
+			noret[fn] = noReturn(body[p:])
+		}
+	}
+	isNoret := func(f int64) bool {
+		f -= int64(imported)
+		return f >= 0 && f < int64(len(noret)) && noret[f]
+	}
+	out := appendU32(make([]byte, 0, len(b)*2), n)
+	for fn, body := range bodies {
 		st.Functions++
-		nb, why, err := rewriteBody(body, st)
+		slow := st.SlowJumps
+		nb, why, err := rewriteBody(body, isNoret, st)
+		if st.SlowJumps > slow {
+			if st.SlowJumpsByBody == nil {
+				st.SlowJumpsByBody = map[int]int{}
+			}
+			st.SlowJumpsByBody[fn] = st.SlowJumps - slow
+		}
 		if why != "" {
-			st.SkippedBodies = append(st.SkippedBodies, Skip{Body: int(fn), Reason: why})
+			st.SkippedBodies = append(st.SkippedBodies, Skip{Body: fn, Reason: why})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reloop: body %d: %w", fn, err)
 		}
 		out = appendU32(out, uint32(len(nb)))
 		out = append(out, nb...)
-	}
-	if i != len(b) {
-		return nil, errors.New("reloop: code section: bytes after the last body")
 	}
 	return out, nil
 }
@@ -127,21 +159,12 @@ type Skip struct {
 
 // rewriteBody returns body (locals and expression) rewritten, or body itself
 // and the reason when it has a dispatch loop but is not of Go's shape.
-func rewriteBody(body []byte, st *Stats) (out []byte, why string, err error) {
-	groups, p, err := readU32(body, 0)
+func rewriteBody(body []byte, noret func(int64) bool, st *Stats) (out []byte, why string, err error) {
+	_, p, err := localTypes(body)
 	if err != nil {
 		return nil, "", err
 	}
-	for g := uint32(0); g < groups; g++ {
-		if _, p, err = readU32(body, p); err != nil {
-			return nil, "", err
-		}
-		p++ // value type
-	}
-	if p > len(body) {
-		return nil, "", errors.New("locals run past the body")
-	}
-	f, err := parseGoFunc(body[p:])
+	f, err := parseGoFunc(body[p:], noret)
 	if err != nil && !errors.Is(err, errShape) {
 		// Code reloop cannot decode (an instruction Go does not emit): leave it.
 		st.Skipped++
@@ -151,7 +174,8 @@ func rewriteBody(body []byte, st *Stats) (out []byte, why string, err error) {
 		var expr []byte
 		if expr, err = f.rewrite(); err == nil {
 			st.Rewritten++
-			st.Jumps += f.numJumps
+			st.Jumps += f.direct
+			st.SlowJumps += f.slow
 			return append(body[:p:p], expr...), "", nil
 		}
 	}

@@ -242,6 +242,7 @@ func (w *writer) segment(j int) error {
 					return err
 				}
 				w.out = appendU32(append(w.out, opBr), l)
+				f.direct++
 				continue
 			}
 		}
@@ -252,6 +253,9 @@ func (w *writer) segment(j int) error {
 		case opEnd:
 			d--
 		}
+	}
+	if s.deadEnd {
+		w.out = append(w.out, opUnreachable)
 	}
 	if !s.falls {
 		return nil
@@ -283,6 +287,7 @@ var errSlow = errors.New("slow edge")
 // from depth d inside the segment being written: PC_B is set as Go's code
 // does, and the branch leaves the structured copy into the loop.
 func (w *writer) slowJump(pc int64, d int) {
+	w.f.slow++
 	w.out = appendS32(append(w.out, opI32Const), int32(pc))
 	w.out = append(w.out, opLocalSet, 0, opBr)
 	w.out = appendU32(w.out, uint32(d+len(w.stack)))
@@ -337,6 +342,7 @@ func (f *goFunc) threaded() []byte {
 			}
 			if t, ok := s.jumps[k]; ok && t > j {
 				out = appendU32(append(out, opBr), uint32(d+t-j-1))
+				f.direct++
 				continue
 			}
 			out = append(out, f.body[in.off:in.end]...)

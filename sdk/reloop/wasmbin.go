@@ -24,6 +24,8 @@ const (
 	opBrIf        = 0x0d
 	opBrTable     = 0x0e
 	opReturn      = 0x0f
+	opCall        = 0x10
+	opGlobalGet   = 0x23
 	opLocalGet    = 0x20
 	opLocalSet    = 0x21
 	opLocalTee    = 0x22
@@ -37,7 +39,7 @@ const (
 type instr struct {
 	off, end int      // byte range in the body
 	op       byte     // first opcode byte
-	imm      int64    // label (br, br_if), local index, or i32 constant
+	imm      int64    // label (br, br_if), local or function index, or i32 constant
 	labels   []uint32 // br_table: targets, the default last
 }
 
@@ -141,7 +143,10 @@ func decode(b []byte, i int) (instr, error) {
 		op == 0x1a || op == 0x1b, // drop, select
 		op >= 0x45 && op <= 0xc4, // numeric instructions without immediates
 		op == 0xd1:               // ref.is_null
-	case op == 0x10 || op == 0xd2: // call, ref.func
+	case op == opCall:
+		u, i, err = readU32(b, i)
+		in.imm = int64(u)
+	case op == 0xd2: // ref.func
 		skipU32(1)
 	case op == 0x11: // call_indirect type table
 		skipU32(2)
@@ -216,4 +221,28 @@ func decodeAll(b []byte) ([]instr, error) {
 		i = in.end
 	}
 	return out, nil
+}
+
+// localTypes returns the value types of a body's declared locals and the
+// length of its locals header.
+func localTypes(body []byte) ([]byte, int, error) {
+	groups, p, err := readU32(body, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	var types []byte
+	for g := uint32(0); g < groups; g++ {
+		var n uint32
+		if n, p, err = readU32(body, p); err != nil {
+			return nil, 0, err
+		}
+		if p >= len(body) || len(types)+int(n) > 1<<16 {
+			return nil, 0, errors.New("locals run past the body")
+		}
+		for range n {
+			types = append(types, body[p])
+		}
+		p++
+	}
+	return types, p, nil
 }

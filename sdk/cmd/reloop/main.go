@@ -7,7 +7,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"toxgate/sdk/reloop"
 )
@@ -42,8 +44,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s: %d of %d functions rewritten (%d skipped), %d jumps made direct, %d -> %d bytes\n",
-		*out, st.Rewritten, st.Functions, st.Skipped, st.Jumps, st.InBytes, st.OutBytes)
+	fmt.Printf("%s: %d of %d functions rewritten (%d skipped), %d jumps made direct (%d left to the jump table), %d -> %d bytes\n",
+		*out, st.Rewritten, st.Functions, st.Skipped, st.Jumps, st.SlowJumps, st.InBytes, st.OutBytes)
 	if *verbose {
 		names, err := funcNames(b)
 		if err != nil {
@@ -51,6 +53,10 @@ func main() {
 		}
 		for _, s := range st.SkippedBodies {
 			fmt.Printf("skipped %d %s: %s\n", s.Body, names[s.Body], s.Reason)
+		}
+		bodies := slices.Sorted(maps.Keys(st.SlowJumpsByBody))
+		for _, b := range bodies {
+			fmt.Printf("jump table kept for %d edges: %d %s\n", st.SlowJumpsByBody[b], b, names[b])
 		}
 	}
 }
