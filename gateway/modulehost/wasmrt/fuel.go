@@ -22,16 +22,18 @@ import (
 // ~30 µs without (see bench_test.go).
 //
 // Instead, instrumentFuel rewrites the module once at load time: a new mutable
-// i32 global (the fuel) is decremented at every loop header and at every
-// function entry (unless the body starts with a loop, which already counts);
-// when it reaches zero the code calls an added import, fuelModule.fuelName
-// () -> i32, which checks the call's context (deadline, cancellation) and the
-// module's closed state and either returns a new amount of fuel or ends the
-// call with a sys.ExitError, closing the module. The check is one load, a
-// subtraction, a store and a branch per loop iteration; the Go exit happens
-// once per fuelRefill loop iterations or calls. Runaway code shapes that
-// wazero's option does not check (call trees without loops) are covered too,
-// since every function entry counts.
+// i32 global (the fuel) is decremented at every function entry and once per
+// loopBatch iterations of a loop; when it reaches zero the code calls an added
+// import, fuelModule.fuelName () -> i32, which checks the call's context
+// (deadline, cancellation) and the module's closed state and either returns a
+// new amount of fuel or ends the call with a sys.ExitError, closing the
+// module. Loop iterations are counted in a new local of each function (a
+// register: an add, a compare and a branch per iteration), not in the global:
+// a load and a store of the global on every iteration made a loop-carried
+// dependency through memory that cost Go guests ~18% on loop-heavy code.
+// The Go exit happens once per fuelRefill calls or fuelRefill*loopBatch loop
+// iterations. Runaway code shapes that wazero's option does not check (call
+// trees without loops) are covered too, since every function entry counts.
 //
 // The added import is appended after the module's own function imports, so
 // every defined function's index grows by one: call, return_call and ref.func
@@ -52,6 +54,9 @@ const (
 	// A check costs ~0.1 µs; an iteration at least ~1 ns, so the checks cost
 	// well under 1 % and a deadline is noticed within microseconds.
 	fuelRefill = 1 << 14
+	// loopBatch is the number of loop iterations counted in a function's local
+	// before the fuel global is decremented once.
+	loopBatch = 128
 )
 
 var errFuelUnsupported = errors.New("wasmrt: module not instrumentable")
@@ -168,7 +173,10 @@ type fuelRewriter struct {
 	definedGlobals  uint32
 	types           uint32
 	fuelGlobal      uint32
-	check           []byte // the instructions inserted at loop headers and function entries
+	check           []byte   // the instructions inserted at function entries (and run by loopCheck)
+	paramCounts     []uint32 // parameters of each type
+	funcTypes       []uint32 // type of each defined function
+	loopCheck       []byte   // the instructions inserted at loop headers of the function being rewritten
 }
 
 // fn renumbers a function index.
@@ -216,9 +224,17 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 			}
 		case secGlobal:
 			fr.definedGlobals = sr.u32()
+		case secFunction:
+			n := sr.u32()
+			for i := uint32(0); i < n && sr.err == nil; i++ {
+				fr.funcTypes = append(fr.funcTypes, sr.u32())
+			}
 		}
 		if sr.err != nil {
 			return nil, sr.err
+		}
+		if s.id == secType {
+			fr.paramCounts = typeParams(&reader{b: s.payload})
 		}
 	}
 	fr.fuelGlobal = fr.importedGlobals + fr.definedGlobals
@@ -341,6 +357,58 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 	}
 	flushBefore(255)
 	return out, nil
+}
+
+// loopCheckFor returns the loop-header instructions for a function whose loop
+// counter is local c: count the iteration, and every loopBatch iterations
+// reset the counter and run the fuel check.
+//
+//	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.ge_u
+//	if; i32.const 0; local.set c; <check>; end
+func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
+	b := appendU32([]byte{0x20}, c)
+	b = append(b, 0x41, 0x01, 0x6a, 0x22)
+	b = appendU32(b, c)
+	b = appendS32(append(b, 0x41), loopBatch)
+	b = append(b, 0x4f, 0x04, 0x40, 0x41, 0x00, 0x21)
+	b = appendU32(b, c)
+	b = append(b, fr.check...)
+	return append(b, 0x0b)
+}
+
+// appendS32 appends v as signed LEB128.
+func appendS32(b []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// typeParams returns the number of parameters of each function type in a
+// type section (0 for a type it cannot read).
+func typeParams(r *reader) []uint32 {
+	n := r.u32()
+	var out []uint32
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		if r.byte() != 0x60 {
+			r.fail("type %d is not a function type", i)
+			break
+		}
+		np := r.u32()
+		for j := uint32(0); j < np && r.err == nil; j++ {
+			valType(r)
+		}
+		nr := r.u32()
+		for j := uint32(0); j < nr && r.err == nil; j++ {
+			valType(r)
+		}
+		out = append(out, np)
+	}
+	return out
 }
 
 func (fr *fuelRewriter) scanImports(r *reader) error {
@@ -493,14 +561,24 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		}
 		body = body[:0]
 		groups := br.u32()
+		groupsEnd := br.pos
+		locals := uint64(0)
 		for j := uint32(0); j < groups && br.err == nil; j++ {
-			br.u32()
+			locals += uint64(br.u32())
 			valType(br)
 		}
-		body = append(body, br.b[:br.pos]...)
-		if br.pos < len(br.b) && br.b[br.pos] != 0x03 { // a body starting with a loop is counted there
-			body = append(body, fr.check...)
+		if int(i) >= len(fr.funcTypes) || int(fr.funcTypes[i]) >= len(fr.paramCounts) {
+			return nil, unsupported("function %d: no type", i)
 		}
+		counter := uint64(fr.paramCounts[fr.funcTypes[i]]) + locals // the new i32 local
+		if counter >= 50000 {
+			return nil, unsupported("function %d: too many locals", i)
+		}
+		body = appendU32(body, groups+1)
+		body = append(body, br.b[groupsEnd:br.pos]...)
+		body = append(body, 0x01, 0x7f) // one i32: the loop counter
+		fr.loopCheck = fr.loopCheckFor(uint32(counter))
+		body = append(body, fr.check...)
 		depth := 0
 		for br.err == nil && br.pos < len(br.b) {
 			var err error
@@ -537,7 +615,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 		r.skipLEB()
 		*depth++
 		if inCode {
-			return append(copyRest(), fr.check...), r.err
+			return append(copyRest(), fr.loopCheck...), r.err
 		}
 	case op == 0x0b: // end
 		*depth--
