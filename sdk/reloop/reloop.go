@@ -52,12 +52,20 @@ type Stats struct {
 	// SkippedBodies lists the skipped bodies: their index in the code section
 	// (function index minus the number of imported functions) and why.
 	SkippedBodies []Skip
-	InBytes       int // size of the module read
-	OutBytes      int // size of the module written
+	// Already is set when the module carries the marker of an earlier
+	// rewrite; it is then returned as it is.
+	Already  bool
+	InBytes  int // size of the module read
+	OutBytes int // size of the module written
 }
 
+// markerSection is the name of the custom section that Module appends to a
+// module it rewrote, so that a second run leaves it alone.
+const markerSection = "toxgate:reloop"
+
 // Module returns the module wasm with the functions of Go's shape rewritten.
-// It changes only the code section; the others are copied byte for byte.
+// It changes only the code section and appends a custom section naming the
+// rewrite; the others are copied byte for byte.
 func Module(wasm []byte) ([]byte, Stats, error) {
 	st := Stats{InBytes: len(wasm)}
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
@@ -73,6 +81,10 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
 		}
 		payload := wasm[p : p+int(size)]
+		if id == 0 && hasName(payload, markerSection) {
+			st.Already, st.OutBytes = true, len(wasm)
+			return wasm, st, nil
+		}
 		if id == 2 {
 			if imported, err = importedFuncs(payload); err != nil {
 				return nil, st, fmt.Errorf("reloop: import section: %w", err)
@@ -94,6 +106,12 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	}
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
+	} else {
+		marker := appendU32(nil, uint32(len(markerSection)))
+		marker = append(marker, markerSection...)
+		marker = append(marker, '1') // the format of the rewrite
+		out = appendU32(append(out, 0), uint32(len(marker)))
+		out = append(out, marker...)
 	}
 	st.OutBytes = len(out)
 	return out, st, nil
@@ -149,6 +167,12 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		out = append(out, nb...)
 	}
 	return out, nil
+}
+
+// hasName reports whether a custom section's payload starts with name.
+func hasName(payload []byte, name string) bool {
+	n, p, err := readU32(payload, 0)
+	return err == nil && int(n) == len(name) && p+int(n) <= len(payload) && string(payload[p:p+int(n)]) == name
 }
 
 // Skip is a function body that Module left as it was.

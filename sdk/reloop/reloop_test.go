@@ -75,11 +75,14 @@ func TestRewrittenGoProgramBehavesTheSame(t *testing.T) {
 	if got := runCommand(t, re); got != string(want) {
 		t.Fatalf("the rewritten module prints\n%s\nwant\n%s", got, want)
 	}
-	// Rewriting is deterministic and a second pass finds nothing of Go's shape
-	// left to rewrite in the structured copies.
+	// Rewriting is deterministic, and a rewritten module is left as it is.
 	again, _, err := Module(plain)
 	if err != nil || !bytes.Equal(again, re) {
 		t.Fatal("a second rewrite of the same module differs")
+	}
+	twice, st2, err := Module(re)
+	if err != nil || !st2.Already || !bytes.Equal(twice, re) {
+		t.Fatalf("rewriting a rewritten module changed it: %+v, %v", st2, err)
 	}
 }
 

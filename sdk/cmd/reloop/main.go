@@ -40,6 +40,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if st.Already {
+		fmt.Printf("%s: already rewritten by reloop\n", in)
+	}
 	if err := os.WriteFile(*out, nb, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
