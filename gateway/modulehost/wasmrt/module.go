@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -132,7 +134,10 @@ func (m *Module) compile(ctx context.Context, wasm []byte, pages uint32) error {
 			return fmt.Errorf("wasmrt: instantiating host module: %w", err)
 		}
 	}
-	cm, err := rt.CompileModule(ctx, wasm)
+	// Functions are compiled on every core: a module is one compilation unit
+	// of thousands of functions, and the host loads modules one at a time.
+	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	cm, err := rt.CompileModule(cctx, wasm)
 	if err != nil {
 		rt.Close(ctx)
 		return refuse(err, "not a valid WebAssembly module")
