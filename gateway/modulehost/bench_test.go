@@ -29,6 +29,18 @@ import (
 	"toxgate/sdk/wasmbuild"
 )
 
+// loadBench loads wasm with its own compilation cache and retires it when the
+// benchmark ends.
+func loadBench(b *testing.B, wasm []byte) *wasmrt.Module {
+	ctx := context.Background()
+	m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{Cache: wazero.NewCompilationCache(), Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Retire(ctx) })
+	return m
+}
+
 // BenchmarkCallPooledVsNative measures one call of the example module's convert
 // route on a pooled instance beside the same Go code run natively (decode JSON,
 // convert, encode JSON), and reports the ratio pooled/native; pooled-go is the
@@ -36,17 +48,9 @@ import (
 // make applies, measured in the same run.
 func BenchmarkCallPooledVsNative(b *testing.B) {
 	ctx := context.Background()
-	load := func(wasm []byte) *wasmrt.Module {
-		m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{Cache: wazero.NewCompilationCache(), Logger: quietLogger()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { m.Retire(ctx) })
-		return m
-	}
 	// The module as make builds it (rewritten by sdk/reloop), and as the go
 	// tool writes it: the same-run baseline of the rewrite.
-	m, mGo := load(modtest.Wasm(b, exampleDir)), load(modtest.WasmGo(b, exampleDir))
+	m, mGo := loadBench(b, modtest.Wasm(b, exampleDir)), loadBench(b, modtest.WasmGo(b, exampleDir))
 	input := []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)
 	native := func() []byte {
 		var in units.ConvertInput

@@ -11,8 +11,6 @@ import (
 	"time"
 	"toxgate/sdk/chem/chembench"
 
-	"github.com/tetratelabs/wazero"
-
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
 )
@@ -87,15 +85,7 @@ func chemBench(b *testing.B, stage string) {
 	smiles := chemSMILES(b)
 	// The module as make builds it (rewritten by sdk/reloop) and, as the
 	// same-run baseline, as the go tool writes it.
-	load := func(wasm []byte) *wasmrt.Module {
-		m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{Cache: wazero.NewCompilationCache(), Logger: quietLogger()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { m.Retire(ctx) })
-		return m
-	}
-	mod, modGo := load(modtest.Wasm(b, chemBenchDir)), load(modtest.WasmGo(b, chemBenchDir))
+	mod, modGo := loadBench(b, modtest.Wasm(b, chemBenchDir)), loadBench(b, modtest.WasmGo(b, chemBenchDir))
 	var inputs [][]byte
 	var batches [][]string
 	for i := 0; i < len(smiles); i += chemBatch {

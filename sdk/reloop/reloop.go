@@ -36,6 +36,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"toxgate/sdk/leb128"
 )
 
 // Stats says what Module did.
@@ -76,7 +78,7 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	imported := 0
 	for i := 8; i < len(wasm); {
 		id := wasm[i]
-		size, p, err := readU32(wasm, i+1)
+		size, p, err := leb128.Uint32(wasm, i+1)
 		if err != nil || p+int(size) > len(wasm) {
 			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
 		}
@@ -100,17 +102,17 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 			return nil, st, err
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(code)))
+		out = leb128.AppendUint32(out, uint32(len(code)))
 		out = append(out, code...)
 		i = p + int(size)
 	}
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
 	} else {
-		marker := appendU32(nil, uint32(len(markerSection)))
+		marker := leb128.AppendUint32(nil, uint32(len(markerSection)))
 		marker = append(marker, markerSection...)
 		marker = append(marker, '1') // the format of the rewrite
-		out = appendU32(append(out, 0), uint32(len(marker)))
+		out = leb128.AppendUint32(append(out, 0), uint32(len(marker)))
 		out = append(out, marker...)
 	}
 	st.OutBytes = len(out)
@@ -120,13 +122,13 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 // rewriteCode rewrites the payload of a code section; imported is the number
 // of imported functions, which come before the bodies in the index space.
 func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
-	n, i, err := readU32(b, 0)
+	n, i, err := leb128.Uint32(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reloop: code section: %w", err)
 	}
 	var bodies [][]byte
 	for fn := uint32(0); fn < n; fn++ {
-		size, p, err := readU32(b, i)
+		size, p, err := leb128.Uint32(b, i)
 		if err != nil || p+int(size) > len(b) {
 			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
 		}
@@ -146,7 +148,7 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		f -= int64(imported)
 		return f >= 0 && f < int64(len(noret)) && noret[f]
 	}
-	out := appendU32(make([]byte, 0, len(b)*2), n)
+	out := leb128.AppendUint32(make([]byte, 0, len(b)*2), n)
 	for fn, body := range bodies {
 		st.Functions++
 		slow := st.SlowJumps
@@ -163,7 +165,7 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reloop: body %d: %w", fn, err)
 		}
-		out = appendU32(out, uint32(len(nb)))
+		out = leb128.AppendUint32(out, uint32(len(nb)))
 		out = append(out, nb...)
 	}
 	return out, nil
@@ -171,7 +173,7 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 
 // hasName reports whether a custom section's payload starts with name.
 func hasName(payload []byte, name string) bool {
-	n, p, err := readU32(payload, 0)
+	n, p, err := leb128.Uint32(payload, 0)
 	return err == nil && int(n) == len(name) && p+int(n) <= len(payload) && string(payload[p:p+int(n)]) == name
 }
 

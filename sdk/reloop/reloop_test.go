@@ -66,8 +66,19 @@ func TestRewrittenGoProgramBehavesTheSame(t *testing.T) {
 	if st.Rewritten < st.Functions/2 || st.Jumps == 0 {
 		t.Errorf("rewrote only %d of %d functions (%d jumps)", st.Rewritten, st.Functions, st.Jumps)
 	}
+	names, err := BodyNames(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range names {
+		found = found || n == "main.fib"
+	}
+	if !found {
+		t.Errorf("BodyNames found %d names, not main.fib", len(names))
+	}
 	for _, s := range st.SkippedBodies {
-		t.Logf("skipped body %d: %s", s.Body, s.Reason)
+		t.Logf("skipped body %d %s: %s", s.Body, names[s.Body], s.Reason)
 	}
 	if got := runCommand(t, plain); got != string(want) {
 		t.Fatalf("the module as Go built it prints\n%s\nwant\n%s", got, want)

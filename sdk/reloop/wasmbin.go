@@ -3,6 +3,8 @@ package reloop
 import (
 	"errors"
 	"fmt"
+
+	"toxgate/sdk/leb128"
 )
 
 // errShape marks a function whose code is not the shape reloop understands; such a
@@ -43,68 +45,6 @@ type instr struct {
 	labels   []uint32 // br_table: targets, the default last
 }
 
-// readU32 reads an unsigned LEB128 value of at most 32 bits.
-func readU32(b []byte, i int) (uint32, int, error) {
-	var v uint32
-	for shift := 0; shift < 35; shift += 7 {
-		if i >= len(b) {
-			return 0, 0, errors.New("truncated LEB128")
-		}
-		c := b[i]
-		i++
-		v |= uint32(c&0x7f) << shift
-		if c < 0x80 {
-			return v, i, nil
-		}
-	}
-	return 0, 0, errors.New("LEB128 too long")
-}
-
-// readS64 reads a signed LEB128 value of at most 64 bits.
-func readS64(b []byte, i int) (int64, int, error) {
-	var v int64
-	shift := 0
-	for {
-		if i >= len(b) {
-			return 0, 0, errors.New("truncated LEB128")
-		}
-		if shift >= 70 {
-			return 0, 0, errors.New("LEB128 too long")
-		}
-		c := b[i]
-		i++
-		v |= int64(c&0x7f) << shift
-		shift += 7
-		if c < 0x80 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v, i, nil
-		}
-	}
-}
-
-// appendU32 appends v as unsigned LEB128.
-func appendU32(b []byte, v uint32) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-// appendS32 appends v as signed LEB128.
-func appendS32(b []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
 // decode reads the instruction at b[i:].
 func decode(b []byte, i int) (instr, error) {
 	in := instr{off: i, op: b[i]}
@@ -113,7 +53,7 @@ func decode(b []byte, i int) (instr, error) {
 	var u uint32
 	skipU32 := func(n int) {
 		for ; n > 0 && err == nil; n-- {
-			_, i, err = readU32(b, i)
+			_, i, err = leb128.Uint32(b, i)
 		}
 	}
 	switch op := in.op; {
@@ -124,19 +64,19 @@ func decode(b []byte, i int) (instr, error) {
 		if c := b[i]; c == blockEmpty || c >= 0x6f && c <= 0x7f {
 			i++
 		} else {
-			_, i, err = readS64(b, i) // a type index, as s33
+			_, i, err = leb128.Int64(b, i) // a type index, as s33
 		}
 	case op == opBr || op == opBrIf:
-		u, i, err = readU32(b, i)
+		u, i, err = leb128.Uint32(b, i)
 		in.imm = int64(u)
 	case op == opBrTable:
 		var n uint32
-		n, i, err = readU32(b, i)
+		n, i, err = leb128.Uint32(b, i)
 		if err == nil && int(n) > len(b)-i {
 			err = errors.New("br_table longer than the body")
 		}
 		for k := uint32(0); k <= n && err == nil; k++ {
-			u, i, err = readU32(b, i)
+			u, i, err = leb128.Uint32(b, i)
 			in.labels = append(in.labels, u)
 		}
 	case op == opUnreachable || op == 0x01 || op == opElse || op == opEnd || op == opReturn,
@@ -144,7 +84,7 @@ func decode(b []byte, i int) (instr, error) {
 		op >= 0x45 && op <= 0xc4, // numeric instructions without immediates
 		op == 0xd1:               // ref.is_null
 	case op == opCall:
-		u, i, err = readU32(b, i)
+		u, i, err = leb128.Uint32(b, i)
 		in.imm = int64(u)
 	case op == 0xd2: // ref.func
 		skipU32(1)
@@ -156,13 +96,13 @@ func decode(b []byte, i int) (instr, error) {
 		skipU32(2)
 	case op == 0x1c: // select t*
 		var n uint32
-		n, i, err = readU32(b, i)
+		n, i, err = leb128.Uint32(b, i)
 		if err == nil && int(n) > len(b)-i {
 			err = errors.New("select type vector longer than the body")
 		}
 		i += int(n)
 	case op >= opLocalGet && op <= 0x24: // local.get/set/tee, global.get/set
-		u, i, err = readU32(b, i)
+		u, i, err = leb128.Uint32(b, i)
 		in.imm = int64(u)
 	case op == 0x25 || op == 0x26: // table.get/set
 		skipU32(1)
@@ -171,9 +111,9 @@ func decode(b []byte, i int) (instr, error) {
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
 		skipU32(1)
 	case op == opI32Const:
-		in.imm, i, err = readS64(b, i)
+		in.imm, i, err = leb128.Int64(b, i)
 	case op == 0x42: // i64.const
-		_, i, err = readS64(b, i)
+		_, i, err = leb128.Int64(b, i)
 	case op == 0x43: // f32.const
 		i += 4
 	case op == 0x44: // f64.const
@@ -181,7 +121,7 @@ func decode(b []byte, i int) (instr, error) {
 	case op == 0xd0: // ref.null t
 		i++
 	case op == 0xfc:
-		u, i, err = readU32(b, i)
+		u, i, err = leb128.Uint32(b, i)
 		switch {
 		case err != nil:
 		case u <= 7: // trunc_sat
@@ -226,14 +166,14 @@ func decodeAll(b []byte) ([]instr, error) {
 // localTypes returns the value types of a body's declared locals and the
 // length of its locals header.
 func localTypes(body []byte) ([]byte, int, error) {
-	groups, p, err := readU32(body, 0)
+	groups, p, err := leb128.Uint32(body, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	var types []byte
 	for g := uint32(0); g < groups; g++ {
 		var n uint32
-		if n, p, err = readU32(body, p); err != nil {
+		if n, p, err = leb128.Uint32(body, p); err != nil {
 			return nil, 0, err
 		}
 		if p >= len(body) || len(types)+int(n) > 1<<16 {

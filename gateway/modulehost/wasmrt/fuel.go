@@ -10,6 +10,8 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
+
+	"toxgate/sdk/leb128"
 )
 
 // Fuel instrumentation: how the host stops a runaway call cheaply.
@@ -152,19 +154,9 @@ func (r *reader) skipLEB() {
 
 func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
 
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
+func appendName(b []byte, s string) []byte {
+	return append(leb128.AppendUint32(b, uint32(len(s))), s...)
 }
-
-func appendName(b []byte, s string) []byte { return append(appendU32(b, uint32(len(s))), s...) }
 
 // fuelRewriter holds what the rewrite needs to know about the module.
 type fuelRewriter struct {
@@ -238,22 +230,22 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		}
 	}
 	fr.fuelGlobal = fr.importedGlobals + fr.definedGlobals
-	g := appendU32(nil, fr.fuelGlobal)
-	c := append([]byte{0x23}, g...)       // global.get $fuel
-	c = append(c, 0x41, 0x01, 0x6b, 0x24) // i32.const 1; i32.sub; global.set
-	c = append(c, g...)                   //   $fuel
-	c = append(c, 0x23)                   // global.get
-	c = append(c, g...)                   //   $fuel
-	c = append(c, 0x45, 0x04, 0x40, 0x10) // i32.eqz; if; call
-	c = appendU32(c, fr.importedFuncs)    //   $check
-	c = append(c, 0x24)                   // global.set
-	c = append(append(c, g...), 0x0b)     //   $fuel; end
+	g := leb128.AppendUint32(nil, fr.fuelGlobal)
+	c := append([]byte{0x23}, g...)              // global.get $fuel
+	c = append(c, 0x41, 0x01, 0x6b, 0x24)        // i32.const 1; i32.sub; global.set
+	c = append(c, g...)                          //   $fuel
+	c = append(c, 0x23)                          // global.get
+	c = append(c, g...)                          //   $fuel
+	c = append(c, 0x45, 0x04, 0x40, 0x10)        // i32.eqz; if; call
+	c = leb128.AppendUint32(c, fr.importedFuncs) //   $check
+	c = append(c, 0x24)                          // global.set
+	c = append(append(c, g...), 0x0b)            //   $fuel; end
 	fr.check = c
 
 	out := append([]byte(nil), wasm[:8]...)
 	emit := func(id byte, p []byte) {
 		out = append(out, id)
-		out = appendU32(out, uint32(len(p)))
+		out = leb128.AppendUint32(out, uint32(len(p)))
 		out = append(out, p...)
 	}
 	// The new type goes at the end of the type section, the new import at the
@@ -261,8 +253,8 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 	// section, creating the sections (in their required order) when absent.
 	newType := []byte{0x60, 0x00, 0x01, 0x7f} // () -> i32
 	newImport := appendName(appendName(nil, fuelModule), fuelName)
-	newImport = appendU32(append(newImport, 0x00), fr.types)
-	newGlobal := appendU32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
+	newImport = leb128.AppendUint32(append(newImport, 0x00), fr.types)
+	newGlobal := leb128.AppendUint32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
 	newGlobal = append(newGlobal, 0x0b)
 	// fuelRefill fits in a positive sLEB128 only if bit 6 of its last byte is
 	// clear; 1<<14 encodes as 80 80 01, which is fine.
@@ -281,9 +273,9 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		id byte
 		p  []byte
 	}{
-		{secType, appendU32(nil, 1)},
-		{secImport, appendU32(nil, 1)},
-		{secGlobal, appendU32(nil, 1)},
+		{secType, leb128.AppendUint32(nil, 1)},
+		{secImport, leb128.AppendUint32(nil, 1)},
+		{secGlobal, leb128.AppendUint32(nil, 1)},
 	}
 	flushBefore := func(id byte) {
 		for _, ps := range pending {
@@ -314,18 +306,18 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 				continue // dropped
 			}
 			out = append(out, secCustom)
-			out = appendU32(out, uint32(len(p)))
+			out = leb128.AppendUint32(out, uint32(len(p)))
 			out = append(out, p...)
 			continue
 		case secType:
 			wrote[secType] = true
 			n := sr.u32()
-			p = append(appendU32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
 			p = append(p, newType...)
 		case secImport:
 			wrote[secImport] = true
 			n := sr.u32()
-			p = append(appendU32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
 			p = append(p, newImport...)
 		case secGlobal:
 			wrote[secGlobal] = true
@@ -333,7 +325,7 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		case secExport:
 			p, err = fr.exports(sr)
 		case secStart:
-			p = appendU32(nil, fr.fn(sr.u32()))
+			p = leb128.AppendUint32(nil, fr.fn(sr.u32()))
 			if !sr.eof() {
 				err = unsupported("trailing bytes in the start section")
 			}
@@ -366,26 +358,14 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 //	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.ge_u
 //	if; i32.const 0; local.set c; <check>; end
 func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
-	b := appendU32([]byte{0x20}, c)
+	b := leb128.AppendUint32([]byte{0x20}, c)
 	b = append(b, 0x41, 0x01, 0x6a, 0x22)
-	b = appendU32(b, c)
-	b = appendS32(append(b, 0x41), loopBatch)
+	b = leb128.AppendUint32(b, c)
+	b = leb128.AppendInt32(append(b, 0x41), loopBatch)
 	b = append(b, 0x4f, 0x04, 0x40, 0x41, 0x00, 0x21)
-	b = appendU32(b, c)
+	b = leb128.AppendUint32(b, c)
 	b = append(b, fr.check...)
 	return append(b, 0x0b)
-}
-
-// appendS32 appends v as signed LEB128.
-func appendS32(b []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 // typeParams returns the number of parameters of each function type in a
@@ -463,7 +443,7 @@ func valType(r *reader) {
 
 func (fr *fuelRewriter) globals(r *reader, newGlobal []byte) ([]byte, error) {
 	n := r.u32()
-	p := appendU32(nil, n+1)
+	p := leb128.AppendUint32(nil, n+1)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		start := r.pos
 		valType(r)
@@ -479,7 +459,7 @@ func (fr *fuelRewriter) globals(r *reader, newGlobal []byte) ([]byte, error) {
 
 func (fr *fuelRewriter) exports(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := appendU32(nil, n)
+	p := leb128.AppendUint32(nil, n)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		name := r.name()
 		kind := r.byte()
@@ -487,25 +467,25 @@ func (fr *fuelRewriter) exports(r *reader) ([]byte, error) {
 		if kind == 0x00 {
 			idx = fr.fn(idx)
 		}
-		p = appendU32(p, uint32(len(name)))
+		p = leb128.AppendUint32(p, uint32(len(name)))
 		p = append(p, name...)
-		p = appendU32(append(p, kind), idx)
+		p = leb128.AppendUint32(append(p, kind), idx)
 	}
 	return p, r.err
 }
 
 func (fr *fuelRewriter) elements(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := appendU32(nil, n)
+	p := leb128.AppendUint32(nil, n)
 	var err error
 	for i := uint32(0); i < n && r.err == nil && err == nil; i++ {
 		flags := r.u32()
 		if flags > 7 {
 			return nil, unsupported("element segment flags %d", flags)
 		}
-		p = appendU32(p, flags)
+		p = leb128.AppendUint32(p, flags)
 		if flags&0x02 != 0 && flags&0x01 == 0 { // active with a table index
-			p = appendU32(p, r.u32())
+			p = leb128.AppendUint32(p, r.u32())
 		}
 		if flags&0x01 == 0 { // active: offset expression
 			if p, err = fr.expr(r, p); err != nil {
@@ -516,14 +496,14 @@ func (fr *fuelRewriter) elements(r *reader) ([]byte, error) {
 			p = append(p, r.byte())
 		}
 		count := r.u32()
-		p = appendU32(p, count)
+		p = leb128.AppendUint32(p, count)
 		for j := uint32(0); j < count && r.err == nil; j++ {
 			if flags&0x04 != 0 {
 				if p, err = fr.expr(r, p); err != nil {
 					return nil, err
 				}
 			} else {
-				p = appendU32(p, fr.fn(r.u32()))
+				p = leb128.AppendUint32(p, fr.fn(r.u32()))
 			}
 		}
 	}
@@ -551,7 +531,7 @@ func (fr *fuelRewriter) expr(r *reader, p []byte) ([]byte, error) {
 
 func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := appendU32(nil, n)
+	p := leb128.AppendUint32(nil, n)
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
@@ -574,7 +554,7 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		if counter >= 50000 {
 			return nil, unsupported("function %d: too many locals", i)
 		}
-		body = appendU32(body, groups+1)
+		body = leb128.AppendUint32(body, groups+1)
 		body = append(body, br.b[groupsEnd:br.pos]...)
 		body = append(body, 0x01, 0x7f) // one i32: the loop counter
 		fr.loopCheck = fr.loopCheckFor(uint32(counter))
@@ -592,7 +572,7 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		if depth != -1 {
 			return nil, unsupported("function %d: unbalanced blocks", i)
 		}
-		p = appendU32(p, uint32(len(body)))
+		p = leb128.AppendUint32(p, uint32(len(body)))
 		p = append(p, body...)
 	}
 	return p, r.err
@@ -632,7 +612,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 		}
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		idx := r.u32()
-		return appendU32(append(p, op), fr.fn(idx)), r.err
+		return leb128.AppendUint32(append(p, op), fr.fn(idx)), r.err
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
 		r.u32()
 		r.u32()
@@ -745,18 +725,18 @@ func (fr *fuelRewriter) custom(r *reader) ([]byte, error) {
 		switch id {
 		case 1: // function names: vec(funcidx name)
 			n := sub.u32()
-			q = appendU32(q, n)
+			q = leb128.AppendUint32(q, n)
 			for i := uint32(0); i < n && sub.err == nil; i++ {
-				q = appendU32(q, fr.fn(sub.u32()))
+				q = leb128.AppendUint32(q, fr.fn(sub.u32()))
 				nm := sub.name()
-				q = appendU32(q, uint32(len(nm)))
+				q = leb128.AppendUint32(q, uint32(len(nm)))
 				q = append(q, nm...)
 			}
 		case 2, 3: // local and label names: vec(funcidx vec(idx name))
 			n := sub.u32()
-			q = appendU32(q, n)
+			q = leb128.AppendUint32(q, n)
 			for i := uint32(0); i < n && sub.err == nil; i++ {
-				q = appendU32(q, fr.fn(sub.u32()))
+				q = leb128.AppendUint32(q, fr.fn(sub.u32()))
 				start := sub.pos
 				m := sub.u32()
 				for j := uint32(0); j < m && sub.err == nil; j++ {
@@ -771,7 +751,7 @@ func (fr *fuelRewriter) custom(r *reader) ([]byte, error) {
 		if sub.err != nil || r.err != nil {
 			return nil, nil // a malformed name section is dropped, not fatal
 		}
-		p = appendU32(append(p, id), uint32(len(q)))
+		p = leb128.AppendUint32(append(p, id), uint32(len(q)))
 		p = append(p, q...)
 	}
 	if r.err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/gateway/modulehost/modtest"
+	"toxgate/sdk/leb128"
 )
 
 // wasmSection encodes one section.
@@ -21,11 +22,11 @@ func wasmSection(id byte, content ...[]byte) []byte {
 	for _, c := range content {
 		p = append(p, c...)
 	}
-	return append(appendU32([]byte{id}, uint32(len(p))), p...)
+	return append(leb128.AppendUint32([]byte{id}, uint32(len(p))), p...)
 }
 
 func vec(items ...[]byte) []byte {
-	p := appendU32(nil, uint32(len(items)))
+	p := leb128.AppendUint32(nil, uint32(len(items)))
 	for _, it := range items {
 		p = append(p, it...)
 	}
@@ -33,7 +34,7 @@ func vec(items ...[]byte) []byte {
 }
 
 func body(code ...byte) []byte {
-	return append(appendU32(nil, uint32(len(code)+1)), append([]byte{0}, code...)...)
+	return append(leb128.AppendUint32(nil, uint32(len(code)+1)), append([]byte{0}, code...)...)
 }
 
 // fuelTestModule is a hand-assembled module exercising everything the rewriter
@@ -84,12 +85,12 @@ func fuelTestModule() []byte {
 		body(0x00, 0x0b),                 // trap: unreachable
 	))...)
 	names := vec(
-		append(appendU32(nil, 0), appendName(nil, "one")...),
-		append(appendU32(nil, 1), appendName(nil, "spin")...),
-		append(appendU32(nil, 2), appendName(nil, "fanout")...),
-		append(appendU32(nil, 7), appendName(nil, "trap_here")...),
+		append(leb128.AppendUint32(nil, 0), appendName(nil, "one")...),
+		append(leb128.AppendUint32(nil, 1), appendName(nil, "spin")...),
+		append(leb128.AppendUint32(nil, 2), appendName(nil, "fanout")...),
+		append(leb128.AppendUint32(nil, 7), appendName(nil, "trap_here")...),
 	)
-	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, appendU32(nil, uint32(len(names))), names)...)
+	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, leb128.AppendUint32(nil, uint32(len(names))), names)...)
 	m = append(m, wasmSection(0, appendName(nil, ".debug_info"), []byte{1, 2, 3})...)
 	return m
 }

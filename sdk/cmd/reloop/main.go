@@ -50,7 +50,7 @@ func main() {
 	fmt.Printf("%s: %d of %d functions rewritten (%d skipped), %d jumps made direct (%d left to the jump table), %d -> %d bytes\n",
 		*out, st.Rewritten, st.Functions, st.Skipped, st.Jumps, st.SlowJumps, st.InBytes, st.OutBytes)
 	if *verbose {
-		names, err := funcNames(b)
+		names, err := reloop.BodyNames(b)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reading function names:", err)
 		}
