@@ -41,6 +41,8 @@ func (f *goFunc) structured() ([]byte, error) {
 	}
 	w := &writer{f: f, slow: map[[2]int]bool{}}
 	for w.analyse(succ) != nil {
+		// Each round marks more edges slow; removing them can change the
+		// dominator tree, so analyse again until the rest is reducible.
 	}
 	if len(w.slow) == 0 && !slices.Contains(w.header, true) {
 		return nil, nil // no loop: threaded does better
