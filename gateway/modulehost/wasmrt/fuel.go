@@ -24,7 +24,9 @@ import (
 // ~30 µs without (see bench_test.go).
 //
 // Instead, instrumentFuel rewrites the module once at load time: a new mutable
-// i32 global (the fuel) is decremented at every function entry and once per
+// i32 global (the fuel) is decremented at the entry of every function that
+// calls another (a function that calls nothing cannot start a runaway call
+// tree, and its loops count themselves) and once per
 // loopBatch iterations of a loop; when it reaches zero the code calls an added
 // import, fuelModule.fuelName () -> i32, which checks the call's context
 // (deadline, cancellation) and the module's closed state and either returns a
@@ -35,7 +37,8 @@ import (
 // dependency through memory that cost Go guests ~18% on loop-heavy code.
 // The Go exit happens once per fuelRefill calls or fuelRefill*loopBatch loop
 // iterations. Runaway code shapes that wazero's option does not check (call
-// trees without loops) are covered too, since every function entry counts.
+// trees without loops) are covered too, since every function that calls counts
+// its entries.
 //
 // The added import is appended after the module's own function imports, so
 // every defined function's index grows by one: call, return_call and ref.func
@@ -169,6 +172,7 @@ type fuelRewriter struct {
 	paramCounts     []uint32 // parameters of each type
 	funcTypes       []uint32 // type of each defined function
 	loopCheck       []byte   // the instructions inserted at loop headers of the function being rewritten
+	sawCall         bool     // the function being rewritten calls something
 }
 
 // fn renumbers a function index.
@@ -558,7 +562,9 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		body = append(body, br.b[groupsEnd:br.pos]...)
 		body = append(body, 0x01, 0x7f) // one i32: the loop counter
 		fr.loopCheck = fr.loopCheckFor(uint32(counter))
+		entry := len(body)
 		body = append(body, fr.check...)
+		fr.sawCall = false
 		depth := 0
 		for br.err == nil && br.pos < len(br.b) {
 			var err error
@@ -571,6 +577,11 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		}
 		if depth != -1 {
 			return nil, unsupported("function %d: unbalanced blocks", i)
+		}
+		if !fr.sawCall {
+			// A function that calls nothing cannot start a runaway call tree,
+			// and its loops count themselves: no check at its entry.
+			body = append(body[:entry], body[entry+len(fr.check):]...)
 		}
 		p = leb128.AppendUint32(p, uint32(len(body)))
 		p = append(p, body...)
@@ -611,9 +622,11 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 			r.u32()
 		}
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
+		fr.sawCall = fr.sawCall || op != 0xd2
 		idx := r.u32()
 		return leb128.AppendUint32(append(p, op), fr.fn(idx)), r.err
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
+		fr.sawCall = true
 		r.u32()
 		r.u32()
 	case op == 0x1c: // select t*
