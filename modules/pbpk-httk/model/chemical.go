@@ -52,7 +52,7 @@ func (t *tables) lookup(q string) (*chemical, bool) {
 	q = strings.TrimSpace(q)
 	for _, k := range []string{strings.ToLower(q), normName(q)} {
 		if i, ok := t.byKey[k]; ok && k != "" {
-			return &t.chems[i], true
+			return t.chem(i), true
 		}
 	}
 	return nil, false
@@ -114,8 +114,8 @@ func (t *tables) suggest(q, species string, defaultToHuman bool, n int) []string
 		d    int
 	}
 	var cs []cand
-	for i := range t.chems {
-		c := &t.chems[i]
+	for i := range t.rows {
+		c := t.chem(i)
 		if len(c.missingFor(species, defaultToHuman)) > 0 {
 			continue
 		}

@@ -21,8 +21,11 @@ type tables struct {
 	phys    map[string]map[string]float64            // parameter -> species -> value
 	tissue  map[string]map[string]map[string]float64 // species -> tissue -> variable -> value
 	pearce  map[string][2]float64                    // tissue -> adjusted (intercept, slope)
-	chems   []chemical
-	byKey   map[string]int // normalised name, CAS, DTXSID -> index
+	rows    [][]string                               // the chemical table's rows, without the header
+	col     map[string]int                           // its column indexes by name
+	byKey   map[string]int                           // normalised name, CAS, DTXSID -> row
+	mu      sync.Mutex                               // guards chems
+	chems   []*chemical                              // parsed rows, nil until asked for
 	loadErr error
 }
 
@@ -114,40 +117,18 @@ func (t *tables) loadChemicals() error {
 	if err != nil {
 		return fmt.Errorf("chemical table: %w", err)
 	}
-	col := map[string]int{}
+	t.col = map[string]int{}
 	for i, h := range rows[0] {
-		col[h] = i
+		t.col[h] = i
 	}
-	get := func(r []string, name string) string {
-		if i, ok := col[name]; ok && i < len(r) {
-			return r[i]
-		}
-		return ""
-	}
-	t.chems = make([]chemical, 0, len(rows)-1)
-	t.byKey = make(map[string]int, 3*len(rows))
-	for _, r := range rows[1:] {
-		c := chemical{
-			Name: get(r, "Compound"), CAS: get(r, "CAS"), DTXSID: get(r, "DTXSID"),
-			pKaDonor: get(r, "pKa_Donor"), pKaAccept: get(r, "pKa_Accept"),
-			caco2: get(r, "Human.Caco2.Pab"),
-		}
-		c.MW, c.hasMW = parseNum(get(r, "MW"))
-		c.logP, c.hasLogP = parseNum(get(r, "logP"))
-		c.logMA, c.hasLogMA = parseNum(get(r, "logMA"))
-		c.clint = map[string]string{"Human": get(r, "Human.Clint"), "Rat": get(r, "Rat.Clint")}
-		c.clintP = map[string]string{"Human": get(r, "Human.Clint.pValue"), "Rat": get(r, "Rat.Clint.pValue")}
-		c.fup = map[string]string{"Human": get(r, "Human.Funbound.plasma"), "Rat": get(r, "Rat.Funbound.plasma"),
-			"Mouse": get(r, "Mouse.Funbound.plasma"), "Rabbit": get(r, "Rabbit.Funbound.plasma")}
-		c.rb2p = map[string]string{"Human": get(r, "Human.Rblood2plasma"), "Rat": get(r, "Rat.Rblood2plasma")}
-		c.fabs = get(r, "Human.Fabs")
-		c.fgut = get(r, "Human.Fgut")
-		c.fhep = get(r, "Human.Fhep")
-		c.foral = map[string]string{"Human": get(r, "Human.Foral"), "Rat": get(r, "Rat.Foral"),
-			"Mouse": get(r, "Mouse.Foral"), "Dog": get(r, "Dog.Foral")}
-		idx := len(t.chems)
-		t.chems = append(t.chems, c)
-		for _, k := range []string{normName(c.Name), strings.ToLower(c.CAS), strings.ToLower(c.DTXSID)} {
+	// Only the keys are read now; a chemical's other columns are parsed the
+	// first time it is asked for (chem): parsing all 18,000 rows with their
+	// per-species maps made an instance's first call take ~0.5 s in the module.
+	t.rows = rows[1:]
+	t.chems = make([]*chemical, len(t.rows))
+	t.byKey = make(map[string]int, 3*len(t.rows))
+	for idx, r := range t.rows {
+		for _, k := range []string{normName(t.get(r, "Compound")), strings.ToLower(t.get(r, "CAS")), strings.ToLower(t.get(r, "DTXSID"))} {
 			if k == "" {
 				continue
 			}
@@ -157,6 +138,44 @@ func (t *tables) loadChemicals() error {
 		}
 	}
 	return nil
+}
+
+// get returns the named column of a chemical row ("" when absent).
+func (t *tables) get(r []string, name string) string {
+	if i, ok := t.col[name]; ok && i < len(r) {
+		return r[i]
+	}
+	return ""
+}
+
+// chem returns chemical i, parsing its row the first time.
+func (t *tables) chem(i int) *chemical {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.chems[i]; c != nil {
+		return c
+	}
+	r, get := t.rows[i], t.get
+	c := &chemical{
+		Name: get(r, "Compound"), CAS: get(r, "CAS"), DTXSID: get(r, "DTXSID"),
+		pKaDonor: get(r, "pKa_Donor"), pKaAccept: get(r, "pKa_Accept"),
+		caco2: get(r, "Human.Caco2.Pab"),
+	}
+	c.MW, c.hasMW = parseNum(get(r, "MW"))
+	c.logP, c.hasLogP = parseNum(get(r, "logP"))
+	c.logMA, c.hasLogMA = parseNum(get(r, "logMA"))
+	c.clint = map[string]string{"Human": get(r, "Human.Clint"), "Rat": get(r, "Rat.Clint")}
+	c.clintP = map[string]string{"Human": get(r, "Human.Clint.pValue"), "Rat": get(r, "Rat.Clint.pValue")}
+	c.fup = map[string]string{"Human": get(r, "Human.Funbound.plasma"), "Rat": get(r, "Rat.Funbound.plasma"),
+		"Mouse": get(r, "Mouse.Funbound.plasma"), "Rabbit": get(r, "Rabbit.Funbound.plasma")}
+	c.rb2p = map[string]string{"Human": get(r, "Human.Rblood2plasma"), "Rat": get(r, "Rat.Rblood2plasma")}
+	c.fabs = get(r, "Human.Fabs")
+	c.fgut = get(r, "Human.Fgut")
+	c.fhep = get(r, "Human.Fhep")
+	c.foral = map[string]string{"Human": get(r, "Human.Foral"), "Rat": get(r, "Rat.Foral"),
+		"Mouse": get(r, "Mouse.Foral"), "Dog": get(r, "Dog.Foral")}
+	t.chems[i] = c
+	return c
 }
 
 // normName lower-cases s and keeps only letters and digits, so that
