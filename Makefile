@@ -91,6 +91,7 @@ bench: build
 	$(BENCH) -bench 'ModelsVsNative|ChemPipeline' -benchtime 3x ./gateway/modulehost/
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
+	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
 	@echo "== chemistry toolkit (one core)"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
 	@echo "== structure models (native and in the module)"

@@ -329,3 +329,41 @@ func BenchmarkServeVsIsAlive(b *testing.B) {
 	b.ReportMetric(float64(b.N)/module.Seconds(), "module-req/s")
 	b.ReportMetric(alive.Seconds()/module.Seconds(), "module/isalive")
 }
+
+// BenchmarkFirstCall measures the first call on a fresh instance of modules
+// that build lazy tables (httk's chemical table), beside the second call on
+// the same instance. Each op loads the module anew (compiled once, cached).
+//
+//	go test -run '^$' -bench FirstCall -benchtime 5x ./gateway/modulehost/
+func BenchmarkFirstCall(b *testing.B) {
+	ctx := context.Background()
+	cache := wazero.NewCompilationCache()
+	wasm := modtest.Wasm(b, "../../modules/pbpk-httk")
+	in := []byte(`{"chem_name":"Bisphenol A","species":"Rat","daily_dose":1,"doses_per_day":1,"days":1}`)
+	var first, second time.Duration
+	for range b.N {
+		m, err := wasmrt.Load(ctx, wasm, wasmrt.Options{Cache: cache, Logger: quietLogger(), Max: abi.Limits{MemoryPages: 4096}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := range 2 {
+			cctx, cancel := context.WithTimeout(ctx, time.Minute)
+			t0 := time.Now()
+			_, err := m.Call(cctx, 0, in)
+			d := time.Since(t0)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 0 {
+				first += d
+			} else {
+				second += d
+			}
+		}
+		m.Retire(ctx)
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "httk-first-ms")
+	b.ReportMetric(float64(second.Microseconds())/1000/float64(b.N), "httk-second-ms")
+}
