@@ -381,7 +381,12 @@ type CountVec struct {
 func MorganCounts(m *Mol, radius, nBits int) *CountVec {
 	sc := morganPool.Get().(*morganScratch)
 	defer morganPool.Put(sc)
-	ids := m.morganIDs(radius, sc)
+	return countVec(m.morganIDs(radius, sc), nBits, sc)
+}
+
+// countVec counts environment identifiers, folded modulo nBits when nBits >
+// 0 (ids is folded and sorted in place).
+func countVec(ids []uint32, nBits int, sc *morganScratch) *CountVec {
 	if nBits > 0 {
 		for k, id := range ids {
 			ids[k] = id % uint32(nBits)

@@ -19,26 +19,7 @@ func MorganCountsAndBits(m *Mol, countRadius, countBits, bitRadius, nBits int) (
 	for _, id := range ids[:ends[bitRadius]] {
 		b.Set(int(id % uint32(nBits)))
 	}
-	cids := ids[:ends[countRadius]]
-	if countBits > 0 {
-		for k, id := range cids {
-			cids[k] = id % uint32(countBits)
-		}
-	}
-	sortIDs(cids, countBits, sc)
-	cv := &CountVec{N: countBits, Idx: make([]uint32, 0, len(cids)), Counts: make([]uint32, 0, len(cids))}
-	if countBits <= 0 {
-		cv.N = 1 << 32
-	}
-	for _, id := range cids {
-		if k := len(cv.Idx); k > 0 && cv.Idx[k-1] == id {
-			cv.Counts[k-1]++
-			continue
-		}
-		cv.Idx = append(cv.Idx, id)
-		cv.Counts = append(cv.Counts, 1)
-	}
-	return cv, b
+	return countVec(ids[:ends[countRadius]], countBits, sc), b
 }
 
 // morganShells is morganIDs that also returns, for each radius r ≤ radius,
