@@ -39,19 +39,31 @@ type fastDecoder struct {
 	i int
 }
 
-var planCache sync.Map // reflect.Type -> decPlan (nil: no plan)
+var decPlans planCache[decPlan]
 
 // planFor returns the plan for t, or nil when t needs encoding/json.
 func planFor(t reflect.Type) decPlan {
-	if p, ok := planCache.Load(t); ok {
-		return p.(decPlan)
+	return decPlans.get(t, func(t reflect.Type) (decPlan, bool) {
+		b := planBuilder{busy: map[reflect.Type]*decPlan{}}
+		return b.plan(t), !b.unsupported
+	})
+}
+
+// planCache keeps the plan (decPlan or encPlan) built once per type; a type
+// that needs encoding/json is kept as the zero (nil) plan.
+type planCache[P any] struct{ m sync.Map }
+
+// get returns the plan for t, building it with build the first time.
+func (c *planCache[P]) get(t reflect.Type, build func(reflect.Type) (P, bool)) P {
+	if p, ok := c.m.Load(t); ok {
+		return p.(P)
 	}
-	b := planBuilder{busy: map[reflect.Type]*decPlan{}}
-	p := b.plan(t)
-	if b.unsupported {
-		p = nil
+	p, ok := build(t)
+	if !ok {
+		var none P
+		p = none
 	}
-	planCache.Store(t, p)
+	c.m.Store(t, p)
 	return p
 }
 

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"sync"
 	"unsafe"
 
 	"toxgate/sdk/jsonw"
@@ -31,20 +30,14 @@ type fastEncoder struct{ depth int }
 
 const maxEncodeDepth = 200
 
-var encPlanCache sync.Map // reflect.Type -> encPlan (nil: no plan)
+var encPlans planCache[encPlan]
 
 // encPlanFor returns the plan for t, or nil when t needs encoding/json.
 func encPlanFor(t reflect.Type) encPlan {
-	if p, ok := encPlanCache.Load(t); ok {
-		return p.(encPlan)
-	}
-	b := encBuilder{busy: map[reflect.Type]*encPlan{}}
-	p := b.plan(t)
-	if b.unsupported {
-		p = nil
-	}
-	encPlanCache.Store(t, p)
-	return p
+	return encPlans.get(t, func(t reflect.Type) (encPlan, bool) {
+		b := encBuilder{busy: map[reflect.Type]*encPlan{}}
+		return b.plan(t), !b.unsupported
+	})
 }
 
 // fastEncode appends v's JSON to dst; ok is false when encoding/json must do it.
