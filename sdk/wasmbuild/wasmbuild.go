@@ -36,16 +36,30 @@ func env() []string {
 	return append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 }
 
-// Build compiles the Go main package in dir into the WebAssembly module out and
-// rewrites it with reloop. The file is written to a temporary name and
-// renamed, so a watcher never sees a partial module.
-func Build(ctx context.Context, dir, out string) error { return build(ctx, dir, out, true) }
+// Stage says how far a build goes after the go tool.
+type Stage int
 
-// BuildGo is Build without the reloop step: the module exactly as the go tool
-// writes it (the baseline of benchmarks).
-func BuildGo(ctx context.Context, dir, out string) error { return build(ctx, dir, out, false) }
+const (
+	// StageGo is the module exactly as the go tool writes it.
+	StageGo Stage = iota
+	// StageReloop is rewritten by reloop.
+	StageReloop
+	// StageFull is rewritten by reloop and optimised by wasm-opt when it is
+	// installed: what Build and make produce.
+	StageFull
+)
 
-func build(ctx context.Context, dir, out string, relooped bool) error {
+// Build compiles the Go main package in dir into the WebAssembly module out,
+// rewrites it with reloop and optimises it with wasm-opt when installed. The
+// file is written to a temporary name and renamed, so a watcher never sees a
+// partial module.
+func Build(ctx context.Context, dir, out string) error { return build(ctx, dir, out, StageFull) }
+
+// BuildGo is Build without the reloop and wasm-opt steps: the module exactly
+// as the go tool writes it (the baseline of benchmarks).
+func BuildGo(ctx context.Context, dir, out string) error { return build(ctx, dir, out, StageGo) }
+
+func build(ctx context.Context, dir, out string, stage Stage) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
@@ -69,11 +83,13 @@ func build(ctx context.Context, dir, out string, relooped bool) error {
 		os.Remove(tmp)
 		return fmt.Errorf("wasmbuild: building %s: %w\n%s", dir, err, stderr.String())
 	}
-	if relooped {
+	if stage >= StageReloop {
 		if err := reloopFile(tmp); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
 		}
+	}
+	if stage >= StageFull {
 		if err := optimize(ctx, tmp); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
@@ -90,22 +106,27 @@ func build(ctx context.Context, dir, out string, relooped bool) error {
 // the SHA-256 of the Go version, go.sum and every file of every package the
 // module depends on inside its own Go module.
 func Cached(ctx context.Context, dir, cacheDir string) (string, error) {
-	return cached(ctx, dir, cacheDir, true)
+	return CachedStage(ctx, dir, cacheDir, StageFull)
 }
 
 // CachedGo is Cached for BuildGo.
 func CachedGo(ctx context.Context, dir, cacheDir string) (string, error) {
-	return cached(ctx, dir, cacheDir, false)
+	return CachedStage(ctx, dir, cacheDir, StageGo)
 }
 
-func cached(ctx context.Context, dir, cacheDir string, relooped bool) (string, error) {
+// CachedStage is Cached for a build that stops at stage.
+func CachedStage(ctx context.Context, dir, cacheDir string, stage Stage) (string, error) {
 	key, err := SourceHash(ctx, dir)
 	if err != nil {
 		return "", err
 	}
+	// A change to reloop's code, or another wasm-opt, is a change to the module.
 	suffix := "-go.wasm"
-	if relooped {
-		// A change to reloop's code, or another wasm-opt, is a change to the module.
+	switch stage {
+	case StageReloop:
+		h := sha256.Sum256([]byte(key + reloop.SourceDigest()))
+		key, suffix = hex.EncodeToString(h[:]), "-reloop.wasm"
+	case StageFull:
 		_, optVersion := Optimizer(ctx)
 		h := sha256.Sum256([]byte(key + reloop.SourceDigest() + optVersion + strings.Join(OptFlags, " ")))
 		key, suffix = hex.EncodeToString(h[:]), ".wasm"
@@ -114,7 +135,7 @@ func cached(ctx context.Context, dir, cacheDir string, relooped bool) (string, e
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	if err := build(ctx, dir, out, relooped); err != nil {
+	if err := build(ctx, dir, out, stage); err != nil {
 		return "", err
 	}
 	return out, nil

@@ -73,15 +73,27 @@ func Install(tb testing.TB, dir, modulesDir, name string) string {
 }
 
 // WasmGo returns the bytes of the module in dir as the go tool builds it,
-// without the reloop rewrite of Wasm: the baseline of benchmarks that
-// measure what reloop gains.
+// without the reloop rewrite and wasm-opt pass of Wasm: the baseline of
+// benchmarks that measure what they gain.
 func WasmGo(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	return wasmStage(tb, dir, wasmbuild.StageGo)
+}
+
+// WasmReloop returns the bytes of the module in dir rewritten by reloop but
+// not optimised by wasm-opt: the baseline that shows wasm-opt's share.
+func WasmReloop(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	return wasmStage(tb, dir, wasmbuild.StageReloop)
+}
+
+func wasmStage(tb testing.TB, dir string, stage wasmbuild.Stage) []byte {
 	tb.Helper()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := wasmbuild.CachedGo(context.Background(), abs, CacheDir())
+	p, err := wasmbuild.CachedStage(context.Background(), abs, CacheDir(), stage)
 	if err != nil {
 		tb.Fatalf("building test module %s: %v", dir, err)
 	}
