@@ -41,9 +41,7 @@ modules:
 	@mkdir -p $(BIN)/modules
 	$(GO) build -o $(BIN)/reloop ./sdk/cmd/reloop
 	$(GO) build -o $(BIN)/modbuild ./sdk/cmd/modbuild
-	@for m in $(MODULES); do \
-		$(BIN)/modbuild -o $(BIN)/modules ./modules/$$m || exit 1; \
-	done
+	$(BIN)/modbuild -o $(BIN)/modules $(addprefix ./modules/,$(MODULES))
 
 # Modules written in Rust against the raw ABI: modules/<name>/lib.rs ->
 # bin/modules/<name>.wasm, built when a rustc with the wasm32 standard

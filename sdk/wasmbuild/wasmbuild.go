@@ -328,6 +328,9 @@ func Install(ctx context.Context, dir, out, cacheDir string) error {
 	}
 	_, werr := f.Write(b)
 	cerr := f.Close()
+	if werr == nil && cerr == nil {
+		werr = os.Chmod(f.Name(), 0o644) // CreateTemp makes it private
+	}
 	if werr != nil || cerr != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("wasmbuild: writing %s: %w", out, errors.Join(werr, cerr))

@@ -44,3 +44,42 @@ func TestBuildReportsCompilerErrors(t *testing.T) {
 		t.Fatal("a failed build left an output file")
 	}
 }
+
+// TestInstallWritesOnlyChanges checks that Install puts the cached build in
+// place, readable by others, and leaves the file alone (same inode, same
+// modification time) when it has not changed, so a watching gateway does not
+// reload it.
+func TestInstallWritesOnlyChanges(t *testing.T) {
+	ctx := context.Background()
+	cache, outDir := t.TempDir(), t.TempDir()
+	out := outDir + "/example-units.wasm"
+	if err := Install(ctx, "../../modules/example-units", out, cache); err != nil {
+		t.Fatal(err)
+	}
+	st1, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st1.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st1.Mode().Perm())
+	}
+	p, err := Cached(ctx, "../../modules/example-units", cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(p)
+	got, _ := os.ReadFile(out)
+	if !bytes.Equal(got, want) {
+		t.Fatal("installed module differs from the cached build")
+	}
+	if err := Install(ctx, "../../modules/example-units", out, cache); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(st1, st2) || !st2.ModTime().Equal(st1.ModTime()) {
+		t.Error("an unchanged module was written again")
+	}
+}
