@@ -1,4 +1,4 @@
-package reloop
+package wasmbuild
 
 import (
 	"bytes"
@@ -14,11 +14,14 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"toxgate/sdk/reloop"
 )
 
 // TestStdlibTestsPassRewritten runs the tests of standard library packages
-// (compiled for wasip1 by go test -c) rewritten by Module: they must pass as
-// they do unrewritten. sync and context block and switch goroutines all the
+// (compiled for wasip1 by go test -c) rewritten by reloop, and rewritten and
+// optimised by wasm-opt when it is installed, as modules are built: they must
+// pass as they do unrewritten. sync and context block and switch goroutines all the
 // time, so functions unwind and resume in the middle; the others are large,
 // branchy code (parsers, sorting, reflection). When a package's
 // tests fail here, the unrewritten binary is run too: failing both ways is
@@ -38,22 +41,36 @@ func TestStdlibTestsPassRewritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			re, st, err := Module(plain)
+			re, st, err := reloop.Module(plain)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if st.Rewritten == 0 {
 				t.Fatalf("nothing rewritten in %s's test binary", pkg)
 			}
+			builds := map[string][]byte{"rewritten": re}
+			if opt, _ := Optimizer(context.Background()); opt != "" {
+				if err := os.WriteFile(bin, re, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := optimize(context.Background(), bin); err != nil {
+					t.Fatal(err)
+				}
+				if builds["rewritten and optimised"], err = os.ReadFile(bin); err != nil {
+					t.Fatal(err)
+				}
+			}
 			dir := filepath.Join(goroot, "src", pkg)
-			out, ok := runTests(t, re, dir)
-			if ok {
-				return
+			for name, wasm := range builds {
+				out, ok := runTests(t, wasm, dir)
+				if ok {
+					continue
+				}
+				if _, okPlain := runTests(t, plain, dir); !okPlain {
+					t.Skipf("%s's tests fail here even as Go built them:\n%s", pkg, tail(out))
+				}
+				t.Fatalf("%s's tests fail %s and pass as Go built them:\n%s", pkg, name, tail(out))
 			}
-			if _, okPlain := runTests(t, plain, dir); !okPlain {
-				t.Skipf("%s's tests fail here even unrewritten:\n%s", pkg, tail(out))
-			}
-			t.Fatalf("%s's tests fail rewritten and pass as Go built them:\n%s", pkg, tail(out))
 		})
 	}
 }
