@@ -28,6 +28,10 @@
 // stack, so a call that unwinds in the fast copy resumes correctly in the slow
 // one. Functions of any other shape (the runtime's assembly, irreducible
 // control flow) are left as they are.
+//
+// Finish is the last step of a build, after binaryen's optimiser: it rewrites
+// shapes that make wazero check the bounds of memory accesses it could know
+// to be safe (see finish.go).
 package reloop
 
 import (

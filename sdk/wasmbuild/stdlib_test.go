@@ -19,16 +19,22 @@ import (
 )
 
 // TestStdlibTestsPassRewritten runs the tests of standard library packages
-// (compiled for wasip1 by go test -c) rewritten by reloop, and rewritten and
-// optimised by wasm-opt when it is installed, as modules are built: they must
+// (compiled for wasip1 by go test -c) rewritten by reloop, then optimised by
+// wasm-opt when it is installed, then finished by reloop.Finish, each step as
+// modules are built: they must
 // pass as they do unrewritten. sync and context block and switch goroutines all the
 // time, so functions unwind and resume in the middle; the others are large,
 // branchy code (parsers, sorting, reflection). When a package's
 // tests fail here, the unrewritten binary is run too: failing both ways is
-// this machine (a skip), failing only rewritten is a bug.
+// this machine (a skip), failing only rewritten is a bug. TOXGATE_STDLIB_PKGS
+// (space-separated import paths) replaces the list.
 func TestStdlibTestsPassRewritten(t *testing.T) {
 	goroot := runtime.GOROOT()
-	for _, pkg := range []string{"strconv", "sort", "regexp", "encoding/json", "sync", "context"} {
+	pkgs := []string{"strconv", "sort", "regexp", "encoding/json", "sync", "context"}
+	if list := os.Getenv("TOXGATE_STDLIB_PKGS"); list != "" {
+		pkgs = strings.Fields(list) // e.g. "fmt strings math/big"
+	}
+	for _, pkg := range pkgs {
 		t.Run(pkg, func(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(t.TempDir(), "pkg.test.wasm")
@@ -49,6 +55,7 @@ func TestStdlibTestsPassRewritten(t *testing.T) {
 				t.Fatalf("nothing rewritten in %s's test binary", pkg)
 			}
 			builds := map[string][]byte{"rewritten": re}
+			last := re
 			if opt, _ := Optimizer(context.Background()); opt != "" {
 				if err := os.WriteFile(bin, re, 0o644); err != nil {
 					t.Fatal(err)
@@ -59,7 +66,17 @@ func TestStdlibTestsPassRewritten(t *testing.T) {
 				if builds["rewritten and optimised"], err = os.ReadFile(bin); err != nil {
 					t.Fatal(err)
 				}
+				last = builds["rewritten and optimised"]
 			}
+			// Finish comes last, as in Build.
+			fin, fst, err := reloop.Finish(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fst.Elses == 0 || fst.Undecodable > 0 {
+				t.Fatalf("Finish on %s's test binary: %+v", pkg, fst)
+			}
+			builds["finished"] = fin
 			dir := filepath.Join(goroot, "src", pkg)
 			for name, wasm := range builds {
 				out, ok := runTests(t, wasm, dir)

@@ -44,13 +44,14 @@ const (
 	StageGo Stage = iota
 	// StageReloop is rewritten by reloop.
 	StageReloop
-	// StageFull is rewritten by reloop and optimised by wasm-opt when it is
-	// installed: what Build and make produce.
+	// StageFull is rewritten by reloop, optimised by wasm-opt when it is
+	// installed, and finished by reloop.Finish: what Build and make produce.
 	StageFull
 )
 
 // Build compiles the Go main package in dir into the WebAssembly module out,
-// rewrites it with reloop and optimises it with wasm-opt when installed. The
+// rewrites it with reloop, optimises it with wasm-opt when installed and
+// finishes it with reloop.Finish (rewrites for wazero's bounds checks). The
 // file is written to a temporary name and renamed, so a watcher never sees a
 // partial module.
 func Build(ctx context.Context, dir, out string) error { return build(ctx, dir, out, StageFull) }
@@ -91,6 +92,10 @@ func build(ctx context.Context, dir, out string, stage Stage) error {
 	}
 	if stage >= StageFull {
 		if err := optimize(ctx, tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
+		}
+		if err := finishFile(tmp); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
 		}
@@ -201,6 +206,20 @@ func reloopFile(path string) error {
 		return err
 	}
 	nb, _, err := reloop.Module(b)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, nb, 0o644)
+}
+
+// finishFile applies reloop.Finish to the module in file path: the last
+// step, after wasm-opt, which would undo it.
+func finishFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	nb, _, err := reloop.Finish(b)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,11 @@
 // Command reloop rewrites a Go-built WebAssembly module so that jumps inside
-// its functions are direct branches (see package toxgate/sdk/reloop).
+// its functions are direct branches (see package toxgate/sdk/reloop), and,
+// with -finish, applies the last step of a build, after wasm-opt
+// (reloop.Finish).
 //
 //	go run ./sdk/cmd/reloop -o out.wasm in.wasm
+//	wasm-opt -O2 ... out.wasm -o out.wasm
+//	go run ./sdk/cmd/reloop -finish out.wasm
 package main
 
 import (
@@ -17,8 +21,9 @@ import (
 func main() {
 	out := flag.String("o", "", "output file (default: rewrite the input in place)")
 	verbose := flag.Bool("v", false, "list the functions left as they were, and why")
+	finish := flag.Bool("finish", false, "apply only the finishing rewrites (run last, after wasm-opt)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: reloop [-o out.wasm] in.wasm")
+		fmt.Fprintln(os.Stderr, "usage: reloop [-v] [-finish] [-o out.wasm] in.wasm")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -34,6 +39,20 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if *finish {
+		nb, st, err := reloop.Finish(b)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(*out, nb, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d frame slot addresses folded, %d pointer conversions reused, %d elses added (%d bodies, %d not decoded), %d -> %d bytes\n",
+			*out, st.FrameFolds, st.WrapReuses, st.Elses, st.Bodies, st.Undecodable, len(b), len(nb))
+		return
 	}
 	nb, st, err := reloop.Module(b)
 	if err != nil {

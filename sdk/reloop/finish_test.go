@@ -1,0 +1,226 @@
+package reloop
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"toxgate/sdk/leb128"
+)
+
+// TestFinishedGoProgramBehavesTheSame runs testdata/goprog rewritten and
+// finished, and, when binaryen's wasm-opt is installed, rewritten, optimised
+// and finished as modules are built: it must print what it prints natively.
+func TestFinishedGoProgramBehavesTheSame(t *testing.T) {
+	want, err := os.ReadFile("testdata/goprog.want")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _, err := Module(buildGoProg(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := map[string][]byte{"rewritten": re}
+	if opt, err := exec.LookPath("wasm-opt"); err == nil {
+		in, out := filepath.Join(t.TempDir(), "in.wasm"), filepath.Join(t.TempDir(), "out.wasm")
+		if err := os.WriteFile(in, re, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(opt, "-O2", "--enable-bulk-memory", "--enable-sign-ext", "--enable-nontrapping-float-to-int", in, "-o", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("wasm-opt: %v\n%s", err, b)
+		}
+		if builds["rewritten and optimised"], err = os.ReadFile(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, b := range builds {
+		fin, st, err := Finish(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v", name, st)
+		if st.Elses == 0 || st.WrapReuses == 0 || st.Undecodable != 0 {
+			t.Errorf("%s: Finish did little: %+v", name, st)
+		}
+		if name == "rewritten and optimised" && st.FrameFolds == 0 {
+			t.Errorf("%s: no frame slot address folded: %+v", name, st)
+		}
+		if got := runCommand(t, fin); got != string(want) {
+			t.Fatalf("%s and finished, the module prints\n%s\nwant\n%s", name, got, want)
+		}
+		again, _, err := Finish(b)
+		if err != nil || !bytes.Equal(again, fin) {
+			t.Fatal("Finish is not deterministic")
+		}
+	}
+}
+
+// finishCase is a function of the test module of TestFinishRewrites: its body
+// (locals and code), the value it must return, and what Finish must do to it.
+type finishCase struct {
+	name   string
+	body   []byte
+	want   uint32
+	folds  int
+	reuses int
+	elses  int
+}
+
+// testModule assembles a module with one page of memory, global 0 (a mutable
+// i32 starting at 1024, standing for Go's SP) and one exported function
+// (param i32) (result i32) per body, named f0, f1...
+func testModule(bodies [][]byte) []byte {
+	sec := func(out []byte, id byte, payload []byte) []byte {
+		out = leb128.AppendUint32(append(out, id), uint32(len(payload)))
+		return append(out, payload...)
+	}
+	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	m = sec(m, 1, []byte{1, 0x60, 1, 0x7f, 1, 0x7f})
+	funcs := leb128.AppendUint32(nil, uint32(len(bodies)))
+	exports := leb128.AppendUint32(nil, uint32(len(bodies)))
+	code := leb128.AppendUint32(nil, uint32(len(bodies)))
+	for i, b := range bodies {
+		funcs = append(funcs, 0)
+		name := []byte{'f', byte('0' + i)}
+		exports = append(leb128.AppendUint32(exports, uint32(len(name))), name...)
+		exports = leb128.AppendUint32(append(exports, 0), uint32(i)) // kind func, index
+		code = append(leb128.AppendUint32(code, uint32(len(b))), b...)
+	}
+	m = sec(m, 3, funcs)
+	m = sec(m, 5, []byte{1, 0, 1})                            // memory 1 page
+	m = sec(m, 6, []byte{1, 0x7f, 1, 0x41, 0x80, 0x08, 0x0b}) // global mut i32 = 1024
+	m = sec(m, 7, exports)
+	return sec(m, 10, code)
+}
+
+// TestFinishRewrites runs small functions before and after Finish: each must
+// return the same value, and Finish must have rewritten what it should and
+// left the rest.
+func TestFinishRewrites(t *testing.T) {
+	const (
+		getSP = "\x23\x00\x21\x01" // global.get 0; local.set 1
+	)
+	// The long form of the address of frame slot k: local.get 1;
+	// i64.extend_i32_u; i64.const k; i64.add; i32.wrap_i64.
+	slot := func(k byte) string { return "\x20\x01\xad\x42" + string([]byte{k}) + "\x7c\xa7" }
+	cases := []finishCase{{
+		name: "frame slot store and load",
+		// (local i32) SP; store 42 at slot 16 (offset 4), load it back at offset 20
+		body: []byte("\x01\x01\x7f" + getSP + slot(16) + "\x41\x2a\x36\x02\x04" + "\x20\x01\x28\x02\x14" + "\x0b"),
+		want: 42, folds: 1,
+	}, {
+		name: "frame slot address used as a value",
+		// the long form stored as a value is not folded; returns SP+8 = 1032
+		body: []byte("\x01\x01\x7f" + getSP + slot(8) + "\x0b"),
+		want: 1032,
+	}, {
+		name: "pointer converted twice",
+		// (local i64) p=100; store 7 at p; load at p (second conversion reused)
+		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
+			"\x20\x01\xa7\x41\x07\x36\x02\x00" + "\x20\x01\xa7\x28\x02\x00" + "\x0b"),
+		want: 7, reuses: 1,
+	}, {
+		name: "pointer changed between conversions",
+		// p=100; store 7 at p; p=104; store 9 at p; load at p-4... via a new conversion of p
+		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
+			"\x20\x01\xa7\x41\x07\x36\x02\x00" +
+			"\x42\xe8\x00\x21\x01" + "\x20\x01\xa7\x41\x09\x36\x02\x00" +
+			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
+		want: 9, reuses: 1,
+	}, {
+		name: "pointer set in one arm of an if",
+		// p=100; store 5 at p; if (param) { p=200; store 6 at p } else {}; load at p
+		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
+			"\x20\x01\xa7\x41\x05\x36\x02\x00" +
+			"\x20\x00\x04\x40" + "\x42\xc8\x01\x21\x01" + "\x20\x01\xa7\x41\x06\x36\x02\x00" + "\x0b" +
+			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
+		want: 5, elses: 1, // the param is 0: p stays 100; the load after the if converts anew
+	}, {
+		name: "pointer unchanged across an if",
+		// p=100; store 3 at p; if (param) { nop }; load at p: reused across the if
+		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
+			"\x20\x01\xa7\x41\x03\x36\x02\x00" +
+			"\x20\x00\x04\x40\x01\x0b" +
+			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
+		want: 3, reuses: 1, elses: 1,
+	}, {
+		name: "conversion inside a loop",
+		// p=100; store 1 at p; loop { load at p; drop }; load at p: the loop's
+		// conversion is not taken from before the loop
+		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
+			"\x20\x01\xa7\x41\x01\x36\x02\x00" +
+			"\x03\x40" + "\x20\x01\xa7\x28\x02\x00\x1a" + "\x0b" +
+			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
+		want: 1, reuses: 1, // the load after the loop reuses the conversion before it
+	}}
+	var bodies [][]byte
+	for _, c := range cases {
+		bodies = append(bodies, c.body)
+	}
+	mod := testModule(bodies)
+	fin, st, err := Finish(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folds, reuses, elses int
+	for _, c := range cases {
+		folds, reuses, elses = folds+c.folds, reuses+c.reuses, elses+c.elses
+	}
+	if st.FrameFolds != folds || st.WrapReuses != reuses || st.Elses != elses || st.Undecodable != 0 {
+		t.Errorf("Finish did %+v, want %d folds, %d reuses, %d elses", st, folds, reuses, elses)
+	}
+	ctx := context.Background()
+	for name, wasm := range map[string][]byte{"as written": mod, "finished": fin} {
+		r := wazero.NewRuntime(ctx)
+		m, err := r.Instantiate(ctx, wasm)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, c := range cases {
+			res, err := m.ExportedFunction("f"+string(rune('0'+i))).Call(ctx, 0)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, c.name, err)
+			}
+			if uint32(res[0]) != c.want {
+				t.Errorf("%s: %s returned %d, want %d", name, c.name, uint32(res[0]), c.want)
+			}
+		}
+		r.Close(ctx)
+	}
+}
+
+// TestFinishRefusesBadInput checks the errors for input that is not a module,
+// and that a body Finish cannot decode is left as it is.
+func TestFinishRefusesBadInput(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"empty":        nil,
+		"not wasm":     []byte("hello, world"),
+		"section size": {0, 'a', 's', 'm', 1, 0, 0, 0, 10, 0x7f},
+		"body size":    {0, 'a', 's', 'm', 1, 0, 0, 0, 10, 3, 1, 9, 0},
+	} {
+		if _, _, err := Finish(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	mod := []byte{0, 'a', 's', 'm', 1, 0, 0, 0, 10, 5, 1, 3, 0, 0xfd, 0x0b}
+	out, st, err := Finish(mod)
+	if err != nil || !bytes.Equal(out, mod) || st.Undecodable != 1 {
+		t.Fatalf("got %+v, %v", st, err)
+	}
+}
+
+// FuzzFinish feeds Finish arbitrary bytes: it must answer an error or a
+// module, never panic or hang.
+func FuzzFinish(f *testing.F) {
+	f.Add([]byte{0, 'a', 's', 'm', 1, 0, 0, 0})
+	f.Add(testModule([][]byte{[]byte("\x01\x01\x7e\x42\x01\x21\x01\x20\x01\xa7\x20\x01\xa7\x1a\x1a\x41\x00\x0b")}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		Finish(b)
+	})
+}
