@@ -32,9 +32,15 @@ import (
 // (deadline, cancellation) and the module's closed state and either returns a
 // new amount of fuel or ends the call with a sys.ExitError, closing the
 // module. Loop iterations are counted in a new local of each function (a
-// register: an add, a compare and a branch per iteration), not in the global:
-// a load and a store of the global on every iteration made a loop-carried
-// dependency through memory that cost Go guests ~18% on loop-heavy code.
+// register), not in the global: a load and a store of the global on every
+// iteration made a loop-carried dependency through memory that cost Go guests
+// ~18% on loop-heavy code. They are counted on the back edges (the branches
+// to a loop), not at loop headers: a br to a loop becomes an add, a compare
+// and a br_if to the loop, with the fuel check after it, so the loop's code
+// gets no extra block, and a loop that is never branched back to (Go's
+// dispatch loop in a function without loops, entered once per call) costs
+// nothing. A loop that may take parameters is counted at its header, and a
+// br_table that may go to a loop is preceded by one count.
 // The Go exit happens once per fuelRefill calls or fuelRefill*loopBatch loop
 // iterations. Runaway code shapes that wazero's option does not check (call
 // trees without loops) are covered too, since every function that calls counts
@@ -171,9 +177,20 @@ type fuelRewriter struct {
 	check           []byte   // the instructions inserted at function entries (and run by loopCheck)
 	paramCounts     []uint32 // parameters of each type
 	funcTypes       []uint32 // type of each defined function
-	loopCheck       []byte   // the instructions inserted at loop headers of the function being rewritten
+	loopCheck       []byte   // the check of one loop iteration, for the function being rewritten
+	counter         uint32   // the loop counter local of the function being rewritten
+	labels          []label  // the labels in scope, innermost last
 	sawCall         bool     // the function being rewritten calls something
 }
+
+// label is one enclosing block, loop, if or try of the code being rewritten.
+type label byte
+
+const (
+	labelBlock    label = iota // a branch to it goes forward
+	labelLoop                  // a loop without parameters: its back edges count iterations
+	labelLoopHead              // a loop that may take parameters: its header counts iterations
+)
 
 // fn renumbers a function index.
 func (fr *fuelRewriter) fn(i uint32) uint32 {
@@ -355,9 +372,10 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
-// loopCheckFor returns the loop-header instructions for a function whose loop
-// counter is local c: count the iteration, and every loopBatch iterations
-// reset the counter and run the fuel check.
+// loopCheckFor returns the count of one loop iteration (at the header of a
+// loop that may take parameters, or before a br_table that may go to a loop)
+// for a function whose loop counter is local c: count the iteration, and
+// every loopBatch iterations reset the counter and run the fuel check.
 //
 //	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.ge_u
 //	if; i32.const 0; local.set c; <check>; end
@@ -370,6 +388,53 @@ func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
 	b = leb128.AppendUint32(b, c)
 	b = append(b, fr.check...)
 	return append(b, 0x0b)
+}
+
+func (fr *fuelRewriter) push(l label) { fr.labels = append(fr.labels, l) }
+
+func (fr *fuelRewriter) pop() {
+	if len(fr.labels) > 0 {
+		fr.labels = fr.labels[:len(fr.labels)-1]
+	}
+}
+
+// target returns the kind of the label a branch with depth l goes to
+// (labelBlock for the function itself).
+func (fr *fuelRewriter) target(l uint32) label {
+	if int(l) >= len(fr.labels) {
+		return labelBlock
+	}
+	return fr.labels[len(fr.labels)-1-int(l)]
+}
+
+// backEdge appends to p the branch br l (br_if l when cond) to a loop, counting
+// the iteration on the way: the branch is taken directly while the counter is
+// below loopBatch, and through the fuel check (which resets the counter) once
+// it reaches it. The hot path is an add, a compare and the branch itself, with
+// no block in the loop's code; a loop that is never branched back to is never
+// counted.
+//
+//	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.lt_u; br_if l
+//	i32.const 0; local.set c; <check>; br l
+//
+// For br_if, the same inside if ... end (labels one deeper).
+func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
+	if cond {
+		p = append(p, 0x04, 0x40) // if
+		l++
+	}
+	p = leb128.AppendUint32(append(p, 0x20), fr.counter)
+	p = append(p, 0x41, 0x01, 0x6a, 0x22)
+	p = leb128.AppendUint32(p, fr.counter)
+	p = leb128.AppendInt32(append(p, 0x41), loopBatch)
+	p = leb128.AppendUint32(append(p, 0x49, 0x0d), l) // i32.lt_u; br_if l
+	p = leb128.AppendUint32(append(p, 0x41, 0x00, 0x21), fr.counter)
+	p = append(p, fr.check...)
+	p = leb128.AppendUint32(append(p, 0x0c), l) // br l
+	if cond {
+		p = append(p, 0x0b)
+	}
+	return p
 }
 
 // typeParams returns the number of parameters of each function type in a
@@ -562,6 +627,7 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		body = append(body, br.b[groupsEnd:br.pos]...)
 		body = append(body, 0x01, 0x7f) // one i32: the loop counter
 		fr.loopCheck = fr.loopCheckFor(uint32(counter))
+		fr.counter, fr.labels = uint32(counter), fr.labels[:0]
 		entry := len(body)
 		body = append(body, fr.check...)
 		fr.sawCall = false
@@ -590,7 +656,7 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 }
 
 // instr copies one instruction from r to p, renumbering function indices and,
-// in code, inserting the fuel check after each loop header. depth tracks
+// in code, counting loop iterations on back edges (see backEdge). depth tracks
 // block nesting (end of the function or expression makes it -1).
 func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]byte, error) {
 	start := r.pos
@@ -602,24 +668,46 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 	case op == 0x02 || op == 0x04 || op == 0x06: // block, if, try: blocktype
 		r.skipLEB()
 		*depth++
+		fr.push(labelBlock)
 	case op == 0x03: // loop
+		// A loop whose block type is empty or a value type takes no
+		// parameters; a type index may give it some.
+		simple := r.pos < len(r.b) && (r.b[r.pos] == 0x40 || r.b[r.pos] >= 0x6f && r.b[r.pos] <= 0x7f)
 		r.skipLEB()
 		*depth++
-		if inCode {
-			return append(copyRest(), fr.loopCheck...), r.err
+		if !inCode {
+			break
 		}
+		if simple {
+			fr.push(labelLoop)
+			break
+		}
+		fr.push(labelLoopHead)
+		return append(copyRest(), fr.loopCheck...), r.err
 	case op == 0x0b: // end
 		*depth--
-	case op == 0x07 || op == 0x08 || op == 0x09 || op == 0x0c || op == 0x0d || op == 0x18:
-		// catch tag, throw tag, rethrow label, br, br_if, delegate label
+		fr.pop()
+	case op == 0x0c || op == 0x0d: // br, br_if
+		l := r.u32()
+		if inCode && fr.target(l) == labelLoop {
+			return fr.backEdge(p, op == 0x0d, l), r.err
+		}
+	case op == 0x07 || op == 0x08 || op == 0x09 || op == 0x18:
+		// catch tag, throw tag, rethrow label, delegate label
 		r.u32()
 		if op == 0x18 {
 			*depth--
+			fr.pop()
 		}
 	case op == 0x0e: // br_table
 		n := r.u32()
+		loop := false
 		for i := uint32(0); i <= n && r.err == nil; i++ {
-			r.u32()
+			loop = loop || inCode && fr.target(r.u32()) == labelLoop
+		}
+		if loop {
+			// One iteration check before the table, whichever way it goes.
+			p = append(p, fr.loopCheck...)
 		}
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		fr.sawCall = fr.sawCall || op != 0xd2
@@ -649,6 +737,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 			}
 		}
 		*depth++
+		fr.push(labelBlock)
 	case op >= 0x20 && op <= 0x26: // local.*, global.*, table.get/set
 		r.u32()
 	case op >= 0x28 && op <= 0x3e: // loads and stores: memarg

@@ -33,8 +33,12 @@ func vec(items ...[]byte) []byte {
 	return p
 }
 
-func body(code ...byte) []byte {
-	return append(leb128.AppendUint32(nil, uint32(len(code)+1)), append([]byte{0}, code...)...)
+func body(code ...byte) []byte { return bodyLocals([]byte{0}, code...) }
+
+// bodyLocals encodes a function body with the given locals header.
+func bodyLocals(locals []byte, code ...byte) []byte {
+	b := append(append([]byte(nil), locals...), code...)
+	return append(leb128.AppendUint32(nil, uint32(len(b))), b...)
 }
 
 // fuelTestModule is a hand-assembled module exercising everything the rewriter
@@ -50,8 +54,10 @@ func fuelTestModule() []byte {
 		[]byte{0x60, 1, 0x7f, 1, 0x7f}, // 2: (i32) -> i32
 	))...)
 	m = append(m, wasmSection(2, vec(append(appendName(appendName(nil, "env"), "one"), 0x00, 1)))...) // func 0
-	// Defined functions 1..7: spin, fanout, sum, seven, start, started, trap.
-	m = append(m, wasmSection(3, vec([]byte{0}, []byte{2}, []byte{1}, []byte{1}, []byte{0}, []byte{1}, []byte{0}))...)
+	// Defined functions 1..7: spin, fanout, sum, seven, start, started, trap;
+	// 8..13: spinIf, spinTable, spinNested, spinParam, countIf, countBr.
+	m = append(m, wasmSection(3, vec([]byte{0}, []byte{2}, []byte{1}, []byte{1}, []byte{0}, []byte{1}, []byte{0},
+		[]byte{0}, []byte{0}, []byte{0}, []byte{0}, []byte{1}, []byte{1}))...)
 	m = append(m, wasmSection(4, vec([]byte{0x70, 0x00, 2}))...) // table funcref min 2
 	m = append(m, wasmSection(6, vec(
 		[]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, // global 0: mut i32 = 0
@@ -63,6 +69,12 @@ func fuelTestModule() []byte {
 		append(appendName(nil, "sum"), 0, 3),
 		append(appendName(nil, "started"), 0, 6),
 		append(appendName(nil, "trap"), 0, 7),
+		append(appendName(nil, "spinIf"), 0, 8),
+		append(appendName(nil, "spinTable"), 0, 9),
+		append(appendName(nil, "spinNested"), 0, 10),
+		append(appendName(nil, "spinParam"), 0, 11),
+		append(appendName(nil, "countIf"), 0, 12),
+		append(appendName(nil, "countBr"), 0, 13),
 	))...)
 	m = append(m, wasmSection(8, []byte{5})...)                                 // start: func 5
 	m = append(m, wasmSection(9, vec([]byte{0x00, 0x41, 0x00, 0x0b, 1, 4}))...) // table[0] = seven
@@ -83,6 +95,18 @@ func fuelTestModule() []byte {
 		body(0x41, 42, 0x24, 0x00, 0x0b), // start: global 0 = 42
 		body(0x23, 0x00, 0x0b),           // started
 		body(0x00, 0x0b),                 // trap: unreachable
+		// The back edges of loops take every form: br_if, br_table, br from
+		// inside a block, and a loop with a parameter (type 2).
+		body(0x03, 0x40, 0x41, 0x01, 0x0d, 0x00, 0x0b, 0x0b),             // spinIf: loop i32.const 1 br_if 0 end
+		body(0x03, 0x40, 0x41, 0x00, 0x0e, 0x01, 0x00, 0x00, 0x0b, 0x0b), // spinTable: loop br_table 0 0 end
+		body(0x03, 0x40, 0x02, 0x40, 0x0c, 0x01, 0x0b, 0x0b, 0x0b),       // spinNested: loop block br 1 end end
+		body(0x41, 0x00, 0x03, 0x02, 0x0c, 0x00, 0x0b, 0x1a, 0x0b),       // spinParam: i32.const 0 loop (i32)->i32 br 0 end drop
+		// countIf: (local i32) loop x = x+1; br_if 0 (x < 1000) end; x
+		bodyLocals([]byte{1, 1, 0x7f}, 0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6a, 0x22, 0x00,
+			0x41, 0xe8, 0x07, 0x49, 0x0d, 0x00, 0x0b, 0x20, 0x00, 0x0b),
+		// countBr: (local i32) loop x = x+1; if (x < 1000) br 1 end end; x
+		bodyLocals([]byte{1, 1, 0x7f}, 0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6a, 0x22, 0x00,
+			0x41, 0xe8, 0x07, 0x49, 0x04, 0x40, 0x0c, 0x01, 0x0b, 0x0b, 0x20, 0x00, 0x0b),
 	))...)
 	names := vec(
 		append(leb128.AppendUint32(nil, 0), appendName(nil, "one")...),
@@ -133,7 +157,7 @@ func TestFuelKeepsSemanticsAndRenumbers(t *testing.T) {
 	}
 	mod := instantiateFuel(t, wasm)
 	ctx := context.Background()
-	for name, want := range map[string]uint64{"sum": 15, "started": 42} {
+	for name, want := range map[string]uint64{"sum": 15, "started": 42, "countIf": 1000, "countBr": 1000} {
 		res, err := mod.ExportedFunction(name).Call(ctx)
 		if err != nil || res[0] != want {
 			t.Fatalf("%s() = %v, %v; want %d", name, res, err, want)
@@ -157,7 +181,7 @@ func TestFuelStopsRunawayShapes(t *testing.T) {
 	for _, c := range []struct {
 		fn     string
 		params []uint64
-	}{{"spin", nil}, {"fanout", []uint64{60}}} {
+	}{{"spin", nil}, {"fanout", []uint64{60}}, {"spinIf", nil}, {"spinTable", nil}, {"spinNested", nil}, {"spinParam", nil}} {
 		t.Run(c.fn, func(t *testing.T) {
 			mod := instantiateFuel(t, wasm)
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
