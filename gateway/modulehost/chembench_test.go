@@ -62,10 +62,11 @@ func chemSMILES(tb testing.TB) []string {
 // CPU-second of the process, which is steadier on a shared machine), the ratio
 // wasm/native of time per molecule, and the cost of a call with an empty batch
 // (the per-call overhead that the batches amortise). The module is the one make
-// builds (rewritten by sdk/reloop, then optimised by wasm-opt when installed);
-// wasm-reloop/native and wasm-go/native are the same ratio, in the same run,
-// for the module rewritten by reloop only and exactly as the go tool writes
-// it. Run on one core with
+// builds (rewritten by sdk/reloop, optimised by wasm-opt when installed, then
+// finished by reloop.Finish); wasm-opt/native, wasm-reloop/native and
+// wasm-go/native are the same ratio, in the same run, for the module not
+// finished, rewritten by reloop only, and exactly as the go tool writes it.
+// Run on one core with
 //
 //	go test -run XXX -bench ChemPipeline -benchtime 3x -cpu 1 ./gateway/modulehost/
 func BenchmarkChemPipeline(b *testing.B) { chemBench(b, "") }
@@ -84,12 +85,11 @@ func BenchmarkChemStages(b *testing.B) {
 func chemBench(b *testing.B, stage string) {
 	ctx := context.Background()
 	smiles := chemSMILES(b)
-	// The module as make builds it (rewritten by sdk/reloop) and, as the
-	// same-run baseline, as the go tool writes it.
-	// The module as make builds it (reloop + wasm-opt), and as same-run
-	// baselines: rewritten by reloop only, and as the go tool writes it.
-	mod, modReloop, modGo := loadBench(b, modtest.Wasm(b, chemBenchDir)),
-		loadBench(b, modtest.WasmReloop(b, chemBenchDir)), loadBench(b, modtest.WasmGo(b, chemBenchDir))
+	// The module as make builds it (reloop, wasm-opt, reloop.Finish), and as
+	// same-run baselines: not finished, rewritten by reloop only, and as the go
+	// tool writes it.
+	mod, modOpt := loadBench(b, modtest.Wasm(b, chemBenchDir)), loadBench(b, modtest.WasmOpt(b, chemBenchDir))
+	modReloop, modGo := loadBench(b, modtest.WasmReloop(b, chemBenchDir)), loadBench(b, modtest.WasmGo(b, chemBenchDir))
 	var inputs [][]byte
 	var batches [][]string
 	for i := 0; i < len(smiles); i += chemBatch {
@@ -125,6 +125,9 @@ func chemBench(b *testing.B, stage string) {
 		}
 		if got := call(modReloop, in); got != want {
 			b.Fatalf("batch %d: module rewritten by reloop only %+v, native %+v", i, got, want)
+		}
+		if got := call(modOpt, in); got != want {
+			b.Fatalf("batch %d: module not finished %+v, native %+v", i, got, want)
 		}
 		if want.Failed != 0 && stage != "loop" && stage != "calls" {
 			b.Fatalf("batch %d: %d SMILES refused", i, want.Failed)
@@ -164,6 +167,12 @@ func chemBench(b *testing.B, stage string) {
 		}
 	}
 	c5, t5 := cpuSeconds(), time.Now()
+	for range b.N {
+		for _, in := range inputs {
+			call(modOpt, in)
+		}
+	}
+	c6, t6 := cpuSeconds(), time.Now()
 	b.StopTimer()
 	mols := float64(b.N * len(smiles))
 	native, wasm, wasmGo := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t4.Sub(t3).Seconds()
@@ -173,12 +182,14 @@ func chemBench(b *testing.B, stage string) {
 	b.ReportMetric(wasm/native, "wasm/native")
 	b.ReportMetric(wasmGo/native, "wasm-go/native")
 	b.ReportMetric(t5.Sub(t4).Seconds()/native, "wasm-reloop/native")
-	if c1 > c0 && c2 > c1 && c4 > c3 && c5 > c4 {
+	b.ReportMetric(t6.Sub(t5).Seconds()/native, "wasm-opt/native")
+	if c1 > c0 && c2 > c1 && c4 > c3 && c5 > c4 && c6 > c5 {
 		b.ReportMetric(mols/(c1-c0), "native-mol/cpu-s")
 		b.ReportMetric(mols/(c2-c1), "wasm-mol/cpu-s")
 		b.ReportMetric((c2-c1)/(c1-c0), "wasm/native-cpu")
 		b.ReportMetric((c4-c3)/(c1-c0), "wasm-go/native-cpu")
 		b.ReportMetric((c5-c4)/(c1-c0), "wasm-reloop/native-cpu")
+		b.ReportMetric((c6-c5)/(c1-c0), "wasm-opt/native-cpu")
 	}
 	b.ReportMetric(float64(t3.Sub(t2).Microseconds())/emptyCalls, "call-overhead-µs")
 }

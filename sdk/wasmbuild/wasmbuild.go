@@ -44,6 +44,9 @@ const (
 	StageGo Stage = iota
 	// StageReloop is rewritten by reloop.
 	StageReloop
+	// StageOpt is rewritten by reloop and optimised by wasm-opt when it is
+	// installed, not finished (a benchmark baseline).
+	StageOpt
 	// StageFull is rewritten by reloop, optimised by wasm-opt when it is
 	// installed, and finished by reloop.Finish: what Build and make produce.
 	StageFull
@@ -90,11 +93,13 @@ func build(ctx context.Context, dir, out string, stage Stage) error {
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
 		}
 	}
-	if stage >= StageFull {
+	if stage >= StageOpt {
 		if err := optimize(ctx, tmp); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
 		}
+	}
+	if stage >= StageFull {
 		if err := finishFile(tmp); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("wasmbuild: %s: %w", dir, err)
@@ -131,10 +136,13 @@ func CachedStage(ctx context.Context, dir, cacheDir string, stage Stage) (string
 	case StageReloop:
 		h := sha256.Sum256([]byte(key + reloop.SourceDigest()))
 		key, suffix = hex.EncodeToString(h[:]), "-reloop.wasm"
-	case StageFull:
+	case StageOpt, StageFull:
 		_, optVersion := Optimizer(ctx)
 		h := sha256.Sum256([]byte(key + reloop.SourceDigest() + optVersion + strings.Join(OptFlags, " ")))
 		key, suffix = hex.EncodeToString(h[:]), ".wasm"
+		if stage == StageOpt {
+			suffix = "-opt.wasm"
+		}
 	}
 	out := filepath.Join(cacheDir, filepath.Base(filepath.Clean(dir))+"-"+key[:16]+suffix)
 	if _, err := os.Stat(out); err == nil {

@@ -87,6 +87,14 @@ func WasmReloop(tb testing.TB, dir string) []byte {
 	return wasmStage(tb, dir, wasmbuild.StageReloop)
 }
 
+// WasmOpt returns the bytes of the module in dir rewritten by reloop and
+// optimised by wasm-opt, but not finished by reloop.Finish: the baseline that
+// shows Finish's share.
+func WasmOpt(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	return wasmStage(tb, dir, wasmbuild.StageOpt)
+}
+
 func wasmStage(tb testing.TB, dir string, stage wasmbuild.Stage) []byte {
 	tb.Helper()
 	abs, err := filepath.Abs(dir)
