@@ -127,8 +127,11 @@ func encode4(img *image.Paletted) ([]byte, error) {
 	for y := 0; y < h; y++ {
 		src := img.Pix[y*img.Stride : y*img.Stride+w]
 		dst := raw[y*rowLen+1 : (y+1)*rowLen] // byte 0: filter none
-		for x := 0; x+1 < w; x += 2 {
-			dst[x/2] = src[x]<<4 | src[x+1]&0x0f
+		// Two pixels per byte. Written so that the compiler proves every index
+		// in range: no bounds checks, few live values (in a wasm module, a
+		// spilled value in this loop cost 50% of a plot's time).
+		for i, s := 0, src; i < len(dst) && len(s) >= 2; i, s = i+1, s[2:] {
+			dst[i] = s[0]<<4 | s[1]&0x0f
 		}
 		if w%2 == 1 {
 			dst[w/2] = src[w-1] << 4

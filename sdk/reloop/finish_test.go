@@ -151,13 +151,13 @@ func TestFinishRewrites(t *testing.T) {
 		want: 3, reuses: 1, elses: 1,
 	}, {
 		name: "conversion inside a loop",
-		// p=100; store 1 at p; loop { load at p; drop }; load at p: the loop's
-		// conversion is not taken from before the loop
+		// p=100; store 1 at p; loop { load at p; drop }; load at p: neither the
+		// loop's conversion nor the one after it is taken from before the loop
 		body: []byte("\x01\x01\x7e" + "\x42\xe4\x00\x21\x01" +
 			"\x20\x01\xa7\x41\x01\x36\x02\x00" +
 			"\x03\x40" + "\x20\x01\xa7\x28\x02\x00\x1a" + "\x0b" +
 			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
-		want: 1, reuses: 1, // the load after the loop reuses the conversion before it
+		want: 1, // nothing is reused across a loop
 	}}
 	var bodies [][]byte
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 type wrapFrame struct {
 	entry map[uint32]int  // the conversions valid where the construct starts
 	dirty map[uint32]bool // pointer locals set inside
+	loops int             // loops begun before the construct
 }
 
 // reuseWraps returns the expression b (decoded as ins) in which every
@@ -20,12 +21,15 @@ type wrapFrame struct {
 // from first on; it returns how many it added and how many conversions it
 // replaced. It follows the structure conservatively: a loop starts with
 // nothing known, and after an end only what was known at the construct's start
-// and not set inside it is known. The i32 local of x always holds the
+// and not set inside it is known, nothing when the construct has a loop in it
+// (a conversion kept across a loop would hold a register through it, where
+// the loop's own values need it more). The i32 local of x always holds the
 // conversion of x's value at the last conversion that stored it, so a read is
 // right wherever x was not set since on any path.
 func reuseWraps(b []byte, ins []instr, first uint32) (out []byte, added, reuses int) {
 	cur := map[uint32]int{} // pointer local -> index of the conversion that holds it
 	var stack []wrapFrame
+	loops := 0           // loops begun so far
 	use := map[int]int{} // conversion -> the earlier one it reads
 	def := map[int]bool{}
 	dirty := func(x uint32) {
@@ -39,10 +43,11 @@ func reuseWraps(b []byte, ins []instr, first uint32) (out []byte, added, reuses 
 		x := uint32(in.imm)
 		switch in.op {
 		case opBlock, opIf:
-			stack = append(stack, wrapFrame{entry: maps.Clone(cur), dirty: map[uint32]bool{}})
+			stack = append(stack, wrapFrame{entry: maps.Clone(cur), dirty: map[uint32]bool{}, loops: loops})
 		case opLoop:
-			stack = append(stack, wrapFrame{entry: maps.Clone(cur), dirty: map[uint32]bool{}})
+			stack = append(stack, wrapFrame{entry: maps.Clone(cur), dirty: map[uint32]bool{}, loops: loops})
 			clear(cur)
+			loops++
 		case opElse:
 			if len(stack) > 0 {
 				cur = maps.Clone(stack[len(stack)-1].entry)
@@ -54,6 +59,11 @@ func reuseWraps(b []byte, ins []instr, first uint32) (out []byte, added, reuses 
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			cur = f.entry
+			if loops != f.loops {
+				// A conversion kept across a loop would hold a register
+				// through it: the loop's code needs it more.
+				clear(cur)
+			}
 			for x := range f.dirty {
 				delete(cur, x)
 				dirty(x)
