@@ -52,71 +52,43 @@ func Finish(wasm []byte) ([]byte, FinishStats, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
 		return nil, st, errors.New("reloop: not a WebAssembly 1.0 module")
 	}
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, st, err
+	}
 	var params []int // parameter count of each function type
 	var funcTypes []uint32
 	out := make([]byte, 0, len(wasm)+len(wasm)/16)
 	out = append(out, wasm[:8]...)
-	for i := 8; i < len(wasm); {
-		id := wasm[i]
-		size, p, err := leb128.Uint32(wasm, i+1)
-		if err != nil || p+int(size) > len(wasm) {
-			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
-		}
-		payload := wasm[p : p+int(size)]
-		switch id {
+	for _, sec := range secs {
+		switch sec.id {
 		case 1:
 			// Types Finish cannot read leave parameter counts unknown, and
 			// the rewrites that need them are skipped.
-			params, _ = typeParamCounts(payload)
+			params, _ = typeParamCounts(sec.payload)
 		case 3:
-			if funcTypes, err = u32Vec(payload); err != nil {
+			if funcTypes, err = u32Vec(sec.payload); err != nil {
 				return nil, st, fmt.Errorf("reloop: function section: %w", err)
 			}
 		}
-		if id != 10 {
-			out = append(out, wasm[i:p+int(size)]...)
-			i = p + int(size)
+		if sec.id != 10 {
+			out = append(out, sec.whole...)
 			continue
 		}
-		code, err := finishCode(payload, func(fn int) int {
-			if fn < len(funcTypes) && int(funcTypes[fn]) < len(params) {
-				return params[funcTypes[fn]]
-			}
-			return -1
-		}, &st)
+		bodies, err := codeBodies(sec.payload)
 		if err != nil {
 			return nil, st, err
 		}
-		out = append(out, id)
-		out = leb128.AppendUint32(out, uint32(len(code)))
-		out = append(out, code...)
-		i = p + int(size)
+		for fn, body := range bodies {
+			np := -1
+			if fn < len(funcTypes) && int(funcTypes[fn]) < len(params) {
+				np = params[funcTypes[fn]]
+			}
+			bodies[fn] = finishBody(body, np, &st)
+		}
+		out = appendSection(out, sec.id, appendBodies(make([]byte, 0, len(sec.payload)+len(sec.payload)/16), bodies))
 	}
 	return out, st, nil
-}
-
-// finishCode rewrites the payload of a code section; nparams gives the number
-// of parameters of body fn (-1 when unknown).
-func finishCode(b []byte, nparams func(fn int) int, st *FinishStats) ([]byte, error) {
-	n, q, err := leb128.Uint32(b, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reloop: code section: %w", err)
-	}
-	code := leb128.AppendUint32(make([]byte, 0, len(b)+len(b)/16), n)
-	for fn := 0; fn < int(n); fn++ {
-		size, r, err := leb128.Uint32(b, q)
-		if err != nil || r+int(size) > len(b) {
-			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
-		}
-		body := finishBody(b[r:r+int(size)], nparams(fn), st)
-		q = r + int(size)
-		code = leb128.AppendUint32(code, uint32(len(body)))
-		code = append(code, body...)
-	}
-	if q != len(b) {
-		return nil, errors.New("reloop: code section: bytes after the last body")
-	}
-	return code, nil
 }
 
 // finishBody applies the rewrites to one body; a body it cannot decode is

@@ -77,38 +77,32 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
 		return nil, st, errors.New("reloop: not a WebAssembly 1.0 module")
 	}
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, st, err
+	}
 	out := make([]byte, 0, len(wasm)*2)
 	out = append(out, wasm[:8]...)
 	imported := 0
-	for i := 8; i < len(wasm); {
-		id := wasm[i]
-		size, p, err := leb128.Uint32(wasm, i+1)
-		if err != nil || p+int(size) > len(wasm) {
-			return nil, st, fmt.Errorf("reloop: section at byte %d: bad size", i)
-		}
-		payload := wasm[p : p+int(size)]
-		if id == 0 && hasName(payload, markerSection) {
+	for _, sec := range secs {
+		if sec.id == 0 && hasName(sec.payload, markerSection) {
 			st.Already, st.OutBytes = true, len(wasm)
 			return wasm, st, nil
 		}
-		if id == 2 {
-			if imported, err = importedFuncs(payload); err != nil {
+		if sec.id == 2 {
+			if imported, err = importedFuncs(sec.payload); err != nil {
 				return nil, st, fmt.Errorf("reloop: import section: %w", err)
 			}
 		}
-		if id != 10 {
-			out = append(out, wasm[i:p+int(size)]...)
-			i = p + int(size)
+		if sec.id != 10 {
+			out = append(out, sec.whole...)
 			continue
 		}
-		code, err := rewriteCode(payload, imported, &st)
+		code, err := rewriteCode(sec.payload, imported, &st)
 		if err != nil {
 			return nil, st, err
 		}
-		out = append(out, id)
-		out = leb128.AppendUint32(out, uint32(len(code)))
-		out = append(out, code...)
-		i = p + int(size)
+		out = appendSection(out, sec.id, code)
 	}
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
@@ -126,21 +120,9 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 // rewriteCode rewrites the payload of a code section; imported is the number
 // of imported functions, which come before the bodies in the index space.
 func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
-	n, i, err := leb128.Uint32(b, 0)
+	bodies, err := codeBodies(b)
 	if err != nil {
-		return nil, fmt.Errorf("reloop: code section: %w", err)
-	}
-	var bodies [][]byte
-	for fn := uint32(0); fn < n; fn++ {
-		size, p, err := leb128.Uint32(b, i)
-		if err != nil || p+int(size) > len(b) {
-			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
-		}
-		bodies = append(bodies, b[p:p+int(size)])
-		i = p + int(size)
-	}
-	if i != len(b) {
-		return nil, errors.New("reloop: code section: bytes after the last body")
+		return nil, err
 	}
 	noret := make([]bool, len(bodies))
 	for fn, body := range bodies {
@@ -152,7 +134,7 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		f -= int64(imported)
 		return f >= 0 && f < int64(len(noret)) && noret[f]
 	}
-	out := leb128.AppendUint32(make([]byte, 0, len(b)*2), n)
+	out := make([][]byte, len(bodies))
 	for fn, body := range bodies {
 		st.Functions++
 		slow := st.SlowJumps
@@ -169,10 +151,9 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reloop: body %d: %w", fn, err)
 		}
-		out = leb128.AppendUint32(out, uint32(len(nb)))
-		out = append(out, nb...)
+		out[fn] = nb
 	}
-	return out, nil
+	return appendBodies(make([]byte, 0, len(b)*2), out), nil
 }
 
 // hasName reports whether a custom section's payload starts with name.

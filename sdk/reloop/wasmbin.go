@@ -186,3 +186,61 @@ func localTypes(body []byte) ([]byte, int, error) {
 	}
 	return types, p, nil
 }
+
+// section is one section of a module: its id, the whole section (id and size
+// included) and its payload.
+type section struct {
+	id             byte
+	whole, payload []byte
+}
+
+// sections splits a module, after its 8-byte header, into its sections.
+func sections(wasm []byte) ([]section, error) {
+	var out []section
+	for i := 8; i < len(wasm); {
+		size, p, err := leb128.Uint32(wasm, i+1)
+		if err != nil || p+int(size) > len(wasm) {
+			return nil, fmt.Errorf("reloop: section at byte %d: bad size", i)
+		}
+		out = append(out, section{id: wasm[i], whole: wasm[i : p+int(size)], payload: wasm[p : p+int(size)]})
+		i = p + int(size)
+	}
+	return out, nil
+}
+
+// appendSection appends a section with the given id and payload.
+func appendSection(out []byte, id byte, payload []byte) []byte {
+	out = leb128.AppendUint32(append(out, id), uint32(len(payload)))
+	return append(out, payload...)
+}
+
+// codeBodies splits the payload of a code section into its function bodies.
+func codeBodies(b []byte) ([][]byte, error) {
+	n, i, err := leb128.Uint32(b, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reloop: code section: %w", err)
+	}
+	var bodies [][]byte
+	for fn := uint32(0); fn < n; fn++ {
+		size, p, err := leb128.Uint32(b, i)
+		if err != nil || p+int(size) > len(b) {
+			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
+		}
+		bodies = append(bodies, b[p:p+int(size)])
+		i = p + int(size)
+	}
+	if i != len(b) {
+		return nil, errors.New("reloop: code section: bytes after the last body")
+	}
+	return bodies, nil
+}
+
+// appendBodies appends a code section's payload made of bodies.
+func appendBodies(out []byte, bodies [][]byte) []byte {
+	out = leb128.AppendUint32(out, uint32(len(bodies)))
+	for _, b := range bodies {
+		out = leb128.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out
+}

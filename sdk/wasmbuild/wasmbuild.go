@@ -209,25 +209,28 @@ func optimize(ctx context.Context, path string) error {
 
 // reloopFile rewrites the module in file path with reloop.
 func reloopFile(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	nb, _, err := reloop.Module(b)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, nb, 0o644)
+	return rewriteFile(path, func(b []byte) ([]byte, error) {
+		nb, _, err := reloop.Module(b)
+		return nb, err
+	})
 }
 
 // finishFile applies reloop.Finish to the module in file path: the last
 // step, after wasm-opt, which would undo it.
 func finishFile(path string) error {
+	return rewriteFile(path, func(b []byte) ([]byte, error) {
+		nb, _, err := reloop.Finish(b)
+		return nb, err
+	})
+}
+
+// rewriteFile replaces the module in file path with rewrite's output.
+func rewriteFile(path string, rewrite func([]byte) ([]byte, error)) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	nb, _, err := reloop.Finish(b)
+	nb, err := rewrite(b)
 	if err != nil {
 		return err
 	}
