@@ -137,59 +137,53 @@ func chemBench(b *testing.B, stage string) {
 	const emptyCalls = 200
 	call(mod, empty)
 
+	// run times one pass of every batch: wall and CPU seconds.
+	run := func(pass func()) (wall, cpu float64) {
+		c0, t0 := cpuSeconds(), time.Now()
+		for range b.N {
+			pass()
+		}
+		return time.Since(t0).Seconds(), cpuSeconds() - c0
+	}
+	module := func(m *wasmrt.Module) func() {
+		return func() {
+			for _, in := range inputs {
+				call(m, in)
+			}
+		}
+	}
 	b.ResetTimer()
-	c0, t0 := cpuSeconds(), time.Now()
-	for range b.N {
+	native, nativeCPU := run(func() {
 		for _, batch := range batches {
 			chemPipeline(batch, stage)
 		}
-	}
-	c1, t1 := cpuSeconds(), time.Now()
-	for range b.N {
-		for _, in := range inputs {
-			call(mod, in)
-		}
-	}
-	c2, t2 := cpuSeconds(), time.Now()
+	})
+	wasm, wasmCPU := run(module(mod))
+	t2 := time.Now()
 	for range emptyCalls {
 		call(mod, empty)
 	}
-	t3, c3 := time.Now(), cpuSeconds()
-	for range b.N {
-		for _, in := range inputs {
-			call(modGo, in)
-		}
-	}
-	c4, t4 := cpuSeconds(), time.Now()
-	for range b.N {
-		for _, in := range inputs {
-			call(modReloop, in)
-		}
-	}
-	c5, t5 := cpuSeconds(), time.Now()
-	for range b.N {
-		for _, in := range inputs {
-			call(modOpt, in)
-		}
-	}
-	c6, t6 := cpuSeconds(), time.Now()
-	b.StopTimer()
+	t3 := time.Now()
 	mols := float64(b.N * len(smiles))
-	native, wasm, wasmGo := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t4.Sub(t3).Seconds()
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(mols/native, "native-mol/s")
 	b.ReportMetric(mols/wasm, "wasm-mol/s")
 	b.ReportMetric(wasm/native, "wasm/native")
-	b.ReportMetric(wasmGo/native, "wasm-go/native")
-	b.ReportMetric(t5.Sub(t4).Seconds()/native, "wasm-reloop/native")
-	b.ReportMetric(t6.Sub(t5).Seconds()/native, "wasm-opt/native")
-	if c1 > c0 && c2 > c1 && c4 > c3 && c5 > c4 && c6 > c5 {
-		b.ReportMetric(mols/(c1-c0), "native-mol/cpu-s")
-		b.ReportMetric(mols/(c2-c1), "wasm-mol/cpu-s")
-		b.ReportMetric((c2-c1)/(c1-c0), "wasm/native-cpu")
-		b.ReportMetric((c4-c3)/(c1-c0), "wasm-go/native-cpu")
-		b.ReportMetric((c5-c4)/(c1-c0), "wasm-reloop/native-cpu")
-		b.ReportMetric((c6-c5)/(c1-c0), "wasm-opt/native-cpu")
+	if nativeCPU > 0 && wasmCPU > 0 {
+		b.ReportMetric(mols/nativeCPU, "native-mol/cpu-s")
+		b.ReportMetric(mols/wasmCPU, "wasm-mol/cpu-s")
+		b.ReportMetric(wasmCPU/nativeCPU, "wasm/native-cpu")
 	}
+	for _, base := range []struct {
+		name string
+		m    *wasmrt.Module
+	}{{"wasm-go", modGo}, {"wasm-reloop", modReloop}, {"wasm-opt", modOpt}} {
+		wall, cpu := run(module(base.m))
+		b.ReportMetric(wall/native, base.name+"/native")
+		if nativeCPU > 0 && cpu > 0 {
+			b.ReportMetric(cpu/nativeCPU, base.name+"/native-cpu")
+		}
+	}
+	b.StopTimer()
 	b.ReportMetric(float64(t3.Sub(t2).Microseconds())/emptyCalls, "call-overhead-µs")
 }
