@@ -65,9 +65,9 @@ type Stats struct {
 	OutBytes int // size of the module written
 }
 
-// markerSection is the name of the custom section that Module appends to a
-// module it rewrote, so that a second run leaves it alone.
-const markerSection = "toxgate:reloop"
+// Marker is the name of the custom section that Module appends to a module
+// it rewrote, so that a second run leaves it alone (and a host can tell).
+const Marker = "toxgate:reloop"
 
 // Module returns the module wasm with the functions of Go's shape rewritten.
 // It changes only the code section and appends a custom section naming the
@@ -85,7 +85,7 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	out = append(out, wasm[:8]...)
 	imported := 0
 	for _, sec := range secs {
-		if sec.id == 0 && hasName(sec.payload, markerSection) {
+		if sec.id == 0 && hasName(sec.payload, Marker) {
 			st.Already, st.OutBytes = true, len(wasm)
 			return wasm, st, nil
 		}
@@ -107,8 +107,8 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
 	} else {
-		marker := leb128.AppendUint32(nil, uint32(len(markerSection)))
-		marker = append(marker, markerSection...)
+		marker := leb128.AppendUint32(nil, uint32(len(Marker)))
+		marker = append(marker, Marker...)
 		marker = append(marker, '1') // the format of the rewrite
 		out = leb128.AppendUint32(append(out, 0), uint32(len(marker)))
 		out = append(out, marker...)

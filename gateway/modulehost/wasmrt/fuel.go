@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/sdk/leb128"
+	"toxgate/sdk/reloop"
 )
 
 // Fuel instrumentation: how the host stops a runaway call cheaply.
@@ -179,12 +180,36 @@ type fuelRewriter struct {
 	funcTypes       []uint32 // type of each defined function
 	loopCheck       []byte   // the check of one loop iteration, for the function being rewritten
 	counter         uint32   // the loop counter local of the function being rewritten
-	labels          []label  // the labels in scope, innermost last
+	labels          []scope  // the labels in scope, innermost last
+	loops           int      // loops met so far in the function being rewritten
+	edges           []int    // back edges of each loop of the function, by order (from a dry run)
+	dry             bool     // the dry run: count back edges, change nothing
+	scratch         []byte   // the dry run's output, thrown away
+	relooped        bool     // the module was rewritten by sdk/reloop
 	sawCall         bool     // the function being rewritten calls something
 }
 
-// label is one enclosing block, loop, if or try of the code being rewritten.
+// label is the kind of one enclosing block, loop, if or try of the code
+// being rewritten.
 type label byte
+
+// scope is one label in scope: its kind and, for a loop, its number in the
+// function.
+type scope struct {
+	kind label
+	loop int
+}
+
+// maxBackEdges is the most back edges a loop may have to be counted on them;
+// a loop with more is counted at its header. Each of Go's dispatch loops (in
+// a module as the go tool writes it) has a back edge for every jump of its
+// function: counting on all of them made such code 9% slower, while a
+// structured loop has one or two. In a module rewritten by sdk/reloop (it
+// carries reloop.Marker) every loop is counted on its back edges: there the
+// dispatch loops run only when a goroutine resumes, except in functions
+// without loops, which enter theirs once per call, and a header check would
+// cost that every call (the SMILES pipeline ran 4% slower with this limit).
+const maxBackEdges = 8
 
 const (
 	labelBlock    label = iota // a branch to it goes forward
@@ -237,6 +262,10 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 			}
 		case secGlobal:
 			fr.definedGlobals = sr.u32()
+		case 0: // custom: only its name is read, and a bad one is no error here
+			cr := &reader{b: s.payload}
+			name := cr.bytes(int(cr.u32()))
+			fr.relooped = fr.relooped || cr.err == nil && string(name) == reloop.Marker
 		case secFunction:
 			n := sr.u32()
 			for i := uint32(0); i < n && sr.err == nil; i++ {
@@ -390,7 +419,7 @@ func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
 	return append(b, 0x0b)
 }
 
-func (fr *fuelRewriter) push(l label) { fr.labels = append(fr.labels, l) }
+func (fr *fuelRewriter) push(l label, loop int) { fr.labels = append(fr.labels, scope{l, loop}) }
 
 func (fr *fuelRewriter) pop() {
 	if len(fr.labels) > 0 {
@@ -398,11 +427,11 @@ func (fr *fuelRewriter) pop() {
 	}
 }
 
-// target returns the kind of the label a branch with depth l goes to
-// (labelBlock for the function itself).
-func (fr *fuelRewriter) target(l uint32) label {
+// target returns the label a branch with depth l goes to (a labelBlock for
+// the function itself).
+func (fr *fuelRewriter) target(l uint32) scope {
 	if int(l) >= len(fr.labels) {
-		return labelBlock
+		return scope{labelBlock, -1}
 	}
 	return fr.labels[len(fr.labels)-1-int(l)]
 }
@@ -627,22 +656,40 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		body = append(body, br.b[groupsEnd:br.pos]...)
 		body = append(body, 0x01, 0x7f) // one i32: the loop counter
 		fr.loopCheck = fr.loopCheckFor(uint32(counter))
-		fr.counter, fr.labels = uint32(counter), fr.labels[:0]
-		entry := len(body)
-		body = append(body, fr.check...)
-		fr.sawCall = false
-		depth := 0
-		for br.err == nil && br.pos < len(br.b) {
-			var err error
-			if body, err = fr.instr(br, body, &depth, true); err != nil {
-				return nil, err
+		fr.counter = uint32(counter)
+		// A dry run counts the back edges of each loop, then the real one
+		// rewrites.
+		code, entry := br.pos, 0
+		fr.dry, fr.edges = true, fr.edges[:0]
+		for pass := 0; pass < 2; pass++ {
+			fr.labels, fr.loops, br.pos = fr.labels[:0], 0, code
+			if pass == 1 {
+				fr.dry, fr.sawCall = false, false
+			}
+			out := fr.scratch[:0]
+			if pass == 1 {
+				out = body
+			}
+			entry = len(out)
+			out = append(out, fr.check...)
+			depth := 0
+			for br.err == nil && br.pos < len(br.b) {
+				var err error
+				if out, err = fr.instr(br, out, &depth, true); err != nil {
+					return nil, err
+				}
+			}
+			if br.err == nil && depth != -1 {
+				return nil, unsupported("function %d: unbalanced blocks", i)
+			}
+			if pass == 0 {
+				fr.scratch = out
+			} else {
+				body = out
 			}
 		}
 		if br.err != nil {
 			return nil, br.err
-		}
-		if depth != -1 {
-			return nil, unsupported("function %d: unbalanced blocks", i)
 		}
 		if !fr.sawCall {
 			// A function that calls nothing cannot start a runaway call tree,
@@ -668,7 +715,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 	case op == 0x02 || op == 0x04 || op == 0x06: // block, if, try: blocktype
 		r.skipLEB()
 		*depth++
-		fr.push(labelBlock)
+		fr.push(labelBlock, -1)
 	case op == 0x03: // loop
 		// A loop whose block type is empty or a value type takes no
 		// parameters; a type index may give it some.
@@ -678,18 +725,29 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 		if !inCode {
 			break
 		}
-		if simple {
-			fr.push(labelLoop)
+		n := fr.loops
+		fr.loops++
+		if fr.dry {
+			fr.edges = append(fr.edges, 0)
+			fr.push(labelLoop, n)
 			break
 		}
-		fr.push(labelLoopHead)
+		if simple && n < len(fr.edges) && (fr.edges[n] <= maxBackEdges || fr.relooped) {
+			fr.push(labelLoop, n)
+			break
+		}
+		fr.push(labelLoopHead, n)
 		return append(copyRest(), fr.loopCheck...), r.err
 	case op == 0x0b: // end
 		*depth--
 		fr.pop()
 	case op == 0x0c || op == 0x0d: // br, br_if
 		l := r.u32()
-		if inCode && fr.target(l) == labelLoop {
+		if t := fr.target(l); inCode && t.kind == labelLoop {
+			if fr.dry {
+				fr.edges[t.loop]++
+				break
+			}
 			return fr.backEdge(p, op == 0x0d, l), r.err
 		}
 	case op == 0x07 || op == 0x08 || op == 0x09 || op == 0x18:
@@ -703,7 +761,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 		n := r.u32()
 		loop := false
 		for i := uint32(0); i <= n && r.err == nil; i++ {
-			loop = loop || inCode && fr.target(r.u32()) == labelLoop
+			loop = loop || inCode && fr.target(r.u32()).kind == labelLoop
 		}
 		if loop {
 			// One iteration check before the table, whichever way it goes.
@@ -737,7 +795,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 			}
 		}
 		*depth++
-		fr.push(labelBlock)
+		fr.push(labelBlock, -1)
 	case op >= 0x20 && op <= 0x26: // local.*, global.*, table.get/set
 		r.u32()
 	case op >= 0x28 && op <= 0x3e: // loads and stores: memarg

@@ -1,6 +1,7 @@
 package wasmrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -55,9 +56,9 @@ func fuelTestModule() []byte {
 	))...)
 	m = append(m, wasmSection(2, vec(append(appendName(appendName(nil, "env"), "one"), 0x00, 1)))...) // func 0
 	// Defined functions 1..7: spin, fanout, sum, seven, start, started, trap;
-	// 8..13: spinIf, spinTable, spinNested, spinParam, countIf, countBr.
+	// 8..14: spinIf, spinTable, spinNested, spinParam, countIf, countBr, spinManyEdges.
 	m = append(m, wasmSection(3, vec([]byte{0}, []byte{2}, []byte{1}, []byte{1}, []byte{0}, []byte{1}, []byte{0},
-		[]byte{0}, []byte{0}, []byte{0}, []byte{0}, []byte{1}, []byte{1}))...)
+		[]byte{0}, []byte{0}, []byte{0}, []byte{0}, []byte{1}, []byte{1}, []byte{0}))...)
 	m = append(m, wasmSection(4, vec([]byte{0x70, 0x00, 2}))...) // table funcref min 2
 	m = append(m, wasmSection(6, vec(
 		[]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, // global 0: mut i32 = 0
@@ -75,6 +76,7 @@ func fuelTestModule() []byte {
 		append(appendName(nil, "spinParam"), 0, 11),
 		append(appendName(nil, "countIf"), 0, 12),
 		append(appendName(nil, "countBr"), 0, 13),
+		append(appendName(nil, "spinManyEdges"), 0, 14),
 	))...)
 	m = append(m, wasmSection(8, []byte{5})...)                                 // start: func 5
 	m = append(m, wasmSection(9, vec([]byte{0x00, 0x41, 0x00, 0x0b, 1, 4}))...) // table[0] = seven
@@ -107,6 +109,9 @@ func fuelTestModule() []byte {
 		// countBr: (local i32) loop x = x+1; if (x < 1000) br 1 end end; x
 		bodyLocals([]byte{1, 1, 0x7f}, 0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6a, 0x22, 0x00,
 			0x41, 0xe8, 0x07, 0x49, 0x04, 0x40, 0x0c, 0x01, 0x0b, 0x0b, 0x20, 0x00, 0x0b),
+		// spinManyEdges: loop (i32.const 0 br_if 0) x 9; br 0 end — more back
+		// edges than maxBackEdges, so counted at the header
+		body(append(append([]byte{0x03, 0x40}, bytes.Repeat([]byte{0x41, 0x00, 0x0d, 0x00}, 9)...), 0x0c, 0x00, 0x0b, 0x0b)...),
 	))...)
 	names := vec(
 		append(leb128.AppendUint32(nil, 0), appendName(nil, "one")...),
@@ -181,7 +186,7 @@ func TestFuelStopsRunawayShapes(t *testing.T) {
 	for _, c := range []struct {
 		fn     string
 		params []uint64
-	}{{"spin", nil}, {"fanout", []uint64{60}}, {"spinIf", nil}, {"spinTable", nil}, {"spinNested", nil}, {"spinParam", nil}} {
+	}{{"spin", nil}, {"fanout", []uint64{60}}, {"spinIf", nil}, {"spinTable", nil}, {"spinNested", nil}, {"spinParam", nil}, {"spinManyEdges", nil}} {
 		t.Run(c.fn, func(t *testing.T) {
 			mod := instantiateFuel(t, wasm)
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
