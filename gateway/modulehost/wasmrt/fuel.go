@@ -37,7 +37,9 @@ import (
 // iteration made a loop-carried dependency through memory that cost Go guests
 // ~18% on loop-heavy code. They are counted on the back edges (the branches
 // to a loop), not at loop headers: a br to a loop becomes an add, a compare
-// and a br_if to the loop, with the fuel check after it, so the loop's code
+// and a br_if to the loop, followed by a call of $tick (a function added to
+// the module that runs the fuel check; copying the check onto every back
+// edge made modules 9% larger and slower to compile). So the loop's code
 // gets no extra block, and a loop that is never branched back to (Go's
 // dispatch loop in a function without loops, entered once per call) costs
 // nothing. A loop that may take parameters is counted at its header, and a
@@ -186,6 +188,7 @@ type fuelRewriter struct {
 	dry             bool     // the dry run: count back edges, change nothing
 	scratch         []byte   // the dry run's output, thrown away
 	relooped        bool     // the module was rewritten by sdk/reloop
+	tick            []byte   // call $tick: the added function that runs check (empty without one)
 	sawCall         bool     // the function being rewritten calls something
 }
 
@@ -301,7 +304,14 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 	// The new type goes at the end of the type section, the new import at the
 	// end of the import section and the new global at the end of the global
 	// section, creating the sections (in their required order) when absent.
-	newType := []byte{0x60, 0x00, 0x01, 0x7f} // () -> i32
+	// () -> i32 for the import, () -> () for $tick, a defined function added
+	// after the module's own that runs check: a back edge calls it, so that
+	// the check is not copied onto every one.
+	newType := []byte{0x60, 0x00, 0x01, 0x7f, 0x60, 0x00, 0x00}
+	if len(fr.funcTypes) > 0 {
+		tick := fr.importedFuncs + 1 + uint32(len(fr.funcTypes))
+		fr.tick = leb128.AppendUint32([]byte{0x10}, tick)
+	}
 	newImport := appendName(appendName(nil, fuelModule), fuelName)
 	newImport = leb128.AppendUint32(append(newImport, 0x00), fr.types)
 	newGlobal := leb128.AppendUint32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
@@ -323,7 +333,7 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		id byte
 		p  []byte
 	}{
-		{secType, leb128.AppendUint32(nil, 1)},
+		{secType, leb128.AppendUint32(nil, 2)},
 		{secImport, leb128.AppendUint32(nil, 1)},
 		{secGlobal, leb128.AppendUint32(nil, 1)},
 	}
@@ -362,8 +372,12 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		case secType:
 			wrote[secType] = true
 			n := sr.u32()
-			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(leb128.AppendUint32(nil, n+2), sr.b[sr.pos:]...)
 			p = append(p, newType...)
+		case secFunction:
+			n := sr.u32()
+			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
+			p = leb128.AppendUint32(p, fr.types+1) // $tick: () -> ()
 		case secImport:
 			wrote[secImport] = true
 			n := sr.u32()
@@ -444,7 +458,7 @@ func (fr *fuelRewriter) target(l uint32) scope {
 // counted.
 //
 //	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.lt_u; br_if l
-//	i32.const 0; local.set c; <check>; br l
+//	i32.const 0; local.set c; call $tick; br l
 //
 // For br_if, the same inside if ... end (labels one deeper).
 func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
@@ -458,7 +472,7 @@ func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
 	p = leb128.AppendInt32(append(p, 0x41), loopBatch)
 	p = leb128.AppendUint32(append(p, 0x49, 0x0d), l) // i32.lt_u; br_if l
 	p = leb128.AppendUint32(append(p, 0x41, 0x00, 0x21), fr.counter)
-	p = append(p, fr.check...)
+	p = append(p, fr.tick...)
 	p = leb128.AppendUint32(append(p, 0x0c), l) // br l
 	if cond {
 		p = append(p, 0x0b)
@@ -629,7 +643,7 @@ func (fr *fuelRewriter) expr(r *reader, p []byte) ([]byte, error) {
 
 func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := leb128.AppendUint32(nil, n)
+	p := leb128.AppendUint32(nil, n+1)
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
@@ -699,7 +713,10 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		p = leb128.AppendUint32(p, uint32(len(body)))
 		p = append(p, body...)
 	}
-	return p, r.err
+	// $tick: no locals, the check, end.
+	tick := append(append([]byte{0x00}, fr.check...), 0x0b)
+	p = leb128.AppendUint32(p, uint32(len(tick)))
+	return append(p, tick...), r.err
 }
 
 // instr copies one instruction from r to p, renumbering function indices and,
