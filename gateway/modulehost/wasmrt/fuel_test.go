@@ -15,6 +15,7 @@ import (
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/sdk/leb128"
+	"toxgate/sdk/reloop"
 )
 
 // wasmSection encodes one section.
@@ -299,6 +300,44 @@ func TestInstanceFailureKinds(t *testing.T) {
 	} {
 		if got := instanceFailure(c.ctx, c.err); got != c.want {
 			t.Errorf("instanceFailure(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
+}
+
+// TestFuelMarkerChoosesBackEdges checks the two ways a loop with more back
+// edges than maxBackEdges is counted: at its header in a module as the go
+// tool writes it (one count), on every back edge in a module that carries
+// reloop's marker (a count per edge, so the module grows). Both must stop
+// the runaway loop and keep the finite ones right.
+func TestFuelMarkerChoosesBackEdges(t *testing.T) {
+	plain := fuelTestModule()
+	marked := append(append([]byte(nil), plain...), wasmSection(0, appendName(nil, reloop.Marker), []byte{'1'})...)
+	plainOut, err := instrumentFuel(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markedOut, err := instrumentFuel(marked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// spinManyEdges has 10 back edges: counted on each, each gets an add, a
+	// compare, a branch, a reset and a call of $tick (well over 10 bytes).
+	if grow := len(markedOut) - len(plainOut) - (len(marked) - len(plain)); grow < 10*10 {
+		t.Fatalf("the marked module grew by %d bytes more than the plain one; its many-edge loop is not counted on its back edges", grow)
+	}
+	for name, wasm := range map[string][]byte{"plain": plainOut, "marked": markedOut} {
+		mod := instantiateFuel(t, wasm)
+		for fn, want := range map[string]uint64{"countIf": 1000, "countBr": 1000} {
+			if res, err := mod.ExportedFunction(fn).Call(context.Background()); err != nil || res[0] != want {
+				t.Fatalf("%s: %s() = %v, %v; want %d", name, fn, res, err, want)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err := mod.ExportedFunction("spinManyEdges").Call(ctx)
+		cancel()
+		var ee *sys.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != sys.ExitCodeDeadlineExceeded {
+			t.Fatalf("%s: spinManyEdges error = %v, want exit on deadline", name, err)
 		}
 	}
 }
