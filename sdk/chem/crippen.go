@@ -1,10 +1,8 @@
 package chem
 
 import (
-	"encoding/binary"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // Wildman–Crippen atom types and contributions (S. A. Wildman and G. M.
@@ -156,7 +154,7 @@ type crippenCand struct {
 // a direct-mapped table of immutable entries, read without locks (a miss
 // computes the candidates and replaces the slot). Molecules share few
 // distinct atom kinds, so nearly every lookup hits.
-var crippenCache [1 << 10]atomic.Pointer[crippenEntry]
+var crippenCache [1 << 10]cacheSlot[crippenEntry]
 
 type crippenEntry struct {
 	key   uint64
@@ -189,12 +187,12 @@ var crippenStar = func() []bool {
 }()
 
 // crippenCandidates returns the parameters, in order, whose first pattern
-// atom can match an atom with features a.
-func crippenCandidates(a *gatom) crippenEntry {
+// atom can match an atom with features a. The entry is shared and immutable.
+func crippenCandidates(a *gatom) *crippenEntry {
 	key := a.key()
 	slot := &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
-	if e := slot.Load(); e != nil && e.key == key {
-		return *e
+	if e := slot.load(); e != nil && e.key == key {
+		return e
 	}
 	var c []crippenCand
 	one := matchGraph{n: 1, at: []gatom{*a}, start: []int32{0, 0}}
@@ -212,55 +210,73 @@ func crippenCandidates(a *gatom) crippenEntry {
 			e.star = false
 		}
 	}
-	slot.Store(e)
-	return *e
+	slot.store(e)
+	return e
 }
 
 // crippenTypeCache maps the exact star environment of an atom (its
 // features, then the bond and features of each neighbour, sorted; see
 // envKey) to the index of its Crippen parameter, for atoms whose candidate
 // patterns are all stars: lock-free, direct-mapped, replaced on a miss.
-var crippenTypeCache [1 << 14]atomic.Pointer[crippenTypeEntry]
+var crippenTypeCache [1 << 14]cacheSlot[crippenTypeEntry]
 
+// crippenTypeEntry is one star environment (as envKey writes it) and its
+// parameter.
 type crippenTypeEntry struct {
-	key string
-	k   int16 // parameter index, -1 for none
+	root uint64      // the atom's feature key
+	env  [][2]uint64 // per neighbour: bond index, feature key; sorted
+	k    int16       // parameter index, -1 for none
+}
+
+// matches reports whether e is the environment envKey wrote into g.
+func (e *crippenTypeEntry) matches(g *matchGraph) bool {
+	n := int(g.envLen)
+	if e.root != g.envRoot || len(e.env) != n {
+		return false
+	}
+	env := e.env[:n]
+	for x := range env {
+		if env[x] != g.env[x] {
+			return false
+		}
+	}
+	return true
 }
 
 // crippenTypeCacheOff disables crippenTypeCache (tests compare both ways).
 var crippenTypeCacheOff bool
 
-// envKey writes the star environment of graph atom i into g.keyBuf: the
-// atom's feature key, then per neighbour its bond index and feature key,
-// sorted; nil for atoms of more than 16 neighbours.
-func (g *matchGraph) envKey(i int) []byte {
+// maxEnv is the most neighbours of an atom whose environment envKey writes.
+const maxEnv = 16
+
+// envKey writes the star environment of graph atom i into g.envRoot,
+// g.env[:g.envLen] and its hash into g.envHash: the atom's feature key, then
+// per neighbour its bond index and feature key, sorted. It reports false
+// (and writes nothing) for atoms of more than maxEnv neighbours.
+func (g *matchGraph) envKey(i int) bool {
 	lo, hi := int(g.start[i]), int(g.start[i+1])
-	if hi-lo > 16 {
-		return nil
+	if hi-lo > maxEnv {
+		return false
 	}
-	env := g.envBuf[:0]
-	for x := lo; x < hi; x++ {
-		e := g.nb[x]
+	env := &g.env
+	n := 0
+	for _, e := range g.nb[lo:hi] {
 		v := [2]uint64{uint64(e.bindex), g.at[e.j].key()}
-		j := len(env)
-		env = append(env, v)
+		j := n
 		for j > 0 && (env[j-1][0] > v[0] || env[j-1][0] == v[0] && env[j-1][1] > v[1]) {
 			env[j] = env[j-1]
 			j--
 		}
 		env[j] = v
+		n++
 	}
-	g.envBuf = env
 	rk := g.at[i].key()
-	b := binary.LittleEndian.AppendUint64(g.keyBuf[:0], rk)
 	h := rk * 0x9e3779b97f4a7c15
-	for _, v := range env {
-		b = append(b, byte(v[0]))
-		b = binary.LittleEndian.AppendUint64(b, v[1])
+	for _, v := range env[:n] {
 		h = (h^(v[1]+v[0]<<56))*0x9e3779b97f4a7c15 + v[0]
 	}
-	g.keyBuf, g.envHash = b, h^h>>29
-	return b
+	g.envRoot, g.envLen, g.envHash = rk, uint8(n), h^h>>29
+	return true
 }
 
 func hasRecursion(prog []ains) bool {
@@ -336,7 +352,10 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
-	local := g.kinds[:0] // the molecule's atom kinds and their candidates
+	// The molecule's few atom kinds are looked up once each; the list is on
+	// the stack (kinds beyond it are looked up every time).
+	var kinds [24]*crippenEntry
+	nk := 0
 	for i := 0; i < g.n; i++ {
 		typ := ""
 		if i >= na && g.nb[g.start[i]].j == lastParent {
@@ -352,21 +371,22 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			}
 			continue
 		}
-		// the molecule's few atom kinds are looked up once each
 		key := g.at[i].key()
-		var ce crippenEntry
-		hit := false
-		for q := range local {
-			if local[q].key == key {
-				ce, hit = local[q], true
+		var ce *crippenEntry
+		for _, e := range kinds[:nk] {
+			if e.key == key {
+				ce = e
 				break
 			}
 		}
-		if !hit {
+		if ce == nil {
 			ce = crippenCandidates(&g.at[i])
-			local = append(local, ce)
+			if nk < len(kinds) {
+				kinds[nk] = ce
+				nk++
+			}
 		}
-		found := g.crippenTypeOf(i, &ce)
+		found := g.crippenTypeOf(i, ce)
 		if found >= 0 {
 			p := &crippenParams[found]
 			logp += p.logp
@@ -380,21 +400,17 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			*types = append(*types, typ)
 		}
 	}
-	g.kinds = local[:0]
 	return logp, mr
 }
 
 // crippenTypeOf returns the index of the first parameter of ce matching at
 // atom i, or -1; through crippenTypeCache when ce's patterns are stars.
 func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
-	var env []byte
-	var slot *atomic.Pointer[crippenTypeEntry]
-	if ce.star && !crippenTypeCacheOff {
-		if env = g.envKey(i); env != nil {
-			slot = &crippenTypeCache[g.envHash>>50]
-			if e := slot.Load(); e != nil && e.key == string(env) {
-				return int(e.k)
-			}
+	var slot *cacheSlot[crippenTypeEntry]
+	if ce.star && !crippenTypeCacheOff && g.envKey(i) {
+		slot = &crippenTypeCache[g.envHash>>50]
+		if e := slot.load(); e != nil && e.matches(g) {
+			return int(e.k)
 		}
 	}
 	found := -1
@@ -406,7 +422,7 @@ func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
 		}
 	}
 	if slot != nil {
-		slot.Store(&crippenTypeEntry{key: string(env), k: int16(found)})
+		slot.store(&crippenTypeEntry{root: g.envRoot, env: append([][2]uint64(nil), g.env[:g.envLen]...), k: int16(found)})
 	}
 	return found
 }

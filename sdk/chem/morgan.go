@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // The Morgan algorithm here follows RDKit's GetMorganFingerprint /
@@ -71,7 +70,7 @@ type morganNbr struct {
 	inv uint32
 }
 
-var morganPool = sync.Pool{New: func() any { return new(morganScratch) }}
+var morganPool scratchPool[morganScratch]
 
 func lessWords(a, b []uint64) int {
 	for i := range a {
@@ -360,11 +359,11 @@ func Morgan(m *Mol, radius, nBits int) *BitVec {
 		nBits = 2048
 	}
 	b := NewBitVec(nBits)
-	sc := morganPool.Get().(*morganScratch)
+	sc := morganPool.get()
 	for _, id := range m.morganIDs(radius, sc) {
 		b.Set(int(id % uint32(nBits)))
 	}
-	morganPool.Put(sc)
+	morganPool.put(sc)
 	return b
 }
 
@@ -379,8 +378,8 @@ type CountVec struct {
 // RDKit's GetHashedMorganFingerprint, or unfolded 32-bit identifiers like
 // GetMorganFingerprint when nBits is 0.
 func MorganCounts(m *Mol, radius, nBits int) *CountVec {
-	sc := morganPool.Get().(*morganScratch)
-	defer morganPool.Put(sc)
+	sc := morganPool.get()
+	defer morganPool.put(sc)
 	return countVec(m.morganIDs(radius, sc), nBits, sc)
 }
 

@@ -11,8 +11,8 @@ func MorganCountsAndBits(m *Mol, countRadius, countBits, bitRadius, nBits int) (
 		nBits = 2048
 	}
 	countRadius, bitRadius = max(countRadius, 0), max(bitRadius, 0)
-	sc := morganPool.Get().(*morganScratch)
-	defer morganPool.Put(sc)
+	sc := morganPool.get()
+	defer morganPool.put(sc)
 	var endsBuf [8]int
 	ids, ends := m.morganShells(max(countRadius, bitRadius), sc, endsBuf[:0])
 	b := NewBitVec(nBits)

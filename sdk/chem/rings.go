@@ -2,7 +2,6 @@ package chem
 
 import (
 	"math/bits"
-	"sync"
 )
 
 // maxPathsPerBond bounds the equally short ring paths enumerated per bond.
@@ -24,8 +23,8 @@ func (m *Mol) perceiveRings() error {
 	if len(m.bonds) < 3 {
 		return nil
 	}
-	rs := ringPool.Get().(*ringScratch)
-	defer ringPool.Put(rs)
+	rs := ringPool.get()
+	defer ringPool.put(rs)
 	m.markRingBonds(rs)
 	rs.reset(n, len(m.bonds))
 	// ring systems = connected components over ring bonds
@@ -101,7 +100,7 @@ type ringScratch struct {
 	ringEnds  []int32
 }
 
-var ringPool = sync.Pool{New: func() any { return new(ringScratch) }}
+var ringPool scratchPool[ringScratch]
 
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {

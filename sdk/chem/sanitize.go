@@ -1,7 +1,5 @@
 package chem
 
-import "sync"
-
 // sanitize mirrors RDKit's SanitizeMol for SMILES input: functional-group
 // clean-up, ring perception, valence and implicit hydrogens, kekulisation,
 // radicals and aromaticity perception.
@@ -202,8 +200,8 @@ func (m *Mol) kekulize() error {
 		}
 		return nil
 	}
-	as := aromPool.Get().(*aromScratch)
-	defer aromPool.Put(as)
+	as := aromPool.get()
+	defer aromPool.put(as)
 	as.kcand = growBool(as.kcand, n)
 	cand := as.kcand
 	for i := 0; i < n; i++ {
@@ -554,8 +552,8 @@ func (m *Mol) setAromaticity() {
 	if len(m.rings) == 0 {
 		return
 	}
-	as := aromPool.Get().(*aromScratch)
-	defer aromPool.Put(as)
+	as := aromPool.get()
+	defer aromPool.put(as)
 	as.reset(n, len(m.bonds))
 	seen, isCand, edon := as.seen, as.isCand, as.edon
 	cRings := as.cRings[:0] // indices into m.rings
@@ -672,7 +670,7 @@ type aromScratch struct {
 	katoms []int
 }
 
-var aromPool = sync.Pool{New: func() any { return new(aromScratch) }}
+var aromPool scratchPool[aromScratch]
 
 func growBool(s []bool, n int) []bool {
 	if cap(s) < n {

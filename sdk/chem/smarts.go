@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"sync"
 )
 
 // This file holds a small SMARTS matcher used internally for RDKit's
@@ -590,14 +589,15 @@ type matchGraph struct {
 	// frames holds extendFrom's mapped atoms and cursors, 32 per active call
 	frames []int32
 	depth  int
-	// envBuf and keyBuf are scratch of envKey (Crippen types)
-	envBuf  [][2]uint64
-	keyBuf  []byte
-	envHash uint64         // hash of the key envKey wrote
-	kinds   []crippenEntry // crippenWith's atom kinds
+	// env, envLen, envRoot and envHash are what envKey wrote (Crippen
+	// types); no pointers, so writing them costs no write barrier
+	env     [maxEnv][2]uint64
+	envLen  uint8
+	envRoot uint64
+	envHash uint64
 }
 
-var graphPool = sync.Pool{New: func() any { return new(matchGraph) }}
+var graphPool scratchPool[matchGraph]
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
@@ -609,7 +609,7 @@ func grow[T any](s []T, n int) []T {
 // newMatchGraph returns the match graph of m from the pool; give it back
 // with g.release().
 func newMatchGraph(m *Mol, expandH bool) *matchGraph {
-	g := graphPool.Get().(*matchGraph)
+	g := graphPool.get()
 	na := len(m.atoms)
 	nh := 0
 	if expandH {
@@ -678,7 +678,7 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 	return g
 }
 
-func (g *matchGraph) release() { graphPool.Put(g) }
+func (g *matchGraph) release() { graphPool.put(g) }
 
 // atomMatches runs the program of pattern atom k of p on graph atom i.
 func (g *matchGraph) atomMatches(p *spattern, k, i int) bool {
