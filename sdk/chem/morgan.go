@@ -24,24 +24,37 @@ func hashCombine(seed, v uint32) uint32 {
 	return seed ^ (v + hashMagic + (seed << 6) + (seed >> 2))
 }
 
-// atomInvariant is RDKit's getConnectivityInvariants for one atom.
-func (m *Mol) atomInvariant(i int) uint32 {
-	a := &m.atoms[i]
-	th := uint32(a.TotalHs())
-	var h uint32
-	h = hashCombine(h, uint32(a.z))
-	h = hashCombine(h, uint32(m.Degree(i))+th)
-	h = hashCombine(h, th+uint32(m.hNeighbors(i))) // RDKit counts graph H neighbours here
-	h = hashCombine(h, uint32(int32(a.charge)))
-	delta := int32(0)
-	if a.isotope > 0 {
-		delta = int32(isotopeMass(int(a.z), int(a.isotope)) - elements[a.z].weight)
+// atomInvariants writes RDKit's getConnectivityInvariants of every atom
+// into inv (len(inv) = number of atoms): one loop rather than a call per
+// atom, since calls cost much in Go's wasm code.
+func (m *Mol) atomInvariants(inv []uint32) {
+	atoms, start, nbr, ringCt := m.atoms, m.start, m.nbr, m.atomRingCt
+	inv = inv[:len(atoms)]
+	for i := range inv {
+		a := &atoms[i]
+		js := nbr[start[i]:start[i+1]]
+		hn := uint32(0) // RDKit counts graph H neighbours in the H count
+		for _, j := range js {
+			if atoms[j].z == 1 {
+				hn++
+			}
+		}
+		th := uint32(a.TotalHs())
+		var h uint32
+		h = hashCombine(h, uint32(a.z))
+		h = hashCombine(h, uint32(len(js))+th)
+		h = hashCombine(h, th+hn)
+		h = hashCombine(h, uint32(int32(a.charge)))
+		delta := int32(0)
+		if a.isotope > 0 {
+			delta = int32(isotopeMass(int(a.z), int(a.isotope)) - elements[a.z].weight)
+		}
+		h = hashCombine(h, uint32(delta))
+		if ringCt[i] > 0 {
+			h = hashCombine(h, 1)
+		}
+		inv[i] = h
 	}
-	h = hashCombine(h, uint32(delta))
-	if m.atomRingCt[i] > 0 {
-		h = hashCombine(h, 1)
-	}
-	return h
 }
 
 // morganScratch holds the working memory of morganIDs; it is pooled so

@@ -29,9 +29,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	ids := s.ids[:0]
 	cur := grow(s.cur, n)
 	next := grow(s.next, n)
-	for i := 0; i < n; i++ {
-		cur[i] = m.atomInvariant(i)
-	}
+	m.atomInvariants(cur)
 	ids = append(ids, cur...)
 	ends = append(ends, len(ids))
 	s.cur, s.next = cur, next
@@ -42,6 +40,10 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 		s.ids = ids
 		return ids, ends
 	}
+	// Bond sets are w words per atom. w is 1 for molecules of up to 64 bonds
+	// (nearly all), where a set is kept in a register while it grows and
+	// compared as one word: memory accesses cost far more in a wasm module
+	// than natively (each is bounds-checked), so the one-word case avoids them.
 	w := (len(m.bonds) + 63) / 64
 	if w == 0 {
 		w = 1
@@ -55,27 +57,39 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	envs := s.envs[:0]
 	nbrs := s.nbrs[:0]
 	seenHash, seenWords := s.seenHash[:0], s.seenWords[:0]
+	start, nbr, nbrB, bonds := m.start[:n+1], m.nbr, m.nbrB, m.bonds
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
 			if dead[i] {
 				continue
 			}
-			if m.Degree(i) == 0 {
+			lo, hi := start[i], start[i+1]
+			if lo == hi {
 				dead[i] = true
 				continue
 			}
-			rn := round[i*w : (i+1)*w]
 			nbrs = nbrs[:0]
-			bs := m.BondsOf(i)
-			for k, j := range m.Neighbors(i) {
-				bi := bs[k]
-				rn[bi/64] |= 1 << (uint(bi) % 64)
-				on := nbh[int(j)*w : (int(j)+1)*w]
-				for x := range rn {
-					rn[x] |= on[x]
+			bs, js := nbrB[lo:hi], nbr[lo:hi]
+			if w == 1 {
+				r := round[i]
+				for k, bi := range bs {
+					j := js[k]
+					r |= 1<<(uint(bi)%64) | nbh[j]
+					nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
 				}
-				nbrs = append(nbrs, morganNbr{int32(m.bonds[bi].order), cur[j]})
+				round[i] = r
+			} else {
+				rn := round[i*w : (i+1)*w]
+				for k, bi := range bs {
+					j := js[k]
+					rn[bi/64] |= 1 << (uint(bi) % 64)
+					on := nbh[int(j)*w : (int(j)+1)*w]
+					for x := range rn {
+						rn[x] |= on[x]
+					}
+					nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
+				}
 			}
 			for a := 1; a < len(nbrs); a++ {
 				for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
@@ -110,7 +124,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			slot := h & mask
 			for ; tab[slot] != 0; slot = (slot + 1) & mask {
 				q := int(tab[slot] - 1)
-				if seenHash[q] == h && lessWords(seenWords[q*w:(q+1)*w], nb) == 0 {
+				if seenHash[q] == h && (w == 1 && seenWords[q] == nb[0] || w > 1 && lessWords(seenWords[q*w:(q+1)*w], nb) == 0) {
 					dup = true
 					break
 				}
