@@ -1,7 +1,9 @@
 package chem
 
 import (
-	"strconv"
+	"math/bits"
+	"slices"
+	"strings"
 )
 
 // Descriptors holds the standard physico-chemical descriptors of a
@@ -68,31 +70,25 @@ func (a *atom) TotalHs() int { return int(a.implicitH) + int(a.explicitH) }
 // charge appended as RDKit's CalcMolFormula writes it ("+", "-2", ...).
 // Isotopes are counted with their element.
 func (m *Mol) Formula() string {
+	// counts by element, and the elements other than C and H that are
+	// present as bits of their alphabetical rank, read back in order: no
+	// sort and no string comparisons per molecule
 	var counts [len(elements)]int32
+	var present [(len(elements) + 63) / 64]uint64
 	for i := range m.atoms {
 		a := &m.atoms[i]
 		counts[a.z]++
 		counts[1] += int32(a.TotalHs())
-	}
-	// the other elements present, in alphabetical order of their symbols
-	var zs [len(elements)]uint8
-	nz := 0
-	for z, c := range counts {
-		if c == 0 || z == 1 || z == 6 {
-			continue
+		if a.z != 1 && a.z != 6 {
+			r := elementRank[a.z]
+			present[r/64] |= 1 << (r % 64)
 		}
-		k := nz
-		for ; k > 0 && elements[zs[k-1]].symbol > elements[z].symbol; k-- {
-			zs[k] = zs[k-1]
-		}
-		zs[k] = uint8(z)
-		nz++
 	}
 	buf := make([]byte, 0, 32)
 	write := func(z int) {
 		buf = append(buf, elements[z].symbol...)
 		if c := counts[z]; c > 1 {
-			buf = strconv.AppendInt(buf, int64(c), 10)
+			buf = appendSmallInt(buf, int(c))
 		}
 	}
 	if counts[6] > 0 {
@@ -101,22 +97,57 @@ func (m *Mol) Formula() string {
 	if counts[1] > 0 {
 		write(1)
 	}
-	for _, z := range zs[:nz] {
-		write(int(z))
+	for w, bitsLeft := range present {
+		for bitsLeft != 0 {
+			r := w*64 + bits.TrailingZeros64(bitsLeft)
+			bitsLeft &= bitsLeft - 1
+			write(int(elementsByName[r]))
+		}
 	}
 	if q := m.FormalCharge(); q > 0 {
 		buf = append(buf, '+')
 		if q > 1 {
-			buf = strconv.AppendInt(buf, int64(q), 10)
+			buf = appendSmallInt(buf, q)
 		}
 	} else if q < 0 {
 		buf = append(buf, '-')
 		if q < -1 {
-			buf = strconv.AppendInt(buf, int64(-q), 10)
+			buf = appendSmallInt(buf, -q)
 		}
 	}
 	return string(buf)
 }
+
+// appendSmallInt appends the decimal digits of n ≥ 0 (strconv.AppendInt
+// without its calls, which cost much in Go's wasm code).
+func appendSmallInt(buf []byte, n int) []byte {
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return append(buf, d[i:]...)
+}
+
+// elementsByName lists the atomic numbers in alphabetical order of their
+// symbols; elementRank[z] is the position of z in it.
+var elementsByName, elementRank = func() ([]uint8, []uint8) {
+	byName := make([]uint8, len(elements))
+	for z := range byName {
+		byName[z] = uint8(z)
+	}
+	slices.SortStableFunc(byName, func(a, b uint8) int { return strings.Compare(elements[a].symbol, elements[b].symbol) })
+	rank := make([]uint8, len(elements))
+	for r, z := range byName {
+		rank[z] = uint8(r)
+	}
+	return byName, rank
+}()
 
 // MolWt returns the average molecular weight (isotope-labelled atoms use
 // their isotope mass).

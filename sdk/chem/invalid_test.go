@@ -125,6 +125,10 @@ func TestValidTrickySMILES(t *testing.T) {
 		{"c1ccc2c(c1)[nH]c1ccccc12", "C12H9N", 3}, // carbazole
 		{"C1=CC=C2C=CC=CC2=C1", "C10H8", 2},       // Kekulé naphthalene
 		{"*C", "CH3*", 0},                         // wildcard atom
+		{"FC(Cl)(Br)I", "CBrClFI", 0},             // halogens in alphabetical order
+		{"CCCCCCCCCCCC", "C12H26", 0},             // two-digit counts
+		{"[O-]P([O-])([O-])=O", "O4P-3", 0},       // net charge with a count
+		{"[O-]S(=O)(=O)[O-].[Na+].[Na+]", "Na2O4S", 0},
 	}
 	for _, c := range cases {
 		m, err := ParseSMILES(c.smiles)
