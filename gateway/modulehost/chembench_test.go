@@ -9,10 +9,10 @@ import (
 	"os"
 	"testing"
 	"time"
-	"toxgate/sdk/chem/chembench"
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/sdk/chem/chembench"
 )
 
 const (
@@ -52,6 +52,41 @@ func chemSMILES(tb testing.TB) []string {
 		out = append(out, r[col])
 	}
 	return out
+}
+
+// TestChemModuleMatchesNative runs sdk/chem inside the chembench module, as
+// make builds it, over the 3000 reference SMILES and checks that every batch
+// gives the counts and checksum of the same pipeline run natively (every
+// descriptor and fingerprint bit goes into the checksum). The module's build
+// of sdk/chem has its own forms of the scratch pools and caches
+// (shared_wasm.go); two passes run them cold and warm.
+func TestChemModuleMatchesNative(t *testing.T) {
+	ctx := context.Background()
+	m, err := wasmrt.Load(ctx, modtest.Wasm(t, chemBenchDir), wasmrt.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Retire(ctx)
+	smiles := chemSMILES(t)
+	for pass := range 2 {
+		for _, stage := range []string{"", "parse", "describe"} {
+			for i := 0; i < len(smiles); i += chemBatch {
+				batch := smiles[i:min(i+chemBatch, len(smiles))]
+				in, _ := json.Marshal(map[string]any{"smiles": batch, "stage": stage})
+				res, err := m.Call(ctx, 0, in)
+				if err != nil {
+					t.Fatalf("pass %d, stage %q, batch %d: %v", pass, stage, i/chemBatch, err)
+				}
+				var got chemOut
+				if err := json.Unmarshal(res, &got); err != nil {
+					t.Fatalf("%v: %s", err, res)
+				}
+				if want := chemPipeline(batch, stage); got != want || want.Failed != 0 {
+					t.Fatalf("pass %d, stage %q, batch %d: module %+v, native %+v", pass, stage, i/chemBatch, got, want)
+				}
+			}
+		}
+	}
 }
 
 // BenchmarkChemPipeline runs sdk/chem's ParseSMILES + Describe + Morgan(2, 2048)
