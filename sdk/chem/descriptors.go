@@ -86,7 +86,11 @@ func (m *Mol) Formula() string {
 	}
 	buf := make([]byte, 0, 32)
 	write := func(z int) {
-		buf = append(buf, elements[z].symbol...)
+		// byte by byte: appending a slice is a memmove call in Go's wasm code
+		sym := elements[z].symbol
+		for k := 0; k < len(sym); k++ {
+			buf = append(buf, sym[k])
+		}
 		if c := counts[z]; c > 1 {
 			buf = appendSmallInt(buf, int(c))
 		}
@@ -131,7 +135,10 @@ func appendSmallInt(buf []byte, n int) []byte {
 			break
 		}
 	}
-	return append(buf, d[i:]...)
+	for ; i < len(d); i++ {
+		buf = append(buf, d[i])
+	}
+	return buf
 }
 
 // elementsByName lists the atomic numbers in alphabetical order of their

@@ -47,7 +47,8 @@ func (m *Mol) numHBD() int {
 func (m *Mol) numHBA() int {
 	n := 0
 	for i := range m.atoms {
-		if m.isHBA(i) {
+		// only N, O and S can match: tested here to spare most atoms a call
+		if z := m.atoms[i].z; (z == 7 || z == 8 || z == 16) && m.isHBA(i) {
 			n++
 		}
 	}

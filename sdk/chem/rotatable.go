@@ -18,7 +18,8 @@ func (m *Mol) numRotatableStrict() int {
 			continue
 		}
 		i, j := int(b.a), int(b.b)
-		if !m.rotEnd(i) || !m.rotEnd(j) {
+		// terminal atoms (D1) never match: tested here to spare them a call
+		if m.Degree(i) == 1 || m.Degree(j) == 1 || !m.rotEnd(i) || !m.rotEnd(j) {
 			continue
 		}
 		if !m.rotAmideLike(i) || !m.rotAmideLike(j) {
