@@ -14,7 +14,8 @@ import (
 // same address value, not merely an equal one) up to at least the same offset
 // on every path to the access. Go's code, once binaryen has optimised it, gives
 // it few such chances. Finish rewrites three shapes so that it gets more,
-// without changing what any instruction computes:
+// and a fourth that saves the loads themselves, without changing what any
+// instruction computes:
 //
 //   - Frame slot addresses. Go often addresses a slot of its frame the long
 //     way, local.get 1; i64.extend_i32_u; i64.const k; i64.add; i32.wrap_i64
@@ -30,9 +31,14 @@ import (
 //     the same step, so that block passes on no known bounds and every
 //     address is checked again after each of Go's inline nil checks
 //     (if; call sigpanic; end). An explicit empty else means the same.
+//   - Argument reads. Go reads each argument from its caller's frame every
+//     time it needs it; an argument read more than once is loaded into a
+//     local once, after the frame is allocated (see argcache.go). It runs
+//     after the frame slot folding, which also reads binaryen's form of a
+//     slot address, i64.const -k; i64.sub.
 //
-// Run it last: binaryen's optimiser would undo the last two. On the SMILES
-// pipeline of sdk/chem the three together make the module 12-14% faster
+// Run it last: binaryen's optimiser would undo the last three. On the SMILES
+// pipeline of sdk/chem the first three together make the module 12-14% faster
 // (see sdk/README.md); each alone gains little, since a value wazero knows is
 // forgotten at the next nil check unless the else is there.
 
@@ -41,6 +47,7 @@ type FinishStats struct {
 	Bodies      int // function bodies read
 	FrameFolds  int // frame slot addresses folded into their access
 	WrapReuses  int // pointer conversions replaced by a read of an earlier one
+	ArgReads    int // argument loads replaced by a read of a local
 	Elses       int // empty elses added
 	Undecodable int // bodies left as they were: an instruction Finish does not know
 }
@@ -115,10 +122,20 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 			}
 		}
 	}
+	var argTypes []byte
+	if len(locals) > 0 && locals[0] == 0x7f && nparams == 1 {
+		var nc int
+		if expr, argTypes, nc = cacheArgs(expr, ins, uint32(nparams+len(locals))); nc > 0 {
+			st.ArgReads += nc
+			if ins, err = decodeAll(expr); err != nil {
+				return body
+			}
+		}
+	}
 	var added int
 	if nparams >= 0 {
 		var nr int
-		expr, added, nr = reuseWraps(expr, ins, uint32(nparams+len(locals)))
+		expr, added, nr = reuseWraps(expr, ins, uint32(nparams+len(locals)+len(argTypes)))
 		st.WrapReuses += nr
 		if nr > 0 {
 			if ins, err = decodeAll(expr); err != nil {
@@ -129,6 +146,9 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 	expr, ne := explicitElse(expr, ins)
 	st.Elses += ne
 	head := body[:p]
+	for _, t := range argTypes {
+		head = appendLocalGroup(head, 1, t)
+	}
 	if added > 0 {
 		head = appendLocalGroup(head, added, 0x7f)
 	}

@@ -3,6 +3,7 @@ package reloop
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +71,7 @@ type finishCase struct {
 	folds  int
 	reuses int
 	elses  int
+	args   int // argument loads read from a local
 }
 
 // testModule assembles a module with one page of memory, global 0 (a mutable
@@ -87,7 +89,7 @@ func testModule(bodies [][]byte) []byte {
 	code := leb128.AppendUint32(nil, uint32(len(bodies)))
 	for i, b := range bodies {
 		funcs = append(funcs, 0)
-		name := []byte{'f', byte('0' + i)}
+		name := []byte(fmt.Sprintf("f%d", i))
 		exports = append(leb128.AppendUint32(exports, uint32(len(name))), name...)
 		exports = leb128.AppendUint32(append(exports, 0), uint32(i)) // kind func, index
 		code = append(leb128.AppendUint32(code, uint32(len(b))), b...)
@@ -114,6 +116,11 @@ func TestFinishRewrites(t *testing.T) {
 		// (local i32) SP; store 42 at slot 16 (offset 4), load it back at offset 20
 		body: []byte("\x01\x01\x7f" + getSP + slot(16) + "\x41\x2a\x36\x02\x04" + "\x20\x01\x28\x02\x14" + "\x0b"),
 		want: 42, folds: 1,
+	}, {
+		name: "frame slot address as binaryen writes it",
+		// local.get 1; i64.extend_i32_u; i64.const -16; i64.sub; i32.wrap_i64
+		body: []byte("\x01\x01\x7f" + getSP + "\x20\x01\xad\x42\x70\x7d\xa7" + "\x41\x2b\x36\x02\x04" + "\x20\x01\x28\x02\x14" + "\x0b"),
+		want: 43, folds: 1,
 	}, {
 		name: "frame slot address used as a value",
 		// the long form stored as a value is not folded; returns SP+8 = 1032
@@ -159,6 +166,7 @@ func TestFinishRewrites(t *testing.T) {
 			"\x20\x01\xa7\x28\x02\x00" + "\x0b"),
 		want: 1, // nothing is reused across a loop
 	}}
+	cases = append(cases, argCases(len(cases))...)
 	var bodies [][]byte
 	for _, c := range cases {
 		bodies = append(bodies, c.body)
@@ -168,12 +176,12 @@ func TestFinishRewrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var folds, reuses, elses int
+	var folds, reuses, elses, args int
 	for _, c := range cases {
-		folds, reuses, elses = folds+c.folds, reuses+c.reuses, elses+c.elses
+		folds, reuses, elses, args = folds+c.folds, reuses+c.reuses, elses+c.elses, args+c.args
 	}
-	if st.FrameFolds != folds || st.WrapReuses != reuses || st.Elses != elses || st.Undecodable != 0 {
-		t.Errorf("Finish did %+v, want %d folds, %d reuses, %d elses", st, folds, reuses, elses)
+	if st.FrameFolds != folds || st.WrapReuses != reuses || st.Elses != elses || st.ArgReads != args || st.Undecodable != 0 {
+		t.Errorf("Finish did %+v, want %d folds, %d reuses, %d elses, %d argument reads", st, folds, reuses, elses, args)
 	}
 	ctx := context.Background()
 	for name, wasm := range map[string][]byte{"as written": mod, "finished": fin} {
@@ -183,7 +191,7 @@ func TestFinishRewrites(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for i, c := range cases {
-			res, err := m.ExportedFunction("f"+string(rune('0'+i))).Call(ctx, 0)
+			res, err := m.ExportedFunction(fmt.Sprintf("f%d", i)).Call(ctx, 0)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", name, c.name, err)
 			}
@@ -223,4 +231,60 @@ func FuzzFinish(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Finish(b)
 	})
+}
+
+// argCases are functions of Go's shape that read an argument of theirs (the
+// slot 8 bytes above the stack pointer they were called with) twice, after
+// allocating a 16-byte frame: where nothing can write the slot in between,
+// both reads come from a local.
+func argCases(first int) []finishCase {
+	const (
+		getSP    = "\x23\x00\x21\x01"                     // global.get 0; local.set 1
+		prologue = "\x20\x01\x41\x10\x6b\x22\x01\x24\x00" // SP -= 16 (local and global)
+		push     = "\x20\x01\x41\x08\x6b\x22\x01\x24\x00" // SP -= 8: a return address for a call
+		retAddr  = "\x20\x01\x42\x63\x37\x03\x00"         // store 99 at SP
+		pop      = "\x23\x00\x41\x08\x6a\x24\x00"         // a callee's return: global SP += 8
+		wrap     = "\xa7\x0b"                             // i32.wrap_i64; end
+	)
+	arg5 := getSP + "\x20\x01\x42\x05\x37\x03\x08" // the caller stores 5 at SP+8
+	load := func(off byte) string { return "\x20\x01\x29\x03" + string([]byte{off}) }
+	store := func(off, v byte) string { return "\x20\x01\x42" + string([]byte{v}) + "\x37\x03" + string([]byte{off}) }
+	call := "\x41\x00\x10" + string([]byte{byte(first)}) + "\x1a" // call the first case, which pops
+	return []finishCase{{
+		name: "a callee: pops its return address",
+		body: []byte("\x00" + pop + "\x41\x00\x0b"),
+		want: 0,
+	}, {
+		name: "argument read twice",
+		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + load(24) + "\x7c" + wrap),
+		want: 10, args: 2,
+	}, {
+		name: "argument read twice across a call's return address",
+		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + push + retAddr + call + getSP + load(24) + "\x7c" + wrap),
+		want: 10, args: 2,
+	}, {
+		name: "argument slot written by the function",
+		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + store(24, 9) + load(24) + "\x7c" + wrap),
+		want: 14,
+	}, {
+		name: "argument slot written while a return address is pushed",
+		// SP+32 then is the frame's SP+24
+		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + push + store(32, 7) + call + getSP + load(24) + "\x7c" + wrap),
+		want: 12,
+	}, {
+		name: "argument whose address is taken",
+		// (local i32 i32) the long form of SP+24 kept in local 2, 7 stored through it
+		body: []byte("\x01\x02\x7f" + arg5 + prologue + load(24) +
+			"\x20\x01\xad\x42\x18\x7c\xa7\x21\x02" + "\x20\x02\x42\x07\x37\x03\x00" + load(24) + "\x7c" + wrap),
+		want: 12,
+	}, {
+		name: "stack pointer copied to another local",
+		body: []byte("\x01\x02\x7f" + arg5 + prologue + load(24) +
+			"\x20\x01\x21\x02" + "\x20\x02\x42\x07\x37\x03\x18" + load(24) + "\x7c" + wrap),
+		want: 12,
+	}, {
+		name: "argument read once",
+		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + wrap),
+		want: 5,
+	}}
 }

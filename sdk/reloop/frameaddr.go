@@ -40,6 +40,7 @@ const (
 	opI64Const      = 0x42
 	opI64ExtendI32U = 0xad
 	opI64Add        = 0x7c
+	opI64Sub        = 0x7d
 	opI32WrapI64    = 0xa7
 	localSP         = 1 // Go's local copy of the SP global
 )
@@ -56,13 +57,16 @@ func memOffset(b []byte, in instr) uint32 {
 
 // frameAddr reports whether ins[i:i+5] computes the address of a slot of Go's
 // frame the long way, local.get 1; i64.extend_i32_u; i64.const k; i64.add;
-// i32.wrap_i64, and returns k.
+// i32.wrap_i64 (or i64.const -k; i64.sub), and returns k.
 func frameAddr(b []byte, ins []instr, i int) (uint32, bool) {
 	if i+4 >= len(ins) || ins[i].op != opLocalGet || ins[i].imm != localSP || ins[i+1].op != opI64ExtendI32U ||
-		ins[i+2].op != opI64Const || ins[i+3].op != opI64Add || ins[i+4].op != opI32WrapI64 {
+		ins[i+2].op != opI64Const || ins[i+3].op != opI64Add && ins[i+3].op != opI64Sub || ins[i+4].op != opI32WrapI64 {
 		return 0, false
 	}
 	k, _, err := leb128.Int64(b, ins[i+2].off+1)
+	if ins[i+3].op == opI64Sub {
+		k = -k // binaryen writes + 64 as - (-64), one byte shorter
+	}
 	if err != nil || k < 0 || k >= 1<<31 {
 		return 0, false
 	}
