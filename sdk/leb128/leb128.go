@@ -32,6 +32,18 @@ func AppendInt32(b []byte, v int32) []byte {
 	}
 }
 
+// AppendInt64 appends v in signed LEB128.
+func AppendInt64(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
 // Uint32 reads an unsigned LEB128 value of at most 32 bits at b[i:] and
 // returns it with the index after it.
 func Uint32(b []byte, i int) (uint32, int, error) {

@@ -36,6 +36,15 @@ func TestKnownEncodings(t *testing.T) {
 			t.Errorf("Int64(% x) = %d, %d, %v", got, v, n, err)
 		}
 	}
+	for _, v := range []int64{0, 1, -1, 64, -65, 1 << 40, 0x0101010101010101, math.MaxInt64, math.MinInt64} {
+		got := AppendInt64(nil, v)
+		if v >= math.MinInt32 && v <= math.MaxInt32 && !bytes.Equal(got, AppendInt32(nil, int32(v))) {
+			t.Errorf("AppendInt64(%d) = % x, AppendInt32 writes % x", v, got, AppendInt32(nil, int32(v)))
+		}
+		if r, n, err := Int64(got, 0); err != nil || r != v || n != len(got) {
+			t.Errorf("Int64(AppendInt64(%d) = % x) = %d, %d, %v", v, got, r, n, err)
+		}
+	}
 	if v, _, err := Int64([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 0); err != nil || v != -1 {
 		t.Errorf("ten-byte -1: %d, %v", v, err)
 	}

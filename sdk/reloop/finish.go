@@ -48,6 +48,7 @@ type FinishStats struct {
 	FrameFolds  int // frame slot addresses folded into their access
 	WrapReuses  int // pointer conversions replaced by a read of an earlier one
 	ArgReads    int // argument loads replaced by a read of a local
+	MemOps      int // memory.fill and memory.copy expanded into loads and stores
 	Elses       int // empty elses added
 	Undecodable int // bodies left as they were: an instruction Finish does not know
 }
@@ -132,10 +133,20 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 			}
 		}
 	}
+	var memTypes []byte
+	if nparams >= 0 {
+		var nm int
+		if expr, memTypes, nm = smallMemOps(expr, ins, uint32(nparams+len(locals)+len(argTypes))); nm > 0 {
+			st.MemOps += nm
+			if ins, err = decodeAll(expr); err != nil {
+				return body
+			}
+		}
+	}
 	var added int
 	if nparams >= 0 {
 		var nr int
-		expr, added, nr = reuseWraps(expr, ins, uint32(nparams+len(locals)+len(argTypes)))
+		expr, added, nr = reuseWraps(expr, ins, uint32(nparams+len(locals)+len(argTypes)+len(memTypes)))
 		st.WrapReuses += nr
 		if nr > 0 {
 			if ins, err = decodeAll(expr); err != nil {
@@ -146,7 +157,7 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 	expr, ne := explicitElse(expr, ins)
 	st.Elses += ne
 	head := body[:p]
-	for _, t := range argTypes {
+	for _, t := range append(argTypes, memTypes...) {
 		head = appendLocalGroup(head, 1, t)
 	}
 	if added > 0 {
