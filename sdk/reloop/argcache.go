@@ -222,38 +222,8 @@ func prologueAt(b []byte, ins []instr, i int) (uint32, bool) {
 // numbered from first on; it returns their types and the number of loads it
 // replaced.
 func cacheArgs(b []byte, ins []instr, first uint32) (out []byte, types []byte, replaced int) {
-	// Every use of local SP must be an access, a pointer to a slot,
-	// bookkeeping or the bound check; every write of it bookkeeping.
-	frame := uint32(0)
-	var starts []int
-	for j := 0; j < len(ins); j++ {
-		in := ins[j]
-		switch {
-		case in.op == opLocalGet && in.imm == localSP:
-			if kind, _, _ := spUse(b, ins, j); kind == spUnknown {
-				return b, nil, 0
-			}
-			if f, ok := prologueAt(b, ins, j); ok {
-				if frame != 0 && f != frame {
-					return b, nil, 0
-				}
-				frame = f
-				starts = append(starts, j+5)
-			}
-		case (in.op == opLocalSet || in.op == opLocalTee) && in.imm == localSP:
-			// local.get 1; i32.const; i32.add|sub; local.tee|set 1, or
-			// global.get 0; local.set 1.
-			if j >= 1 && ins[j-1].op == opGlobalGet && ins[j-1].imm == 0 {
-				break
-			}
-			if j >= 3 && ins[j-3].op == opLocalGet && ins[j-3].imm == localSP && ins[j-2].op == opI32Const &&
-				(ins[j-1].op == 0x6a || ins[j-1].op == 0x6b) {
-				break
-			}
-			return b, nil, 0
-		}
-	}
-	if frame == 0 {
+	frame, starts, ok := frameInfo(b, ins)
+	if !ok || frame == 0 {
 		return b, nil, 0
 	}
 	args := frame + 8 // the caller's frame: return address, then the arguments
@@ -356,6 +326,42 @@ func cacheArgs(b []byte, ins []instr, first uint32) (out []byte, types []byte, r
 		out = append(out, b[in.off:in.end]...)
 	}
 	return out, types, replaced
+}
+
+// frameInfo checks that every use of local SP in b (decoded as ins) is an
+// access, a pointer to a slot, bookkeeping or the bound check, and every write
+// of it bookkeeping, and returns the frame's size and where the code after
+// each allocation of the frame starts (none, and frame 0, for a function
+// without a frame); ok is false when the function is not of that shape.
+func frameInfo(b []byte, ins []instr) (frame uint32, starts []int, ok bool) {
+	for j := 0; j < len(ins); j++ {
+		in := ins[j]
+		switch {
+		case in.op == opLocalGet && in.imm == localSP:
+			if kind, _, _ := spUse(b, ins, j); kind == spUnknown {
+				return 0, nil, false
+			}
+			if f, ok := prologueAt(b, ins, j); ok {
+				if frame != 0 && f != frame {
+					return 0, nil, false
+				}
+				frame = f
+				starts = append(starts, j+5)
+			}
+		case (in.op == opLocalSet || in.op == opLocalTee) && in.imm == localSP:
+			// local.get 1; i32.const; i32.add|sub; local.tee|set 1, or
+			// global.get 0; local.set 1.
+			if j >= 1 && ins[j-1].op == opGlobalGet && ins[j-1].imm == 0 {
+				break
+			}
+			if j >= 3 && ins[j-3].op == opLocalGet && ins[j-3].imm == localSP && ins[j-2].op == opI32Const &&
+				(ins[j-1].op == 0x6a || ins[j-1].op == 0x6b) {
+				break
+			}
+			return 0, nil, false
+		}
+	}
+	return frame, starts, true
 }
 
 // naturalAlign returns the alignment exponent of a load's natural alignment.
