@@ -21,16 +21,7 @@ func AppendUint32(b []byte, v uint32) []byte {
 }
 
 // AppendInt32 appends v in signed LEB128.
-func AppendInt32(b []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func AppendInt32(b []byte, v int32) []byte { return AppendInt64(b, int64(v)) }
 
 // AppendInt64 appends v in signed LEB128.
 func AppendInt64(b []byte, v int64) []byte {

@@ -309,7 +309,7 @@ func cacheArgs(b []byte, ins []instr, first uint32) (out []byte, types []byte, r
 		if isStart[j] {
 			for _, k := range keys {
 				out = append(out, opLocalGet, localSP, k.op)
-				out = leb128.AppendUint32(out, naturalAlign(k.op))
+				out = leb128.AppendUint32(out, alignOf(memSize(k.op)))
 				out = leb128.AppendUint32(out, k.off)
 				out = leb128.AppendUint32(append(out, opLocalSet), local[k])
 			}
@@ -362,19 +362,6 @@ func frameInfo(b []byte, ins []instr) (frame uint32, starts []int, ok bool) {
 		}
 	}
 	return frame, starts, true
-}
-
-// naturalAlign returns the alignment exponent of a load's natural alignment.
-func naturalAlign(op byte) uint32 {
-	switch memSize(op) {
-	case 8:
-		return 3
-	case 4:
-		return 2
-	case 2:
-		return 1
-	}
-	return 0
 }
 
 // regionFrame is one construct entered inside a region.

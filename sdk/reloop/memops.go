@@ -1,6 +1,8 @@
 package reloop
 
 import (
+	"math/bits"
+
 	"toxgate/sdk/leb128"
 )
 
@@ -72,41 +74,18 @@ func memPieces(n uint32) []memPiece {
 	return p
 }
 
-// Load and store opcodes of i64 values by width.
+// alignOf returns the alignment exponent of an access of width bytes (1, 2,
+// 4 or 8), its natural alignment.
+func alignOf(width uint32) uint32 { return uint32(bits.TrailingZeros32(width)) }
+
+// loadOp and storeOp return the i64 load (zero-extending) and store of width
+// bytes.
 func loadOp(width uint32) byte {
-	switch width {
-	case 8:
-		return 0x29 // i64.load
-	case 4:
-		return 0x35 // i64.load32_u
-	case 2:
-		return 0x33 // i64.load16_u
-	}
-	return 0x31 // i64.load8_u
+	return [4]byte{0x31, 0x33, 0x35, 0x29}[alignOf(width)] // i64.load8_u, 16_u, 32_u, i64.load
 }
 
 func storeOp(width uint32) byte {
-	switch width {
-	case 8:
-		return 0x37 // i64.store
-	case 4:
-		return 0x3e // i64.store32
-	case 2:
-		return 0x3d // i64.store16
-	}
-	return 0x3c // i64.store8
-}
-
-func alignOf(width uint32) uint32 {
-	switch width {
-	case 8:
-		return 3
-	case 4:
-		return 2
-	case 2:
-		return 1
-	}
-	return 0
+	return [4]byte{0x3c, 0x3d, 0x3e, 0x37}[alignOf(width)] // i64.store8, 16, 32, i64.store
 }
 
 // memEmitter appends instructions.
