@@ -423,8 +423,9 @@ func walkRegion(b []byte, ins []instr, s int, at func(j, state int)) bool {
 			stack = stack[:len(stack)-1]
 			if !f.loop {
 				state = meetSP(state, f.exit)
-				if !f.hasElse && ins[j].op == opEnd && f.entry != spDead {
-					// an if without else: the condition may skip it
+				if !f.hasElse && f.entry != spDead {
+					// an if without else may be skipped; a block is
+					// treated the same way, which can only lose precision
 					state = meetSP(state, f.entry)
 				}
 			}

@@ -14,8 +14,8 @@ import (
 // same address value, not merely an equal one) up to at least the same offset
 // on every path to the access. Go's code, once binaryen has optimised it, gives
 // it few such chances. Finish rewrites three shapes so that it gets more,
-// and a fourth that saves the loads themselves, without changing what any
-// instruction computes:
+// and two more that save accesses themselves, without changing what the
+// program computes:
 //
 //   - Frame slot addresses. Go often addresses a slot of its frame the long
 //     way, local.get 1; i64.extend_i32_u; i64.const k; i64.add; i32.wrap_i64
@@ -36,8 +36,12 @@ import (
 //     local once, after the frame is allocated (see argcache.go). It runs
 //     after the frame slot folding, which also reads binaryen's form of a
 //     slot address, i64.const -k; i64.sub.
+//   - Small bulk-memory operations. memory.fill and memory.copy of at most 64
+//     bytes, which wazero runs as calls of Go's memmove, become loads and
+//     stores of words (see memops.go).
 //
-// Run it last: binaryen's optimiser would undo the last three. On the SMILES
+// Run it last: binaryen's optimiser would undo the wrap reuses, the elses
+// and the argument locals. On the SMILES
 // pipeline of sdk/chem the first three together make the module 12-14% faster
 // (see sdk/README.md); each alone gains little, since a value wazero knows is
 // forgotten at the next nil check unless the else is there.
