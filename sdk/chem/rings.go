@@ -83,8 +83,8 @@ type frame struct {
 // per-molecule results are copied out by storeRings.
 type ringScratch struct {
 	comp, sysAtoms, sysBonds []int32
-	local, prevB, dist       []int32
-	touched, queue           []int32
+	local, low, dist         []int32
+	queue                    []int32
 	frames                   []frame
 	bondMark                 []bool   // all false between uses (orderRingAtoms)
 	arena                    []uint64 // candidate cycle bits
@@ -111,7 +111,7 @@ func grow32(s []int32, n int) []int32 {
 
 func (rs *ringScratch) reset(nAtoms, nBonds int) {
 	rs.comp = grow32(rs.comp, nAtoms)
-	rs.prevB = grow32(rs.prevB, nAtoms)
+	rs.low = grow32(rs.low, nAtoms)
 	rs.dist = grow32(rs.dist, nAtoms)
 	rs.local = grow32(rs.local, nBonds)
 	for i := range rs.comp {
@@ -162,9 +162,9 @@ func (m *Mol) hasRingBond(i int) bool {
 // low-link values).
 func (m *Mol) markRingBonds(rs *ringScratch) {
 	n := len(m.atoms)
-	// dist and prevB serve as disc and low (reset sets them again)
-	disc, low := grow32(rs.dist, n), grow32(rs.prevB, n)
-	rs.dist, rs.prevB = disc, low
+	// dist serves as disc (reset sets it again)
+	disc, low := grow32(rs.dist, n), grow32(rs.low, n)
+	rs.dist, rs.low = disc, low
 	for i := range disc {
 		disc[i] = -1
 	}
@@ -299,41 +299,39 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 	}
 	// shortest cycle through each ring bond
 	rs.cands, rs.candHash, rs.arena = rs.cands[:0], rs.candHash[:0], rs.arena[:0]
-	prevB, dist := rs.prevB, rs.dist
-	touched := rs.touched[:0]
+	dist := rs.dist
+	// queue holds every atom the search reached (dst included), whose dist
+	// is reset before the next search; the walk below reads dist
 	queue := rs.queue[:0]
 	if cap(rs.path) < words {
 		rs.path = make([]uint64, words)
 	}
 	rs.path = rs.path[:words]
 	pw := pathWalker{m: m, rs: rs}
+	start, nbr, nbrB, mb := m.start, m.nbr, m.nbrB, m.bonds
 	for li, bi := range bonds {
-		b := m.bonds[bi]
-		src, dst := b.a, b.b
-		for _, t := range touched {
+		for _, t := range queue {
 			dist[t] = -1
 		}
-		touched = touched[:0]
+		src, dst := mb[bi].a, mb[bi].b
 		dist[src] = 0
-		touched = append(touched, src)
 		queue = append(queue[:0], src)
 		found := false
-		for qi := 0; qi < len(queue) && !found; qi++ {
+	search:
+		for qi := 0; qi < len(queue); qi++ {
 			v := queue[qi]
-			bs := m.BondsOf(int(v))
-			for k, w := range m.Neighbors(int(v)) {
-				wb := bs[k]
-				if wb == bi || !m.bonds[wb].inRing || dist[w] >= 0 {
+			dv := dist[v] + 1
+			for e := start[v]; e < start[v+1]; e++ {
+				w, wb := nbr[e], nbrB[e]
+				if wb == bi || !mb[wb].inRing || dist[w] >= 0 {
 					continue
 				}
-				dist[w] = dist[v] + 1
-				prevB[w] = wb
-				touched = append(touched, w)
+				dist[w] = dv
+				queue = append(queue, w)
 				if w == dst {
 					found = true
-					break
+					break search
 				}
-				queue = append(queue, w)
 			}
 		}
 		if !found {
@@ -349,10 +347,10 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 		pw.bi, pw.src, pw.nPaths = bi, src, 0
 		pw.walk(dst)
 	}
-	for _, t := range touched {
+	for _, t := range queue {
 		dist[t] = -1
 	}
-	rs.touched, rs.queue = touched[:0], queue[:0]
+	rs.queue = queue[:0]
 	rank, chosen := rs.selectRings(words)
 	if rank < want {
 		// rare: add Horton candidates (cycles through a root and an edge)
