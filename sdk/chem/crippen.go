@@ -217,30 +217,35 @@ func crippenCandidates(a *gatom) *crippenEntry {
 // crippenTypeCache maps the exact star environment of an atom (its
 // features, then the bond and features of each neighbour, sorted; see
 // envKey) to the index of its Crippen parameter, for atoms whose candidate
-// patterns are all stars: lock-free, direct-mapped, replaced on a miss.
-var crippenTypeCache [1 << 14]cacheSlot[crippenTypeEntry]
+// patterns are all stars and that have at most typeEnvNbrs neighbours:
+// direct-mapped, replaced on a miss. Its entries are words in the table, not
+// pointers to entries: the garbage collector would otherwise mark thousands
+// of them at every cycle (see README.md, "Performance").
+var crippenTypeCache [1 << 14]wordSlot
 
-// crippenTypeEntry is one star environment (as envKey writes it) and its
-// parameter.
-type crippenTypeEntry struct {
-	root uint64      // the atom's feature key
-	env  [][2]uint64 // per neighbour: bond index, feature key; sorted
-	k    int16       // parameter index, -1 for none
-}
+const (
+	// slotWords is the size of a wordSlot's entry: a crippenTypeCache entry.
+	slotWords = 2 + typeEnvNbrs
+	// typeEnvNbrs is the most neighbours of an environment in crippenTypeCache.
+	typeEnvNbrs = 4
+	// typeKShift is where an entry's first word keeps the parameter index.
+	typeKShift = 40
+)
 
-// matches reports whether e is the environment envKey wrote into g.
-func (e *crippenTypeEntry) matches(g *matchGraph) bool {
+// typeKey writes into e the crippenTypeCache entry of the environment envKey wrote
+// into g (g.envLen ≤ typeEnvNbrs), without its parameter: word 0 holds a
+// valid bit (63), the parameter index + 1 (16 bits at typeKShift, left 0
+// here), the neighbours' bond indices (8 bits each from bit 8) and their
+// number (bits 0-7); word 1 the atom's feature key; then one word per
+// neighbour, its feature key.
+func (g *matchGraph) typeKey(e *[slotWords]uint64) {
 	n := int(g.envLen)
-	if e.root != g.envRoot || len(e.env) != n {
-		return false
+	e[0] = 1<<63 | uint64(n)
+	e[1] = g.envRoot
+	for x := range n {
+		e[0] |= g.env[x][0] << (8 + 8*x)
+		e[2+x] = g.env[x][1]
 	}
-	env := e.env[:n]
-	for x := range env {
-		if env[x] != g.env[x] {
-			return false
-		}
-	}
-	return true
 }
 
 // crippenTypeCacheOff disables crippenTypeCache (tests compare both ways).
@@ -406,11 +411,13 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 // crippenTypeOf returns the index of the first parameter of ce matching at
 // atom i, or -1; through crippenTypeCache when ce's patterns are stars.
 func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
-	var slot *cacheSlot[crippenTypeEntry]
-	if ce.star && !crippenTypeCacheOff && g.envKey(i) {
+	var slot *wordSlot
+	var key [slotWords]uint64
+	if ce.star && !crippenTypeCacheOff && g.envKey(i) && g.envLen <= typeEnvNbrs {
 		slot = &crippenTypeCache[g.envHash>>50]
-		if e := slot.load(); e != nil && e.matches(g) {
-			return int(e.k)
+		g.typeKey(&key)
+		if w0, ok := slot.lookup(&key, 0xffff<<typeKShift); ok {
+			return int(w0>>typeKShift&0xffff) - 1
 		}
 	}
 	found := -1
@@ -422,7 +429,8 @@ func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
 		}
 	}
 	if slot != nil {
-		slot.store(&crippenTypeEntry{root: g.envRoot, env: append([][2]uint64(nil), g.env[:g.envLen]...), k: int16(found)})
+		key[0] |= uint64(uint16(found+1)) << typeKShift
+		slot.store(&key)
 	}
 	return found
 }

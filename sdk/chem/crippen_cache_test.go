@@ -2,6 +2,8 @@ package chem
 
 import (
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -31,6 +33,46 @@ func TestCrippenTypeCacheExact(t *testing.T) {
 			if got := m.CrippenTypes(); !slices.Equal(got, want[i]) {
 				t.Fatalf("pass %d, %s: types %v through the cache, %v by the patterns", pass, m.SMILES(), got, want[i])
 			}
+		}
+	}
+}
+
+// TestCrippenTypeCacheConcurrent types the reference molecules from four
+// goroutines at once, each in its own order, through the shared cache (run
+// with -race to check its sequence lock), and compares with the patterns.
+func TestCrippenTypeCacheConcurrent(t *testing.T) {
+	var mols []*Mol
+	for _, r := range loadReference(t) {
+		if m, err := ParseSMILES(r.smiles); err == nil {
+			mols = append(mols, m)
+		}
+	}
+	want := make([][]string, len(mols))
+	crippenTypeCacheOff = true
+	for i, m := range mols {
+		want[i] = m.CrippenTypes()
+	}
+	crippenTypeCacheOff = false
+	clear(crippenTypeCache[:])
+	var wg sync.WaitGroup
+	errs := make([]string, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range mols {
+				i := (j*(2*w+1) + w*997) % len(mols)
+				if got := mols[i].CrippenTypes(); !slices.Equal(got, want[i]) {
+					errs[w] = mols[i].SMILES() + ": " + strings.Join(got, " ") + " through the cache, " + strings.Join(want[i], " ") + " by the patterns"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
 		}
 	}
 }

@@ -39,3 +39,29 @@ type cacheSlot[T any] struct{ p *T }
 
 func (s *cacheSlot[T]) load() *T   { return s.p }
 func (s *cacheSlot[T]) store(v *T) { s.p = v }
+
+// wordSlot holds a cache entry of slotWords words, replaced whole on a miss,
+// with no pointer for the garbage collector to follow.
+type wordSlot struct{ w [slotWords]uint64 }
+
+// lookup reports whether the entry equals key, but for the bits of word 0
+// that mask selects, and returns the entry's word 0.
+func (s *wordSlot) lookup(key *[slotWords]uint64, mask uint64) (uint64, bool) {
+	w0 := s.w[0]
+	if w0&^mask != key[0] {
+		return 0, false
+	}
+	for i := 1; i < slotWords; i++ {
+		if s.w[i] != key[i] {
+			return 0, false
+		}
+	}
+	return w0, true
+}
+
+// store replaces the entry with src.
+func (s *wordSlot) store(src *[slotWords]uint64) {
+	for i := range src {
+		s.w[i] = src[i]
+	}
+}
