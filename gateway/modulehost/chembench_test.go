@@ -104,26 +104,26 @@ func TestChemModuleMatchesNative(t *testing.T) {
 // JSON in and out), in the same run. One op is one pass over the 3000
 // molecules on each side.
 //
-// The native baseline is a process of its own (testdata/chemnative, built
-// with go build, GOMAXPROCS=1) that runs the same batches: Go's garbage
-// collector then works at the pace of a program holding only the pipeline's
-// data, as in the module. The same code run inside this benchmark's process
-// shares a heap of 100+ MB (wazero's compiled modules): its collector runs
-// about once every 20,000 molecules instead of every ~850, and it is
-// reported too, as native-inproc.
+// The native baseline is a process of its own (testdata/chemnative, built by
+// go build and run with GOMAXPROCS=1) that runs the same batches: Go's
+// garbage collector then works at the pace of a program holding only the
+// pipeline's data, as in the module. The same code run inside this
+// benchmark's process shares a heap of 100+ MB (wazero's compiled modules):
+// its collector runs about once every 20,000 molecules instead of every ~850.
+// It is reported too, as native-inproc.
 //
 // It reports molecules per second (wall clock, and per CPU-second, which is
 // steadier on a shared machine), the ratio wasm/native of CPU time per
 // molecule, and the cost of a call with an empty batch (the per-call overhead
 // that the batches amortise). The module is the one make builds (Go's
-// collector marking with the world stopped, rewritten by sdk/reloop, optimised
-// by wasm-opt when installed, then finished by reloop.Finish);
+// collector marking with the world stopped, rewritten by sdk/reloop,
+// optimised by wasm-opt when installed, then finished by reloop.Finish);
 // wasm-opt/native, wasm-reloop/native and wasm-go/native are the same ratio,
 // in the same run, for the module not finished, rewritten by reloop only, and
-// exactly as the go tool writes it. wasm/native-inproc is the module against
-// the native code run in this process. The builds take turns,
-// TOXGATE_CHEM_ROUNDS rounds (5) of one op each; every figure is from each
-// build's fastest round, and wasm/native-cpu-median is the median of the
+// exactly as the go tool writes it (collector included). wasm/native-inproc
+// is the module against the native code run in this process. The builds take
+// turns, TOXGATE_CHEM_ROUNDS rounds (5) of one op each; every figure is from
+// each build's fastest round, and wasm/native-cpu-median is the median of the
 // rounds' ratios. Run on one core with
 //
 //	go test -run XXX -bench ChemPipeline -benchtime 3x -cpu 1 ./gateway/modulehost/
