@@ -11,23 +11,13 @@ import (
 // environment cache (cold, then warm) with those of the patterns alone, on
 // the reference molecules and the Lipinski edge cases.
 func TestCrippenTypeCacheExact(t *testing.T) {
-	var mols []*Mol
-	for _, r := range loadReference(t) {
-		if m, err := ParseSMILES(r.smiles); err == nil {
-			mols = append(mols, m)
-		}
-	}
+	mols := referenceMols(t)
 	for _, s := range append(slices.Clone(hbondEdgeCases), rotatableEdgeCases...) {
 		if m, err := ParseSMILES(s); err == nil {
 			mols = append(mols, m)
 		}
 	}
-	want := make([][]string, len(mols))
-	crippenTypeCacheOff = true
-	for i, m := range mols {
-		want[i] = m.CrippenTypes()
-	}
-	crippenTypeCacheOff = false
+	want := patternTypes(mols)
 	for pass := 0; pass < 2; pass++ {
 		for i, m := range mols {
 			if got := m.CrippenTypes(); !slices.Equal(got, want[i]) {
@@ -41,18 +31,8 @@ func TestCrippenTypeCacheExact(t *testing.T) {
 // goroutines at once, each in its own order, through the shared cache (run
 // with -race to check its sequence lock), and compares with the patterns.
 func TestCrippenTypeCacheConcurrent(t *testing.T) {
-	var mols []*Mol
-	for _, r := range loadReference(t) {
-		if m, err := ParseSMILES(r.smiles); err == nil {
-			mols = append(mols, m)
-		}
-	}
-	want := make([][]string, len(mols))
-	crippenTypeCacheOff = true
-	for i, m := range mols {
-		want[i] = m.CrippenTypes()
-	}
-	crippenTypeCacheOff = false
+	mols := referenceMols(t)
+	want := patternTypes(mols)
 	clear(crippenTypeCache[:])
 	var wg sync.WaitGroup
 	errs := make([]string, 4)
@@ -75,4 +55,27 @@ func TestCrippenTypeCacheConcurrent(t *testing.T) {
 			t.Error(e)
 		}
 	}
+}
+
+// referenceMols parses the reference SMILES (those that parse).
+func referenceMols(t *testing.T) []*Mol {
+	var mols []*Mol
+	for _, r := range loadReference(t) {
+		if m, err := ParseSMILES(r.smiles); err == nil {
+			mols = append(mols, m)
+		}
+	}
+	return mols
+}
+
+// patternTypes returns the Crippen types of mols found by the patterns alone,
+// without the cache.
+func patternTypes(mols []*Mol) [][]string {
+	want := make([][]string, len(mols))
+	crippenTypeCacheOff = true
+	defer func() { crippenTypeCacheOff = false }()
+	for i, m := range mols {
+		want[i] = m.CrippenTypes()
+	}
+	return want
 }

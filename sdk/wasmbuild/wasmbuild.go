@@ -139,14 +139,9 @@ const GuestGODEBUG = "gcstoptheworld=1"
 // GuestGODEBUG. The go tool passes the package's default to the linker
 // before the user's flags, and the last value wins, so it must be repeated.
 func godebugFlag(ctx context.Context, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-f", "{{.DefaultGODEBUG}}", ".")
-	cmd.Dir = dir
-	cmd.Env = env()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := goList(ctx, dir, "reading the default GODEBUG of", "-f", "{{.DefaultGODEBUG}}", ".")
 	if err != nil {
-		return "", fmt.Errorf("wasmbuild: reading the default GODEBUG of %s: %w\n%s", dir, err, stderr.String())
+		return "", err
 	}
 	v := GuestGODEBUG
 	if d := strings.TrimSpace(string(out)); d != "" {
@@ -299,16 +294,27 @@ type listedPackage struct {
 	GoFiles, EmbedFiles, OtherFiles []string
 }
 
-// SourceHash returns the hex SHA-256 identifying the sources of the module in dir.
-func SourceHash(ctx context.Context, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,Module,GoFiles,EmbedFiles,OtherFiles", ".")
+// goList runs go list with args in dir for a wasip1 build and returns its
+// output; an error says what it was doing (what, as "listing dependencies
+// of") and what go list wrote on its standard error.
+func goList(ctx context.Context, dir, what string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"list"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	outb, err := cmd.Output()
+	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("wasmbuild: listing dependencies of %s: %w\n%s", dir, err, stderr.String())
+		return nil, fmt.Errorf("wasmbuild: %s %s: %w\n%s", what, dir, err, stderr.String())
+	}
+	return out, nil
+}
+
+// SourceHash returns the hex SHA-256 identifying the sources of the module in dir.
+func SourceHash(ctx context.Context, dir string) (string, error) {
+	outb, err := goList(ctx, dir, "listing dependencies of", "-deps", "-json=Dir,Module,GoFiles,EmbedFiles,OtherFiles", ".")
+	if err != nil {
+		return "", err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", runtime.Version())
