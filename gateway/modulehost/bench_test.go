@@ -27,6 +27,7 @@ import (
 	tk2d "toxgate/modules/tk-2d/model"
 	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
+	"toxgate/sdk/cputime"
 	"toxgate/sdk/wasmbuild"
 )
 
@@ -79,15 +80,15 @@ func BenchmarkCallPooledVsNative(b *testing.B) {
 		b.Fatalf("native %s, pooled %s, pooled as Go built it %s", native(), pooled(), call(mGo))
 	}
 	b.ResetTimer()
-	t0, c0 := time.Now(), cpuSeconds()
+	t0, c0 := time.Now(), cputime.Process()
 	for range b.N {
 		native()
 	}
-	t1, c1 := time.Now(), cpuSeconds()
+	t1, c1 := time.Now(), cputime.Process()
 	for range b.N {
 		pooled()
 	}
-	t2, c2 := time.Now(), cpuSeconds()
+	t2, c2 := time.Now(), cputime.Process()
 	for range b.N {
 		call(mGo)
 	}

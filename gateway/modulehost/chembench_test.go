@@ -21,6 +21,7 @@ import (
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/chem/chembench"
+	"toxgate/sdk/cputime"
 )
 
 const (
@@ -216,11 +217,11 @@ func chemBench(b *testing.B, stage string) {
 
 	// run times one pass of every batch: wall and CPU seconds.
 	run := func(pass func()) (wall, cpu float64) {
-		c0, t0 := cpuSeconds(), time.Now()
+		c0, t0 := cputime.Process(), time.Now()
 		for range b.N {
 			pass()
 		}
-		return time.Since(t0).Seconds(), cpuSeconds() - c0
+		return time.Since(t0).Seconds(), cputime.Process() - c0
 	}
 	module := func(m *wasmrt.Module) func() {
 		return func() {

@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"syscall"
 	"testing"
 
 	"toxgate/gateway/modulehost/wasmtest"
+	"toxgate/sdk/cputime"
 )
 
 // BenchmarkWasmStages runs the 1000-SMILES batch of BenchmarkWasmBatch1000
@@ -28,21 +28,13 @@ func BenchmarkWasmStages(b *testing.B) {
 			if _, err := m.Call(context.Background(), 0, in); err != nil {
 				b.Fatal(err)
 			}
-			c0 := cpuSeconds()
+			c0 := cputime.Process()
 			for b.Loop() {
 				if _, err := m.Call(context.Background(), 0, in); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((cpuSeconds()-c0)*1e3/float64(b.N), "cpu-ms/op")
+			b.ReportMetric((cputime.Process()-c0)*1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

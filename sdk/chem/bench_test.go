@@ -1,6 +1,10 @@
 package chem
 
-import "testing"
+import (
+	"testing"
+
+	"toxgate/sdk/cputime"
+)
 
 func benchSMILES(b *testing.B) []string {
 	rows := loadReference(b)
@@ -17,7 +21,7 @@ func BenchmarkFullPipeline(b *testing.B) {
 	smiles := benchSMILES(b)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPUSeconds()
+	cpu0 := cputime.Process()
 	n := 0
 	for i := 0; i < b.N; i++ {
 		s := smiles[i%len(smiles)]
@@ -30,7 +34,7 @@ func BenchmarkFullPipeline(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "mol/s")
-	if cpu := processCPUSeconds() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		// throughput per CPU-second (includes GC work); robust to other load
 		b.ReportMetric(float64(n)/cpu, "mol/cpu-s")
 	}

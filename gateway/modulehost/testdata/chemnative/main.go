@@ -21,18 +21,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"toxgate/sdk/chem/chembench"
+	"toxgate/sdk/cputime"
 )
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
 
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "chemnative: "+format+"\n", args...)
@@ -69,7 +61,7 @@ func main() {
 		}
 		var mols int
 		var sum uint64
-		c0 := cpuSeconds()
+		c0 := cputime.Process()
 		for range n {
 			mols, sum = 0, 0
 			for _, b := range batches {
@@ -77,6 +69,6 @@ func main() {
 				mols, sum = mols+r.N, sum+r.Sum
 			}
 		}
-		fmt.Printf("%.6f %d %d\n", cpuSeconds()-c0, mols, sum)
+		fmt.Printf("%.6f %d %d\n", cputime.Process()-c0, mols, sum)
 	}
 }

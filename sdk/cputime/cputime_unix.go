@@ -1,12 +1,12 @@
 //go:build unix
 
-package modulehost
+package cputime
 
 import "syscall"
 
-// cpuSeconds is the CPU time of this process so far, steadier than the wall
-// clock on a shared machine.
-func cpuSeconds() float64 {
+// Process returns the user and system CPU seconds this process has used so
+// far, or 0 if the system does not say.
+func Process() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
