@@ -73,7 +73,7 @@ test: build vet
 	TOXGATE_BIN_DIR=$(BIN) $(GO) test -timeout 45m ./...
 
 # bench: every figure beside a baseline measured in the same run (loopback only;
-# every benchmark stops by itself). Takes about 10-15 minutes on 2 cores.
+# every benchmark stops by itself). Takes about 15-20 minutes on 2 cores.
 BENCH := TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$'
 bench: build
 	@echo "== gateway core and models end to end (64 connections, loopback)"
@@ -85,12 +85,14 @@ bench: build
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
-	$(BENCH) -bench 'ModelsVsNative|ChemPipeline' -benchtime 3x ./gateway/modulehost/
+	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/
+	TOXGATE_CHEM_ROUNDS=8 $(BENCH) -bench 'ChemPipeline|ChemStages' -benchtime 3x -cpu 1 ./gateway/modulehost/
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
 	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
-	@echo "== chemistry toolkit (one core)"
+	@echo "== chemistry toolkit (one core); the module build's collector setting"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
+	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/
 	@echo "== structure models (native and in the module)"
 	$(BENCH) -bench . -benchtime 20x ./modules/herg/... ./modules/ahr/...
 	@echo "== kinetics and TK/TD models (native)"

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,9 +107,9 @@ func TestChemModuleMatchesNative(t *testing.T) {
 // molecules on each side.
 //
 // The native baseline is a process of its own (testdata/chemnative, built by
-// go build and run with GOMAXPROCS=1) that runs the same batches: Go's
-// garbage collector then works at the pace of a program holding only the
-// pipeline's data, as in the module. The same code run inside this
+// go build and run with this benchmark's GOMAXPROCS) that runs the same
+// batches: Go's garbage collector then works at the pace of a program holding
+// only the pipeline's data, as in the module. The same code run inside this
 // benchmark's process shares a heap of 100+ MB (wazero's compiled modules):
 // its collector runs about once every 20,000 molecules instead of every ~850.
 // It is reported too, as native-inproc.
@@ -311,7 +312,8 @@ type chemNativeRun struct {
 }
 
 // startChemNative builds testdata/chemnative for this machine and starts it
-// on smiles in batches of chemBatch, on one core; it stops with the benchmark.
+// on smiles in batches of chemBatch, with this process's GOMAXPROCS; it stops
+// with the benchmark.
 func startChemNative(b *testing.B, smiles []string) *chemNative {
 	dir := b.TempDir()
 	bin, list := filepath.Join(dir, "chemnative"), filepath.Join(dir, "smiles.txt")
@@ -323,7 +325,8 @@ func startChemNative(b *testing.B, smiles []string) *chemNative {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(bin, list, strconv.Itoa(chemBatch))
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	// as many cores as this benchmark: one with -cpu 1
+	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
