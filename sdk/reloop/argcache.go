@@ -334,11 +334,17 @@ func cacheArgs(b []byte, ins []instr, first uint32) (out []byte, types []byte, r
 // each allocation of the frame starts (none, and frame 0, for a function
 // without a frame); ok is false when the function is not of that shape.
 func frameInfo(b []byte, ins []instr) (frame uint32, starts []int, ok bool) {
+	return frameShape(b, ins, true)
+}
+
+// frameShape is frameInfo; with strict false it accepts any use of local SP
+// (only its writes must be bookkeeping).
+func frameShape(b []byte, ins []instr, strict bool) (frame uint32, starts []int, ok bool) {
 	for j := 0; j < len(ins); j++ {
 		in := ins[j]
 		switch {
 		case in.op == opLocalGet && in.imm == localSP:
-			if kind, _, _ := spUse(b, ins, j); kind == spUnknown {
+			if kind, _, _ := spUse(b, ins, j); kind == spUnknown && strict {
 				return 0, nil, false
 			}
 			if f, ok := prologueAt(b, ins, j); ok {
@@ -382,17 +388,83 @@ func meetSP(a, b int) int {
 	return spOther
 }
 
+// enclosingAt returns the constructs that contain ins[s], outermost first:
+// for each, whether the code after its end is reached only through ins[s]
+// when it is entered there (a block or loop that no branch before ins[s]
+// targets: its end is reached by falling through or by branches from later
+// code). The code of an if's other arm, or after an if, is reached without
+// passing ins[s].
+func enclosingAt(ins []instr, s int) []bool {
+	type open struct {
+		op       byte
+		targeted bool
+		inElse   bool
+	}
+	var stack []open
+	for j := 0; j < s; j++ {
+		in := ins[j]
+		mark := func(d uint32) {
+			if int(d) < len(stack) {
+				stack[len(stack)-1-int(d)].targeted = true
+			}
+		}
+		switch in.op {
+		case opBlock, opLoop, opIf:
+			stack = append(stack, open{op: in.op})
+		case opElse:
+			if len(stack) > 0 {
+				stack[len(stack)-1].inElse = true
+			}
+		case opEnd:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case opBr, opBrIf:
+			mark(uint32(in.imm))
+		case opBrTable:
+			for _, l := range in.labels {
+				mark(l)
+			}
+		}
+	}
+	out := make([]bool, len(stack))
+	for i, o := range stack {
+		// a branch to a loop goes back to its start, before ins[s]
+		out[i] = o.op == opLoop || o.op == opBlock && !o.targeted
+	}
+	return out
+}
+
 // walkRegion follows the stack pointer's state through the region that
-// starts at ins[s] (right after the frame's allocation) and ends with the
-// construct it is in, calling at(j, state) for every local.get 1 that is not
-// bookkeeping. It returns false when a branch back to a loop carries another
-// state than the loop's entry, which cacheArgs does not follow.
+// starts at ins[s] (right after the frame's allocation): the rest of the
+// construct it is in, and on past the end of each enclosing block that only
+// that code can reach (see enclosingAt), calling at(j, state) for every
+// local.get 1 that is not bookkeeping. It returns false when a branch back to
+// a loop carries another state than the loop's entry, which cacheArgs does not
+// follow.
 func walkRegion(b []byte, ins []instr, s int, at func(j, state int)) bool {
+	_, ok := walkRegionEnd(b, ins, s, at)
+	return ok
+}
+
+// walkRegionEnd is walkRegion that also returns where the region ends (the
+// index of the instruction it stopped at, or len(ins)).
+func walkRegionEnd(b []byte, ins []instr, s int, at func(j, state int)) (end int, ok bool) {
 	state := spFrame
 	var stack []regionFrame
+	outer := enclosingAt(ins, s)
+	outerExit := make([]int, len(outer)) // states branched to an enclosing block's end
+	for i := range outerExit {
+		outerExit[i] = spDead
+	}
 	branch := func(d uint32) bool {
 		if int(d) >= len(stack) {
-			return true // leaves the region
+			// an enclosing construct: leaves the region, unless it is a
+			// block the region goes on after
+			if k := len(outer) - 1 - (int(d) - len(stack)); k >= 0 && outer[k] {
+				outerExit[k] = meetSP(outerExit[k], state)
+			}
+			return true
 		}
 		f := &stack[len(stack)-1-int(d)]
 		if f.loop {
@@ -410,14 +482,19 @@ func walkRegion(b []byte, ins []instr, s int, at func(j, state int)) bool {
 			stack = append(stack, regionFrame{loop: true, entry: state, exit: spDead})
 		case opElse:
 			if len(stack) == 0 {
-				return true
+				return j, true
 			}
 			f := &stack[len(stack)-1]
 			f.exit, f.hasElse = meetSP(f.exit, state), true
 			state = f.entry
 		case opEnd:
 			if len(stack) == 0 {
-				return true
+				if k := len(outer) - 1; k >= 0 && outer[k] {
+					state = meetSP(state, outerExit[k])
+					outer, outerExit = outer[:k], outerExit[:k]
+					break
+				}
+				return j, true
 			}
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -431,17 +508,17 @@ func walkRegion(b []byte, ins []instr, s int, at func(j, state int)) bool {
 			}
 		case opBr:
 			if !branch(uint32(in.imm)) {
-				return false
+				return j, false
 			}
 			state = spDead
 		case opBrIf:
 			if !branch(uint32(in.imm)) {
-				return false
+				return j, false
 			}
 		case opBrTable:
 			for _, l := range in.labels {
 				if !branch(l) {
-					return false
+					return j, false
 				}
 			}
 			state = spDead
@@ -475,5 +552,5 @@ func walkRegion(b []byte, ins []instr, s int, at func(j, state int)) bool {
 			}
 		}
 	}
-	return true
+	return len(ins), true
 }

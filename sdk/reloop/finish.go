@@ -1,6 +1,7 @@
 package reloop
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -39,6 +40,17 @@ import (
 //   - Small bulk-memory operations. memory.fill and memory.copy of at most 64
 //     bytes, which wazero runs as calls of Go's memmove, become loads and
 //     stores of words (see memops.go).
+//   - Frame base. Go moves its stack pointer local around every call (the
+//     return address's push, the read back after), and a local read inside
+//     a loop is a new value to wazero in each loop, so frame accesses were
+//     checked after every call and in every iteration, once per higher slot.
+//     Every access to the frame in the code after its allocation goes
+//     through one new local, set once, with probes that check the highest
+//     slot once per loop (see spbase.go).
+//   - Probes for straight-line accesses. Where a stretch of code without
+//     branches or calls reads or writes through one i32 local at increasing
+//     offsets, a dropped load at the highest offset right after the first
+//     read of the local lets one check cover them all (see probes.go).
 //
 // Run it last: binaryen's optimiser would undo the wrap reuses, the elses
 // and the argument locals. On the SMILES
@@ -48,13 +60,15 @@ import (
 
 // FinishStats says what Finish did.
 type FinishStats struct {
-	Bodies      int // function bodies read
-	FrameFolds  int // frame slot addresses folded into their access
-	WrapReuses  int // pointer conversions replaced by a read of an earlier one
-	ArgReads    int // argument loads replaced by a read of a local
-	MemOps      int // memory.fill and memory.copy expanded into loads and stores
-	Elses       int // empty elses added
-	Undecodable int // bodies left as they were: an instruction Finish does not know
+	Bodies       int // function bodies read
+	FrameFolds   int // frame slot addresses folded into their access
+	WrapReuses   int // pointer conversions replaced by a read of an earlier one
+	ArgReads     int // argument loads replaced by a read of a local
+	FrameRebases int // frame accesses moved to the frame base local
+	Probes       int // bounds-check probes added before straight-line accesses
+	MemOps       int // memory.fill and memory.copy expanded into loads and stores
+	Elses        int // empty elses added
+	Undecodable  int // bodies left as they were: an instruction Finish does not know
 }
 
 // Finish returns wasm with the rewrites above applied to every function body
@@ -118,54 +132,56 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 		st.Undecodable++
 		return body
 	}
-	if nf := 0; len(locals) > 0 && locals[0] == 0x7f && nparams == 1 {
-		// Go's shape: param 0 is PC_B, local 1 its stack pointer.
-		if expr, nf = foldFrameAddrs(expr, ins); nf > 0 {
-			st.FrameFolds += nf
-			if ins, err = decodeAll(expr); err != nil {
-				return body
-			}
+	// Go's shape: param 0 is PC_B, local 1 its stack pointer.
+	goShape := len(locals) > 0 && locals[0] == 0x7f && nparams == 1
+	var added []byte // the types of the locals the rewrites add, in order
+	next := func() uint32 { return uint32(nparams + len(locals) + len(added)) }
+	// apply runs one rewrite when cond holds; n is what it did.
+	apply := func(cond bool, rewrite func() (out []byte, types []byte, n int), count *int) bool {
+		if !cond {
+			return true
 		}
-	}
-	var argTypes []byte
-	if len(locals) > 0 && locals[0] == 0x7f && nparams == 1 {
-		var nc int
-		if expr, argTypes, nc = cacheArgs(expr, ins, uint32(nparams+len(locals))); nc > 0 {
-			st.ArgReads += nc
-			if ins, err = decodeAll(expr); err != nil {
-				return body
-			}
+		out, types, n := rewrite()
+		if n == 0 {
+			return true
 		}
+		*count += n
+		expr, added = out, append(added, types...)
+		ins, err = decodeAll(expr)
+		return err == nil
 	}
-	var memTypes []byte
+	ok := apply(goShape, func() ([]byte, []byte, int) { out, n := foldFrameAddrs(expr, ins); return out, nil, n }, &st.FrameFolds) &&
+		apply(goShape, func() ([]byte, []byte, int) { return cacheArgs(expr, ins, next()) }, &st.ArgReads) &&
+		apply(goShape, func() ([]byte, []byte, int) { return rebaseFrame(expr, ins, next()) }, &st.FrameRebases) &&
+		apply(nparams >= 0, func() ([]byte, []byte, int) { return smallMemOps(expr, ins, next()) }, &st.MemOps) &&
+		apply(nparams >= 0, func() ([]byte, []byte, int) {
+			out, n, reuses := reuseWraps(expr, ins, next())
+			return out, bytes.Repeat([]byte{0x7f}, n), reuses
+		}, &st.WrapReuses) &&
+		apply(true, func() ([]byte, []byte, int) { out, n := explicitElse(expr, ins); return out, nil, n }, &st.Elses)
+	if !ok {
+		return body
+	}
 	if nparams >= 0 {
-		var nm int
-		if expr, memTypes, nm = smallMemOps(expr, ins, uint32(nparams+len(locals)+len(argTypes))); nm > 0 {
-			st.MemOps += nm
-			if ins, err = decodeAll(expr); err != nil {
-				return body
-			}
+		// The probes read i32 locals (the parameters' types are not at hand
+		// here, so parameters are left out).
+		all := append(append([]byte(nil), locals...), added...)
+		isI32 := func(l int64) bool {
+			k := l - int64(nparams)
+			return k >= 0 && k < int64(len(all)) && all[k] == 0x7f
 		}
+		var np int
+		expr, np = probeBases(expr, ins, isI32)
+		st.Probes += np
 	}
-	var added int
-	if nparams >= 0 {
-		var nr int
-		expr, added, nr = reuseWraps(expr, ins, uint32(nparams+len(locals)+len(argTypes)+len(memTypes)))
-		st.WrapReuses += nr
-		if nr > 0 {
-			if ins, err = decodeAll(expr); err != nil {
-				return body
-			}
-		}
-	}
-	expr, ne := explicitElse(expr, ins)
-	st.Elses += ne
 	head := body[:p]
-	for _, t := range append(argTypes, memTypes...) {
-		head = appendLocalGroup(head, 1, t)
-	}
-	if added > 0 {
-		head = appendLocalGroup(head, added, 0x7f)
+	for i := 0; i < len(added); {
+		n := 1
+		for i+n < len(added) && added[i+n] == added[i] {
+			n++
+		}
+		head = appendLocalGroup(head, n, added[i])
+		i += n
 	}
 	return append(append(make([]byte, 0, len(head)+len(expr)), head...), expr...)
 }

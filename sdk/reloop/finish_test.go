@@ -72,6 +72,10 @@ type finishCase struct {
 	reuses int
 	elses  int
 	args   int // argument loads read from a local
+	// frame accesses moved to the frame base, and probes before
+	// straight-line accesses
+	rebases, probes int
+	traps           bool // the function traps (before and after Finish)
 }
 
 // testModule assembles a module with one page of memory, global 0 (a mutable
@@ -105,9 +109,6 @@ func testModule(bodies [][]byte) []byte {
 // return the same value, and Finish must have rewritten what it should and
 // left the rest.
 func TestFinishRewrites(t *testing.T) {
-	const (
-		getSP = "\x23\x00\x21\x01" // global.get 0; local.set 1
-	)
 	// The long form of the address of frame slot k: local.get 1;
 	// i64.extend_i32_u; i64.const k; i64.add; i32.wrap_i64.
 	slot := func(k byte) string { return "\x20\x01\xad\x42" + string([]byte{k}) + "\x7c\xa7" }
@@ -167,6 +168,9 @@ func TestFinishRewrites(t *testing.T) {
 		want: 1, // nothing is reused across a loop
 	}}
 	cases = append(cases, argCases(len(cases))...)
+	callee := len(cases) - len(argCases(0)) // the first of argCases pops
+	cases = append(cases, frameCases(callee)...)
+	cases = append(cases, probeCases(callee)...)
 	var bodies [][]byte
 	for _, c := range cases {
 		bodies = append(bodies, c.body)
@@ -176,12 +180,18 @@ func TestFinishRewrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var folds, reuses, elses, args int
+	var want FinishStats
 	for _, c := range cases {
-		folds, reuses, elses, args = folds+c.folds, reuses+c.reuses, elses+c.elses, args+c.args
+		want.FrameFolds += c.folds
+		want.WrapReuses += c.reuses
+		want.Elses += c.elses
+		want.ArgReads += c.args
+		want.FrameRebases += c.rebases
+		want.Probes += c.probes
 	}
-	if st.FrameFolds != folds || st.WrapReuses != reuses || st.Elses != elses || st.ArgReads != args || st.Undecodable != 0 {
-		t.Errorf("Finish did %+v, want %d folds, %d reuses, %d elses, %d argument reads", st, folds, reuses, elses, args)
+	want.Bodies = len(cases)
+	if st != want {
+		t.Errorf("Finish did %+v, want %+v", st, want)
 	}
 	ctx := context.Background()
 	for name, wasm := range map[string][]byte{"as written": mod, "finished": fin} {
@@ -192,6 +202,12 @@ func TestFinishRewrites(t *testing.T) {
 		}
 		for i, c := range cases {
 			res, err := m.ExportedFunction(fmt.Sprintf("f%d", i)).Call(ctx, 0)
+			if c.traps {
+				if err == nil {
+					t.Errorf("%s: %s did not trap", name, c.name)
+				}
+				continue
+			}
 			if err != nil {
 				t.Fatalf("%s: %s: %v", name, c.name, err)
 			}
@@ -233,23 +249,32 @@ func FuzzFinish(f *testing.F) {
 	})
 }
 
+// Pieces of functions of Go's shape for the test cases.
+const (
+	getSP    = "\x23\x00\x21\x01"                     // global.get 0; local.set 1
+	prologue = "\x20\x01\x41\x10\x6b\x22\x01\x24\x00" // SP -= 16 (local and global)
+	push     = "\x20\x01\x41\x08\x6b\x22\x01\x24\x00" // SP -= 8: a return address for a call
+	retAddr  = "\x20\x01\x42\x63\x37\x03\x00"         // store 99 at SP
+	pop      = "\x23\x00\x41\x08\x6a\x24\x00"         // a callee's return: global SP += 8
+	wrap     = "\xa7\x0b"                             // i32.wrap_i64; end
+)
+
+// load is i64.load from local SP at off; store stores the i64 v there.
+func load(off byte) string { return "\x20\x01\x29\x03" + string([]byte{off}) }
+func store(off, v byte) string {
+	return "\x20\x01\x42" + string([]byte{v}) + "\x37\x03" + string([]byte{off})
+}
+
+// callFn calls function f with PC_B 0 and drops its result.
+func callFn(f int) string { return "\x41\x00\x10" + string([]byte{byte(f)}) + "\x1a" }
+
 // argCases are functions of Go's shape that read an argument of theirs (the
 // slot 8 bytes above the stack pointer they were called with) twice, after
 // allocating a 16-byte frame: where nothing can write the slot in between,
 // both reads come from a local.
 func argCases(first int) []finishCase {
-	const (
-		getSP    = "\x23\x00\x21\x01"                     // global.get 0; local.set 1
-		prologue = "\x20\x01\x41\x10\x6b\x22\x01\x24\x00" // SP -= 16 (local and global)
-		push     = "\x20\x01\x41\x08\x6b\x22\x01\x24\x00" // SP -= 8: a return address for a call
-		retAddr  = "\x20\x01\x42\x63\x37\x03\x00"         // store 99 at SP
-		pop      = "\x23\x00\x41\x08\x6a\x24\x00"         // a callee's return: global SP += 8
-		wrap     = "\xa7\x0b"                             // i32.wrap_i64; end
-	)
 	arg5 := getSP + "\x20\x01\x42\x05\x37\x03\x08" // the caller stores 5 at SP+8
-	load := func(off byte) string { return "\x20\x01\x29\x03" + string([]byte{off}) }
-	store := func(off, v byte) string { return "\x20\x01\x42" + string([]byte{v}) + "\x37\x03" + string([]byte{off}) }
-	call := "\x41\x00\x10" + string([]byte{byte(first)}) + "\x1a" // call the first case, which pops
+	call := callFn(first)                          // the first case, which pops
 	return []finishCase{{
 		name: "a callee: pops its return address",
 		body: []byte("\x00" + pop + "\x41\x00\x0b"),
@@ -257,15 +282,15 @@ func argCases(first int) []finishCase {
 	}, {
 		name: "argument read twice",
 		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + load(24) + "\x7c" + wrap),
-		want: 10, args: 2,
+		want: 10, args: 2, rebases: 1,
 	}, {
 		name: "argument read twice across a call's return address",
 		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + push + retAddr + call + getSP + load(24) + "\x7c" + wrap),
-		want: 10, args: 2,
+		want: 10, args: 2, rebases: 2,
 	}, {
 		name: "argument slot written by the function",
 		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + store(24, 9) + load(24) + "\x7c" + wrap),
-		want: 14,
+		want: 14, rebases: 3,
 	}, {
 		name: "argument slot written while a return address is pushed",
 		// SP+32 then is the frame's SP+24
@@ -276,15 +301,85 @@ func argCases(first int) []finishCase {
 		// (local i32 i32) the long form of SP+24 kept in local 2, 7 stored through it
 		body: []byte("\x01\x02\x7f" + arg5 + prologue + load(24) +
 			"\x20\x01\xad\x42\x18\x7c\xa7\x21\x02" + "\x20\x02\x42\x07\x37\x03\x00" + load(24) + "\x7c" + wrap),
-		want: 12,
+		want: 12, rebases: 2,
 	}, {
 		name: "stack pointer copied to another local",
 		body: []byte("\x01\x02\x7f" + arg5 + prologue + load(24) +
 			"\x20\x01\x21\x02" + "\x20\x02\x42\x07\x37\x03\x18" + load(24) + "\x7c" + wrap),
-		want: 12,
+		want: 12, rebases: 2,
 	}, {
 		name: "argument read once",
 		body: []byte("\x01\x01\x7f" + arg5 + prologue + load(24) + wrap),
-		want: 5,
+		want: 5, rebases: 1,
+	}}
+}
+
+// frameCases are functions of Go's shape whose frame accesses move to the
+// frame base (rebaseFrame), and one it must leave alone; callee is the index
+// of a function that pops a return address.
+func frameCases(callee int) []finishCase {
+	return []finishCase{{
+		name: "frame variable across a call",
+		// 5 stored in the frame (at 8: a store at 0 right after the
+		// allocation would look like the push of a return address), a call (its return address pushed), 5 read back
+		body: []byte("\x01\x01\x7f" + getSP + prologue + store(8, 5) + push + retAddr + callFn(callee) + getSP + load(8) + wrap),
+		want: 5, rebases: 3,
+	}, {
+		name: "frame variable counted up in a loop",
+		// slot = 0; loop { slot++; br_if slot < 3 }; slot
+		body: []byte("\x01\x01\x7f" + getSP + prologue + store(8, 0) +
+			"\x03\x40" + "\x20\x01" + load(8) + "\x42\x01\x7c\x37\x03\x08" + load(8) + "\x42\x03\x54\x0d\x00" + "\x0b" +
+			load(8) + wrap),
+		want: 3, rebases: 5,
+	}, {
+		name: "stack pointer written other than by Go's bookkeeping",
+		// local 1 set from another local: nothing moves
+		body: []byte("\x01\x02\x7f" + getSP + prologue + store(8, 4) + "\x20\x01\x21\x02\x20\x02\x21\x01" + load(8) + wrap),
+		want: 4,
+	}}
+}
+
+// probeCases read and write through an i32 local p (local 2): a probe goes
+// before a straight-line stretch of accesses that reach higher than its
+// first, and nowhere else.
+func probeCases(callee int) []finishCase {
+	const (
+		locals = "\x02\x01\x7e\x01\x7f" // (local i64 i32)
+		p256   = "\x41\x80\x02\x21\x02" // p = 256
+		add    = "\x6a\x0b"             // i32.add; end
+	)
+	st := func(off, v byte) string { return "\x20\x02\x41" + string([]byte{v}) + "\x36\x02" + string([]byte{off}) }
+	ld := func(off byte) string { return "\x20\x02\x28\x02" + string([]byte{off}) }
+	return []finishCase{{
+		name:   "fields written and read in increasing order",
+		body:   []byte(locals + p256 + st(0, 1) + st(4, 2) + ld(0) + ld(4) + add),
+		want:   3,
+		probes: 1,
+	}, {
+		name: "no probe across a branch",
+		// store at p; if (param) { store at p+4 }; load p+0 + p+4 (0 stored there before? no: 0)
+		body: []byte(locals + p256 + st(0, 1) + "\x20\x00\x04\x40" + st(4, 2) + "\x0b" + ld(0) + "\x41\x00" + add),
+		want: 1, elses: 1,
+	}, {
+		name: "no probe across a call",
+		body: []byte(locals + p256 + st(0, 1) + callFn(callee) + st(4, 2) + ld(0) + "\x41\x00" + add),
+		want: 1,
+	}, {
+		name: "probe stops where the local is written",
+		// store at p; p = 260; store at p; load p
+		body: []byte(locals + p256 + st(0, 1) + "\x41\x84\x02\x21\x02" + st(0, 2) + ld(0) + "\x41\x00" + add),
+		want: 2,
+	}, {
+		name: "probe at the end of memory",
+		// p = 65528: its words at 0 and 4 are the last of the page
+		body:   []byte(locals + "\x41\xf8\xff\x03\x21\x02" + ld(0) + ld(4) + add),
+		want:   0,
+		probes: 1,
+	}, {
+		name: "a trap stays a trap",
+		// p = 65532: the word at p+4 lies past the page
+		body:   []byte(locals + "\x41\xfc\xff\x03\x21\x02" + ld(0) + ld(4) + add),
+		traps:  true,
+		probes: 1,
 	}}
 }
