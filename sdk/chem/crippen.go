@@ -187,9 +187,9 @@ var crippenStar = func() []bool {
 }()
 
 // crippenCandidates returns the parameters, in order, whose first pattern
-// atom can match an atom with features a. The entry is shared and immutable.
-func crippenCandidates(a *gatom) *crippenEntry {
-	key := a.key()
+// atom can match an atom with features a (key: a.key()). The entry is shared
+// and immutable.
+func crippenCandidates(a *gatom, key uint64) *crippenEntry {
 	slot := &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
 	if e := slot.load(); e != nil && e.key == key {
 		return e
@@ -266,7 +266,7 @@ func (g *matchGraph) envKey(i int) bool {
 	env := &g.env
 	n := 0
 	for _, e := range g.nb[lo:hi] {
-		v := [2]uint64{uint64(e.bindex), g.at[e.j].key()}
+		v := [2]uint64{uint64(e.bindex), g.keys[e.j]}
 		j := n
 		for j > 0 && (env[j-1][0] > v[0] || env[j-1][0] == v[0] && env[j-1][1] > v[1]) {
 			env[j] = env[j-1]
@@ -275,7 +275,7 @@ func (g *matchGraph) envKey(i int) bool {
 		env[j] = v
 		n++
 	}
-	rk := g.at[i].key()
+	rk := g.keys[i]
 	h := rk * 0x9e3779b97f4a7c15
 	for _, v := range env[:n] {
 		h = (h^(v[1]+v[0]<<56))*0x9e3779b97f4a7c15 + v[0]
@@ -357,9 +357,10 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	defer g.release()
 	na := len(m.atoms)
 	lastParent, lastK := int32(-1), -1
-	// The molecule's few atom kinds are looked up once each; the list is on
-	// the stack (kinds beyond it are looked up every time).
+	// The molecule's few atom kinds are looked up once each; the list and
+	// its keys are on the stack (kinds beyond it are looked up every time).
 	var kinds [24]*crippenEntry
+	var kindKeys [24]uint64
 	nk := 0
 	for i := 0; i < g.n; i++ {
 		typ := ""
@@ -376,18 +377,18 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			}
 			continue
 		}
-		key := g.at[i].key()
+		key := g.keys[i]
 		var ce *crippenEntry
-		for _, e := range kinds[:nk] {
-			if e.key == key {
-				ce = e
+		for k, kk := range kindKeys[:nk] {
+			if kk == key {
+				ce = kinds[k]
 				break
 			}
 		}
 		if ce == nil {
-			ce = crippenCandidates(&g.at[i])
+			ce = crippenCandidates(&g.at[i], key)
 			if nk < len(kinds) {
-				kinds[nk] = ce
+				kinds[nk], kindKeys[nk] = ce, key
 				nk++
 			}
 		}

@@ -582,6 +582,7 @@ type gnbr struct {
 type matchGraph struct {
 	n     int
 	at    []gatom
+	keys  []uint64 // at[i].key(): the Crippen typing reads keys many times per atom
 	start []int32 // neighbours of atom i are nb[start[i]:start[i+1]]
 	nb    []gnbr
 	memo  []int8  // per recursive pattern id and atom: 0 unknown, 1 match, -1 no match
@@ -620,6 +621,7 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 	n := na + nh
 	g.n = n
 	g.at = grow(g.at, n)
+	g.keys = grow(g.keys, n)
 	g.start = grow(g.start, n+1)
 	g.nb = grow(g.nb, 2*len(m.bonds)+2*nh)
 	g.memo = g.memo[:0]
@@ -646,6 +648,7 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 		}
 		ga[fDeg] = int16(uint8(d))
 		g.at[i] = ga
+		g.keys[i] = ga.key()
 		g.start[i] = x
 		bs := m.BondsOf(i)
 		for k, j := range m.Neighbors(i) {
@@ -664,9 +667,11 @@ func newMatchGraph(m *Mol, expandH bool) *matchGraph {
 	if expandH {
 		// hydrogen atoms, each bonded to its heavy atom
 		hi := na
+		h1 := gatom{fZ: 1, fDeg: 1, fConn: 1, fVal: 1}
+		k1 := h1.key()
 		for i := 0; i < na; i++ {
 			for h := 0; h < m.atoms[i].TotalHs(); h++ {
-				g.at[hi] = gatom{fZ: 1, fDeg: 1, fConn: 1, fVal: 1}
+				g.at[hi], g.keys[hi] = h1, k1
 				g.start[hi] = x
 				g.nb[x] = gnbr{j: int32(i), bindex: uint8(bondIndex(BondSingle, false))}
 				x++
