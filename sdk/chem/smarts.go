@@ -583,7 +583,7 @@ type matchGraph struct {
 	n     int
 	at    []gatom
 	keys  []uint64 // at[i].key(): the Crippen typing reads keys many times per atom
-	start []int32 // neighbours of atom i are nb[start[i]:start[i+1]]
+	start []int32  // neighbours of atom i are nb[start[i]:start[i+1]]
 	nb    []gnbr
 	memo  []int8  // per recursive pattern id and atom: 0 unknown, 1 match, -1 no match
 	st    []uint8 // scratch of countBonds
