@@ -83,7 +83,7 @@ type Mol struct {
 	// ring information (symmetrised SSSR, as RDKit stores it)
 	rings      [][]int32 // atom indices per ring
 	ringBonds  [][]int32 // bond indices per ring
-	atomRingCt []uint8   // number of rings each atom is in
+	atomRingCt []int32   // number of rings each atom is in (part of the adjacency's allocation)
 	smiles     string
 }
 
@@ -172,11 +172,13 @@ func (m *Mol) IsAtomInRing(i int) bool { return m.atomRingCt[i] > 0 }
 
 func (m *Mol) buildAdjacency() {
 	n, nb := len(m.atoms), len(m.bonds)
-	// one allocation: start (n+1), nbr and nbrB (2·nb each)
-	slab := make([]int32, n+1+4*nb)
+	// one allocation: start (n+1), nbr and nbrB (2·nb each), and the ring
+	// counts perceiveRings fills in (n)
+	slab := make([]int32, n+1+4*nb+n)
 	start := slab[: n+1 : n+1]
 	m.nbr = slab[n+1 : n+1+2*nb : n+1+2*nb]
-	m.nbrB = slab[n+1+2*nb:]
+	m.nbrB = slab[n+1+2*nb : n+1+4*nb : n+1+4*nb]
+	m.atomRingCt = slab[n+1+4*nb:]
 	// start[i] counts up to the end of atom i, then the bonds are placed
 	// from the last one down, which leaves start[i] at the beginning of atom
 	// i and each atom's entries in bond order

@@ -1,6 +1,9 @@
 package chem
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // MorganCountsAndBits returns MorganCounts(m, countRadius, countBits) and
 // Morgan(m, bitRadius, nBits), identical to the two calls, from one growth
@@ -69,37 +72,95 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				dead[i] = true
 				continue
 			}
-			nbrs = nbrs[:0]
 			bs, js := nbrB[lo:hi], nbr[lo:hi]
-			if w == 1 {
-				r := round[i]
-				for k, bi := range bs {
-					j := js[k]
-					r |= 1<<(uint(bi)%64) | nbh[j]
-					nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
-				}
-				round[i] = r
-			} else {
-				rn := round[i*w : (i+1)*w]
-				for k, bi := range bs {
-					j := js[k]
-					rn[bi/64] |= 1 << (uint(bi) % 64)
-					on := nbh[int(j)*w : (int(j)+1)*w]
-					for x := range rn {
-						rn[x] |= on[x]
+			var invar uint32
+			if len(js) <= 4 {
+				// Up to four neighbours (nearly every atom) are sorted and
+				// hashed in registers: a slice would cost a bounds-checked
+				// memory access per step in a wasm module.
+				// bond type << 32 | invariant of each; unused ones sort last
+				k0, k1, k2, k3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64)
+				put := func(x int, key uint64) {
+					switch x {
+					case 0:
+						k0 = key
+					case 1:
+						k1 = key
+					case 2:
+						k2 = key
+					default:
+						k3 = key
 					}
-					nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
 				}
-			}
-			for a := 1; a < len(nbrs); a++ {
-				for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
-					nbrs[b], nbrs[b-1] = nbrs[b-1], nbrs[b]
+				if w == 1 {
+					r := round[i]
+					for x, bi := range bs {
+						j := js[x]
+						r |= 1<<(uint(bi)%64) | nbh[j]
+						put(x, uint64(bonds[bi].order)<<32|uint64(cur[j]))
+					}
+					round[i] = r
+				} else {
+					rn := round[i*w : (i+1)*w]
+					for x, bi := range bs {
+						j := js[x]
+						rn[bi/64] |= 1 << (uint(bi) % 64)
+						on := nbh[int(j)*w : (int(j)+1)*w]
+						for y := range rn {
+							rn[y] |= on[y]
+						}
+						put(x, uint64(bonds[bi].order)<<32|uint64(cur[j]))
+					}
 				}
-			}
-			invar := hashCombine(uint32(layer), cur[i])
-			for _, p := range nbrs {
-				ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)
-				invar = hashCombine(invar, ph)
+				k0, k1 = min(k0, k1), max(k0, k1)
+				k2, k3 = min(k2, k3), max(k2, k3)
+				k0, k2 = min(k0, k2), max(k0, k2)
+				k1, k3 = min(k1, k3), max(k1, k3)
+				k1, k2 = min(k1, k2), max(k1, k2)
+				invar = hashCombine(uint32(layer), cur[i])
+				n := len(js)
+				invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k0>>32)), uint32(k0)))
+				if n > 1 {
+					invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k1>>32)), uint32(k1)))
+				}
+				if n > 2 {
+					invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k2>>32)), uint32(k2)))
+				}
+				if n > 3 {
+					invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k3>>32)), uint32(k3)))
+				}
+			} else {
+				nbrs = nbrs[:0]
+				if w == 1 {
+					r := round[i]
+					for x, bi := range bs {
+						j := js[x]
+						r |= 1<<(uint(bi)%64) | nbh[j]
+						nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
+					}
+					round[i] = r
+				} else {
+					rn := round[i*w : (i+1)*w]
+					for x, bi := range bs {
+						j := js[x]
+						rn[bi/64] |= 1 << (uint(bi) % 64)
+						on := nbh[int(j)*w : (int(j)+1)*w]
+						for y := range rn {
+							rn[y] |= on[y]
+						}
+						nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
+					}
+				}
+				for a := 1; a < len(nbrs); a++ {
+					for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
+						nbrs[b], nbrs[b-1] = nbrs[b-1], nbrs[b]
+					}
+				}
+				invar = hashCombine(uint32(layer), cur[i])
+				for _, p := range nbrs {
+					ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)
+					invar = hashCombine(invar, ph)
+				}
 			}
 			next[i] = invar
 			envs = append(envs, morganEnv{invar: invar, atom: int32(i)})

@@ -19,7 +19,7 @@ const maxRingSystemRings = 300
 // adds (4 and 6 rings respectively).
 func (m *Mol) perceiveRings() error {
 	n := len(m.atoms)
-	m.atomRingCt = make([]uint8, n)
+	// m.atomRingCt is zero: buildAdjacency allocated it
 	if len(m.bonds) < 3 {
 		return nil
 	}
@@ -66,9 +66,7 @@ func (m *Mol) perceiveRings() error {
 	m.storeRings(rs)
 	for _, r := range m.rings {
 		for _, a := range r {
-			if m.atomRingCt[a] < 255 {
-				m.atomRingCt[a]++
-			}
+			m.atomRingCt[a]++
 		}
 	}
 	return nil

@@ -73,15 +73,22 @@ func parseGraph(s string) (*Mol, error) {
 	}
 	// no more atoms or bonds than characters: one allocation each for ordinary input
 	c := min(len(s), 256)
-	var ringBuf [8]ringOpen
-	p := &smilesParser{s: s, atoms: make([]atom, 0, c), bonds: make([]bond, 0, c), rings: ringBuf[:0]}
-	if err := p.parse(); err != nil {
+	// The open ring closures live in pooled scratch: a buffer on the stack
+	// would move to the heap (the parser's slices leave with the molecule).
+	rings := openRingPool.get()
+	p := &smilesParser{s: s, atoms: make([]atom, 0, c), bonds: make([]bond, 0, c), rings: (*rings)[:0]}
+	err := p.parse()
+	*rings = p.rings[:0]
+	openRingPool.put(rings)
+	if err != nil {
 		return nil, err
 	}
 	m := &Mol{atoms: p.atoms, bonds: p.bonds, smiles: s}
 	m.buildAdjacency()
 	return m, nil
 }
+
+var openRingPool scratchPool[[]ringOpen]
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 

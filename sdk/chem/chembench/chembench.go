@@ -63,8 +63,10 @@ func Run(smiles []string, stage string) Result {
 			continue
 		}
 		d := chem.Describe(m)
-		fp := chem.NewBitVec(2048)
-		if stage != "describe" {
+		var fp *chem.BitVec
+		if stage == "describe" {
+			fp = chem.NewBitVec(2048) // an empty one: the same checksum steps
+		} else {
 			fp = chem.Morgan(m, 2, 2048)
 		}
 		o.Bits += fp.Count()
