@@ -1,6 +1,7 @@
 package chem
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -161,7 +162,7 @@ type crippenEntry struct {
 	cands []crippenCand
 	// star: every candidate's pattern is the root and atoms bonded to it
 	// (no recursion), so the type depends only on the atom's features and
-	// the multiset of its bonds and neighbours' features (see crippenTypeOf)
+	// the multiset of its bonds and neighbours' features (see envEntry)
 	star bool
 }
 
@@ -216,7 +217,7 @@ func crippenCandidates(a *gatom, key uint64) *crippenEntry {
 
 // crippenTypeCache maps the exact star environment of an atom (its
 // features, then the bond and features of each neighbour, sorted; see
-// envKey) to the index of its Crippen parameter, for atoms whose candidate
+// envEntry) to the index of its Crippen parameter, for atoms whose candidate
 // patterns are all stars and that have at most typeEnvNbrs neighbours:
 // direct-mapped, replaced on a miss. Its entries are words in the table, not
 // pointers to entries: the garbage collector would otherwise mark thousands
@@ -232,56 +233,63 @@ const (
 	typeKShift = 40
 )
 
-// typeKey writes into e the crippenTypeCache entry of the environment envKey wrote
-// into g (g.envLen ≤ typeEnvNbrs), without its parameter: word 0 holds a
-// valid bit (63), the parameter index + 1 (16 bits at typeKShift, left 0
-// here), the neighbours' bond indices (8 bits each from bit 8) and their
-// number (bits 0-7); word 1 the atom's feature key; then one word per
-// neighbour, its feature key.
-func (g *matchGraph) typeKey(e *[slotWords]uint64) {
-	n := int(g.envLen)
-	e[0] = 1<<63 | uint64(n)
-	e[1] = g.envRoot
-	for x := range n {
-		e[0] |= g.env[x][0] << (8 + 8*x)
-		e[2+x] = g.env[x][1]
-	}
-}
-
 // crippenTypeCacheOff disables crippenTypeCache (tests compare both ways).
 var crippenTypeCacheOff bool
 
-// maxEnv is the most neighbours of an atom whose environment envKey writes.
-const maxEnv = 16
-
-// envKey writes the star environment of graph atom i into g.envRoot,
-// g.env[:g.envLen] and its hash into g.envHash: the atom's feature key, then
-// per neighbour its bond index and feature key, sorted. It reports false
-// (and writes nothing) for atoms of more than maxEnv neighbours.
-func (g *matchGraph) envKey(i int) bool {
+// envEntry returns the crippenTypeCache entry, without its parameter, and the
+// hash of the star environment of graph atom i, which has at most typeEnvNbrs
+// neighbours: word 0 holds a valid bit (63), the parameter index + 1 (16 bits
+// at typeKShift, left 0 here), the neighbours' bond indices (8 bits each from
+// bit 8) and their number (bits 0-7); word 1 the atom's feature key; then
+// one word per neighbour, its feature key (0 past the last). The neighbours
+// are sorted by bond index, then key, in registers: up to four, each a bond
+// index and a key.
+func (g *matchGraph) envEntry(i int) (e [slotWords]uint64, h uint64) {
+	const none = math.MaxUint64 // sorts after every real neighbour
+	b0, b1, b2, b3 := uint64(none), uint64(none), uint64(none), uint64(none)
+	k0, k1, k2, k3 := uint64(none), uint64(none), uint64(none), uint64(none)
 	lo, hi := int(g.start[i]), int(g.start[i+1])
-	if hi-lo > maxEnv {
-		return false
-	}
-	env := &g.env
-	n := 0
-	for _, e := range g.nb[lo:hi] {
-		v := [2]uint64{uint64(e.bindex), g.keys[e.j]}
-		j := n
-		for j > 0 && (env[j-1][0] > v[0] || env[j-1][0] == v[0] && env[j-1][1] > v[1]) {
-			env[j] = env[j-1]
-			j--
+	for x, nb := range g.nb[lo:hi] {
+		b, k := uint64(nb.bindex), g.keys[nb.j]
+		switch x {
+		case 0:
+			b0, k0 = b, k
+		case 1:
+			b1, k1 = b, k
+		case 2:
+			b2, k2 = b, k
+		default:
+			b3, k3 = b, k
 		}
-		env[j] = v
-		n++
 	}
+	// a sorting network of five compare-exchanges
+	cx := func(ba, ka, bb, kb uint64) (uint64, uint64, uint64, uint64) {
+		if bb < ba || bb == ba && kb < ka {
+			return bb, kb, ba, ka
+		}
+		return ba, ka, bb, kb
+	}
+	b0, k0, b1, k1 = cx(b0, k0, b1, k1)
+	b2, k2, b3, k3 = cx(b2, k2, b3, k3)
+	b0, k0, b2, k2 = cx(b0, k0, b2, k2)
+	b1, k1, b3, k3 = cx(b1, k1, b3, k3)
+	b1, k1, b2, k2 = cx(b1, k1, b2, k2)
+	n := hi - lo
 	rk := g.keys[i]
-	h := rk * 0x9e3779b97f4a7c15
-	for _, v := range env[:n] {
-		h = (h^(v[1]+v[0]<<56))*0x9e3779b97f4a7c15 + v[0]
+	e[0], e[1] = 1<<63|uint64(n), rk
+	h = rk * 0x9e3779b97f4a7c15
+	mix := func(x int, b, k uint64) {
+		if x < n {
+			e[0] |= b << (8 + 8*x)
+			e[2+x] = k
+			h = (h^(k+b<<56))*0x9e3779b97f4a7c15 + b
+		}
 	}
-	g.envRoot, g.envLen, g.envHash = rk, uint8(n), h^h>>29
-	return true
+	mix(0, b0, k0)
+	mix(1, b1, k1)
+	mix(2, b2, k2)
+	mix(3, b3, k3)
+	return e, h ^ h>>29
 }
 
 func hasRecursion(prog []ains) bool {
@@ -392,7 +400,22 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 				nk++
 			}
 		}
-		found := g.crippenTypeOf(i, ce)
+		// The type: through crippenTypeCache when ce's patterns are stars
+		// and the atom has at most typeEnvNbrs neighbours.
+		var found int
+		if ce.star && !crippenTypeCacheOff && g.start[i+1]-g.start[i] <= typeEnvNbrs {
+			key, h := g.envEntry(i)
+			slot := &crippenTypeCache[h>>50]
+			if w0, ok := slot.lookup(&key, 0xffff<<typeKShift); ok {
+				found = int(w0>>typeKShift&0xffff) - 1
+			} else {
+				found = g.typeByPatterns(i, ce)
+				key[0] |= uint64(uint16(found+1)) << typeKShift
+				slot.store(&key)
+			}
+		} else {
+			found = g.typeByPatterns(i, ce)
+		}
 		if found >= 0 {
 			p := &crippenParams[found]
 			logp += p.logp
@@ -409,31 +432,16 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 	return logp, mr
 }
 
-// crippenTypeOf returns the index of the first parameter of ce matching at
-// atom i, or -1; through crippenTypeCache when ce's patterns are stars.
-func (g *matchGraph) crippenTypeOf(i int, ce *crippenEntry) int {
-	var slot *wordSlot
-	var key [slotWords]uint64
-	if ce.star && !crippenTypeCacheOff && g.envKey(i) && g.envLen <= typeEnvNbrs {
-		slot = &crippenTypeCache[g.envHash>>50]
-		g.typeKey(&key)
-		if w0, ok := slot.lookup(&key, 0xffff<<typeKShift); ok {
-			return int(w0>>typeKShift&0xffff) - 1
-		}
-	}
-	found := -1
+// typeByPatterns returns the index of the first parameter of ce whose
+// pattern matches at atom i, or -1.
+func (g *matchGraph) typeByPatterns(i int, ce *crippenEntry) int {
 	for _, c := range ce.cands {
 		p := &crippenParams[c.k]
 		if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
-			found = int(c.k)
-			break
+			return int(c.k)
 		}
 	}
-	if slot != nil {
-		key[0] |= uint64(uint16(found+1)) << typeKShift
-		slot.store(&key)
-	}
-	return found
+	return -1
 }
 
 // CrippenTypes returns the Wildman–Crippen atom type ("C18", "N11", "H1",

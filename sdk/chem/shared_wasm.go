@@ -47,17 +47,16 @@ type wordSlot struct{ w [slotWords]uint64 }
 // lookup reports whether the entry equals key, but for the bits of word 0
 // that mask selects, and returns the entry's word 0.
 func (s *wordSlot) lookup(key *[slotWords]uint64, mask uint64) (uint64, bool) {
-	w0 := s.w[0]
-	if w0&^mask != key[0] {
-		return 0, false
-	}
-	for i := 1; i < slotWords; i++ {
-		if s.w[i] != key[i] {
-			return 0, false
-		}
-	}
-	return w0, true
+	// One comparison of all six words, read without branches in between:
+	// one bounds check covers the reads in a wasm module.
+	w := &s.w
+	w0 := w[0]
+	d := w0&^mask ^ key[0] | w[1] ^ key[1] | w[2] ^ key[2] | w[3] ^ key[3] | w[4] ^ key[4] | w[5] ^ key[5]
+	return w0, d == 0
 }
+
+// slotWords must be 6 for lookup above.
+var _ = [1]struct{}{}[slotWords-6]
 
 // store replaces the entry with src.
 func (s *wordSlot) store(src *[slotWords]uint64) {

@@ -590,12 +590,6 @@ type matchGraph struct {
 	// frames holds extendFrom's mapped atoms and cursors, 32 per active call
 	frames []int32
 	depth  int
-	// env, envLen, envRoot and envHash are what envKey wrote (Crippen
-	// types); no pointers, so writing them costs no write barrier
-	env     [maxEnv][2]uint64
-	envLen  uint8
-	envRoot uint64
-	envHash uint64
 }
 
 var graphPool scratchPool[matchGraph]
