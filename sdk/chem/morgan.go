@@ -195,8 +195,16 @@ func sortEnvs1(envs []morganEnv, round []uint64, tmp []morganEnv) []morganEnv {
 				}
 				k++
 			}
-			k += copy(dst[k:], src[i:mid])
-			copy(dst[k:], src[j:hi])
+			// the rest of the unfinished run: a few elements, which a loop
+			// moves for less than a copy's call costs in a wasm module
+			for ; i < mid; i++ {
+				dst[k] = src[i]
+				k++
+			}
+			for ; j < hi; j++ {
+				dst[k] = src[j]
+				k++
+			}
 		}
 		src, dst = dst, src
 	}

@@ -51,12 +51,22 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	if w == 0 {
 		w = 1
 	}
+	// nbh holds each atom's bond set of the previous round, round the one
+	// this round builds from it; they swap after each round. Every atom's
+	// entry of round and next is written in every round (dead atoms keep
+	// their set and get invariant 0, as RDKit's do), so only nbh and dead
+	// start cleared: a clear or a copy of a slice is a call in a wasm module.
 	nbh := grow(s.nbh, n*w)
 	round := grow(s.round, n*w)
-	clear(nbh)
-	clear(round)
 	dead := grow(s.dead, n)
-	clear(dead)
+	if w == 1 {
+		for i := range n {
+			nbh[i], dead[i] = 0, false
+		}
+	} else {
+		clear(nbh)
+		clear(dead)
+	}
 	envs := s.envs[:0]
 	nbrs := s.nbrs[:0]
 	seenHash, seenWords := s.seenHash[:0], s.seenWords[:0]
@@ -64,12 +74,15 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
-			if dead[i] {
-				continue
-			}
 			lo, hi := start[i], start[i+1]
-			if lo == hi {
+			if dead[i] || lo == hi {
 				dead[i] = true
+				next[i] = 0
+				if w == 1 {
+					round[i] = nbh[i]
+				} else {
+					copy(round[i*w:(i+1)*w], nbh[i*w:(i+1)*w])
+				}
 				continue
 			}
 			bs, js := nbrB[lo:hi], nbr[lo:hi]
@@ -93,7 +106,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					}
 				}
 				if w == 1 {
-					r := round[i]
+					r := nbh[i]
 					for x, bi := range bs {
 						j := js[x]
 						r |= 1<<(uint(bi)%64) | nbh[j]
@@ -102,6 +115,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					round[i] = r
 				} else {
 					rn := round[i*w : (i+1)*w]
+					copy(rn, nbh[i*w:(i+1)*w])
 					for x, bi := range bs {
 						j := js[x]
 						rn[bi/64] |= 1 << (uint(bi) % 64)
@@ -132,7 +146,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			} else {
 				nbrs = nbrs[:0]
 				if w == 1 {
-					r := round[i]
+					r := nbh[i]
 					for x, bi := range bs {
 						j := js[x]
 						r |= 1<<(uint(bi)%64) | nbh[j]
@@ -141,6 +155,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					round[i] = r
 				} else {
 					rn := round[i*w : (i+1)*w]
+					copy(rn, nbh[i*w:(i+1)*w])
 					for x, bi := range bs {
 						j := js[x]
 						rn[bi/64] |= 1 << (uint(bi) % 64)
@@ -205,8 +220,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 		}
 		ends = append(ends, len(ids))
 		cur, next = next, cur
-		clear(next)
-		copy(nbh, round)
+		nbh, round = round, nbh
 	}
 	s.nbh, s.round, s.dead, s.envs, s.nbrs = nbh, round, dead, envs, nbrs
 	s.seenHash, s.seenWords, s.ids = seenHash, seenWords, ids
