@@ -81,7 +81,10 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				if w == 1 {
 					round[i] = nbh[i]
 				} else {
-					copy(round[i*w:(i+1)*w], nbh[i*w:(i+1)*w])
+					rn, on := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
+					for y := range rn {
+						rn[y] = on[y]
+					}
 				}
 				continue
 			}
@@ -114,8 +117,10 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					}
 					round[i] = r
 				} else {
-					rn := round[i*w : (i+1)*w]
-					copy(rn, nbh[i*w:(i+1)*w])
+					rn, ri := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
+					for y := range rn {
+						rn[y] = ri[y]
+					}
 					for x, bi := range bs {
 						j := js[x]
 						rn[bi/64] |= 1 << (uint(bi) % 64)
@@ -154,8 +159,10 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					}
 					round[i] = r
 				} else {
-					rn := round[i*w : (i+1)*w]
-					copy(rn, nbh[i*w:(i+1)*w])
+					rn, ri := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
+					for y := range rn {
+						rn[y] = ri[y]
+					}
 					for x, bi := range bs {
 						j := js[x]
 						rn[bi/64] |= 1 << (uint(bi) % 64)

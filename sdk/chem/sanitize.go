@@ -682,21 +682,25 @@ func growBool(s []bool, n int) []bool {
 }
 
 func (as *aromScratch) reset(nAtoms, nBonds int) {
-	as.seen = growBool(as.seen, nAtoms)
-	as.isCand = growBool(as.isCand, nAtoms)
-	as.mark = growBool(as.mark, nAtoms)
-	as.doneMark = growBool(as.doneMark, nAtoms)
-	as.doneAtoms = as.doneAtoms[:0]
-	if cap(as.edon) < nAtoms {
+	if cap(as.seen) < nAtoms || cap(as.isCand) < nAtoms || cap(as.mark) < nAtoms || cap(as.doneMark) < nAtoms || cap(as.edon) < nAtoms {
+		as.seen, as.isCand, as.mark, as.doneMark = make([]bool, nAtoms), make([]bool, nAtoms), make([]bool, nAtoms), make([]bool, nAtoms)
 		as.edon = make([]donorType, nAtoms)
 	}
-	as.edon = as.edon[:nAtoms]
-	clear(as.edon)
+	seen, isCand, mark, doneMark, edon := as.seen[:nAtoms], as.isCand[:nAtoms], as.mark[:nAtoms], as.doneMark[:nAtoms], as.edon[:nAtoms]
+	// one loop rather than five clears: each clear is a call in a wasm module
+	for i := range seen {
+		seen[i], isCand[i], mark[i], doneMark[i], edon[i] = false, false, false, false, 0
+	}
+	as.seen, as.isCand, as.mark, as.doneMark, as.edon = seen, isCand, mark, doneMark, edon
+	as.doneAtoms = as.doneAtoms[:0]
 	if cap(as.bondCount) < nBonds {
 		as.bondCount = make([]uint8, nBonds)
 	}
-	as.bondCount = as.bondCount[:nBonds]
-	clear(as.bondCount)
+	bc := as.bondCount[:nBonds]
+	for i := 0; i < len(bc); i++ { // not range: the compiler makes that loop a clear
+		bc[i] = 0
+	}
+	as.bondCount = bc
 }
 
 func shareBond(a, b []int32) bool {
