@@ -18,8 +18,8 @@ func (m *Mol) numRotatableStrict() int {
 			continue
 		}
 		i, j := int(b.a), int(b.b)
-		// terminal atoms (D1) never match: tested here to spare them a call
-		if m.Degree(i) == 1 || m.Degree(j) == 1 || !m.rotEnd(i) || !m.rotEnd(j) {
+		// terminal atoms (D1) never match
+		if m.Degree(i) == 1 || m.Degree(j) == 1 || !m.rotEnd(i, j) {
 			continue
 		}
 		if !m.rotAmideLike(i) || !m.rotAmideLike(j) {
@@ -29,42 +29,45 @@ func (m *Mol) numRotatableStrict() int {
 	return n
 }
 
-// rotEnd is the expression of the pattern's second atom (and the first
-// part of the first atom's).
-func (m *Mol) rotEnd(i int) bool {
-	if m.Degree(i) == 1 {
-		return false
-	}
-	a := &m.atoms[i]
-	isC := a.z == 6 && !a.arom
-	var nF, nCl, nBr, nMe int
-	bs := m.BondsOf(i)
-	for k, j := range m.Neighbors(i) {
-		b := &m.bonds[bs[k]]
-		if b.order == BondTriple {
-			return false // $(*#*)
-		}
-		if !isC || (b.order != BondSingle && b.order != BondAromatic) {
-			continue
-		}
-		o := &m.atoms[j]
-		if o.arom {
-			continue
-		}
-		switch o.z {
-		case 9:
-			nF++
-		case 17:
-			nCl++
-		case 35:
-			nBr++
-		case 6:
-			if o.TotalHs()+m.hNeighbors(int(j)) == 3 {
-				nMe++
+// rotEnd reports whether atoms i and j both match the expression of the
+// pattern's second atom (and the first part of the first atom's); one call
+// for both ends, since a call costs much in a wasm module.
+func (m *Mol) rotEnd(i, j int) bool {
+	for _, x := range [2]int{i, j} {
+		a := &m.atoms[x]
+		isC := a.z == 6 && !a.arom
+		var nF, nCl, nBr, nMe int
+		bs := m.BondsOf(x)
+		for k, y := range m.Neighbors(x) {
+			b := &m.bonds[bs[k]]
+			if b.order == BondTriple {
+				return false // $(*#*)
+			}
+			if !isC || (b.order != BondSingle && b.order != BondAromatic) {
+				continue
+			}
+			o := &m.atoms[y]
+			if o.arom {
+				continue
+			}
+			switch o.z {
+			case 9:
+				nF++
+			case 17:
+				nCl++
+			case 35:
+				nBr++
+			case 6:
+				if o.TotalHs()+m.hNeighbors(int(y)) == 3 {
+					nMe++
+				}
 			}
 		}
+		if nF >= 3 || nCl >= 3 || nBr >= 3 || nMe >= 3 {
+			return false
+		}
 	}
-	return nF < 3 && nCl < 3 && nBr < 3 && nMe < 3
+	return true
 }
 
 // rotAmideLike reports whether atom i matches one of the first atom's

@@ -412,33 +412,6 @@ func (m *Mol) degreeTotal(i int) int {
 	return m.Degree(i) + int(m.atoms[i].implicitH) + int(m.atoms[i].explicitH)
 }
 
-// countAtomElec is RDKit's count of electrons an atom can donate to a
-// pi system (-1 if it cannot take part).
-func (m *Mol) countAtomElec(i int) int {
-	a := &m.atoms[i]
-	z := int(a.z)
-	dv := defaultValence(z)
-	if dv <= 1 {
-		return -1
-	}
-	degree := m.degreeTotal(i)
-	if degree > 3 {
-		return -1
-	}
-	nlp := elements[z].nOuter - dv
-	nlp -= int(a.charge)
-	if nlp < 0 {
-		nlp = 0
-	}
-	res := (dv - degree) + nlp - int(a.radicals)
-	if res > 1 {
-		if m.explicitValence(i)-m.Degree(i) > 1 {
-			res = 1
-		}
-	}
-	return res
-}
-
 func (m *Mol) incidentNonCyclicMultiple(i int) int {
 	for k, bi := range m.BondsOf(i) {
 		b := &m.bonds[bi]
@@ -459,71 +432,76 @@ func (m *Mol) incidentCyclicMultiple(i int) bool {
 	return false
 }
 
-func (m *Mol) donorType(i int) donorType {
+// aromDonor returns the donor type of atom i, RDKit's classification of the
+// electrons it can give to a pi system, and whether it can be part of an
+// aromatic ring (RDKit's isAtomCandForArom). One function rather than three
+// (the electron count, the type, the candidate test): it runs for every ring
+// atom, and calls cost much in a wasm module.
+func (m *Mol) aromDonor(i int) (d donorType, cand bool) {
 	a := &m.atoms[i]
-	if a.z == 0 {
-		return donorAny
+	z := int(a.z)
+	// RDKit's count of the electrons the atom can donate (-1 if it cannot
+	// take part)
+	nelec := -1
+	if dv := defaultValence(z); dv > 1 {
+		if degree := m.degreeTotal(i); degree <= 3 {
+			nlp := max(elements[z].nOuter-dv-int(a.charge), 0)
+			nelec = (dv - degree) + nlp - int(a.radicals)
+			if nelec > 1 && m.explicitValence(i)-m.Degree(i) > 1 {
+				nelec = 1
+			}
+		}
 	}
-	nelec := m.countAtomElec(i)
 	switch {
+	case z == 0:
+		d = donorAny
 	case nelec < 0:
-		return donorNone
+		d = donorNone
 	case nelec == 0:
-		if m.incidentNonCyclicMultiple(i) >= 0 {
-			return donorVacant
+		switch {
+		case m.incidentNonCyclicMultiple(i) >= 0:
+			d = donorVacant
+		case m.incidentCyclicMultiple(i):
+			d = donorOne
+		default:
+			d = donorNone
 		}
-		if m.incidentCyclicMultiple(i) {
-			return donorOne
-		}
-		return donorNone
 	case nelec == 1:
 		if who := m.incidentNonCyclicMultiple(i); who >= 0 {
-			if moreElectronegative(int(m.atoms[who].z), int(a.z)) {
-				return donorVacant
+			if moreElectronegative(int(m.atoms[who].z), z) {
+				d = donorVacant
+			} else {
+				d = donorOne
 			}
-			return donorOne
+		} else if m.explicitValence(i) != m.Degree(i)+int(a.explicitH) {
+			d = donorOne
+		} else if a.charge == 1 {
+			d = donorVacant
+		} else {
+			d = donorNone
 		}
-		if m.explicitValence(i) != m.Degree(i)+int(a.explicitH) {
-			return donorOne
-		}
-		if a.charge == 1 {
-			return donorVacant
-		}
-		return donorNone
 	default:
-		if who := m.incidentNonCyclicMultiple(i); who >= 0 && moreElectronegative(int(m.atoms[who].z), int(a.z)) {
+		if who := m.incidentNonCyclicMultiple(i); who >= 0 && moreElectronegative(int(m.atoms[who].z), z) {
 			nelec--
 		}
 		if nelec%2 == 1 {
-			return donorOne
+			d = donorOne
+		} else {
+			d = donorTwo
 		}
-		return donorTwo
 	}
-}
-
-func (m *Mol) isAromCandidate(i int, d donorType) bool {
-	a := &m.atoms[i]
-	z := int(a.z)
-	if z > 18 && z != 34 && z != 52 {
-		return false
-	}
-	if d == donorNone {
-		return false
+	// the candidate test
+	if z > 18 && z != 34 && z != 52 || d == donorNone {
+		return d, false
 	}
 	if dv := defaultValence(z); dv > 0 {
-		ez := z - int(a.charge)
-		if ez < 0 {
-			ez = 0
-		}
-		if ez > maxElementNum {
-			ez = maxElementNum
-		}
+		ez := min(max(z-int(a.charge), 0), maxElementNum)
 		if m.explicitValence(i)+int(a.implicitH) > defaultValence(ez) {
-			return false
+			return d, false
 		}
 	}
 	if a.radicals > 0 && z != 6 {
-		return false
+		return d, false
 	}
 	if m.explicitValence(i)-m.Degree(i) > 1 {
 		nMult := 0
@@ -534,10 +512,10 @@ func (m *Mol) isAromCandidate(i int, d donorType) bool {
 			}
 		}
 		if nMult > 1 {
-			return false
+			return d, false
 		}
 	}
-	return true
+	return d, true
 }
 
 // maxAromaticCombos bounds the ring combinations tried per fused system.
@@ -571,8 +549,7 @@ func (m *Mol) setAromaticity() {
 				continue
 			}
 			seen[a] = true
-			edon[a] = m.donorType(int(a))
-			isCand[a] = m.isAromCandidate(int(a), edon[a])
+			edon[a], isCand[a] = m.aromDonor(int(a))
 			if !isCand[a] {
 				all = false
 			}

@@ -184,6 +184,11 @@ func (p *smilesParser) parse() error {
 			var err error
 			if c == '[' {
 				err = p.bracketAtom(a)
+			} else if o := organicOne[c]; o != 0 && (p.i+1 >= len(s) || !isLowerOrganicFollow(s[p.i+1])) {
+				// a one-letter organic atom, read here: organicAtom
+				// would do the same in a call (costly in a wasm module)
+				a.z, a.arom = o&0x7f, o&0x80 != 0
+				p.i++
 			} else {
 				err = p.organicAtom(a)
 			}
@@ -404,6 +409,21 @@ func (p *smilesParser) organicAtom(a *atom) error {
 	}
 	p.i++
 	return nil
+}
+
+// organicOne maps the one-letter symbols of the organic subset to their
+// atomic number, with bit 7 set for the aromatic ones; 0 for anything else
+// ('*', atomic number 0, takes organicAtom's path).
+var organicOne = [256]uint8{
+	'B': 5, 'C': 6, 'N': 7, 'O': 8, 'P': 15, 'S': 16, 'F': 9, 'I': 53,
+	'b': 0x80 | 5, 'c': 0x80 | 6, 'n': 0x80 | 7, 'o': 0x80 | 8, 'p': 0x80 | 15, 's': 0x80 | 16,
+}
+
+// isLowerOrganicFollow reports whether c, after a one-letter organic atom,
+// may make a two-letter symbol with it (Cl, Br, or an element that must be
+// bracketed): a lower-case letter other than the aromatic atoms.
+func isLowerOrganicFollow(c byte) bool {
+	return c >= 'a' && c <= 'z' && c != 'b' && c != 'c' && c != 'n' && c != 'o' && c != 'p' && c != 's'
 }
 
 var aromaticBracket = map[string]uint8{"b": 5, "c": 6, "n": 7, "o": 8, "p": 15, "s": 16, "se": 34, "as": 33, "te": 52, "si": 14}
