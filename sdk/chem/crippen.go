@@ -187,11 +187,16 @@ var crippenStar = func() []bool {
 	return out
 }()
 
+// crippenSlot returns key's slot of crippenCache.
+func crippenSlot(key uint64) *cacheSlot[crippenEntry] {
+	return &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
+}
+
 // crippenCandidates returns the parameters, in order, whose first pattern
 // atom can match an atom with features a (key: a.key()). The entry is shared
 // and immutable.
 func crippenCandidates(a *gatom, key uint64) *crippenEntry {
-	slot := &crippenCache[(key*0x9e3779b97f4a7c15)>>54]
+	slot := crippenSlot(key)
 	if e := slot.load(); e != nil && e.key == key {
 		return e
 	}
@@ -394,7 +399,11 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 			}
 		}
 		if ce == nil {
-			ce = crippenCandidates(&g.at[i], key)
+			if e := crippenSlot(key).load(); e != nil && e.key == key {
+				ce = e // crippenCandidates' cache, read here: a call is costly in wasm
+			} else {
+				ce = crippenCandidates(&g.at[i], key)
+			}
 			if nk < len(kinds) {
 				kinds[nk], kindKeys[nk] = ce, key
 				nk++
@@ -402,19 +411,30 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 		}
 		// The type: through crippenTypeCache when ce's patterns are stars
 		// and the atom has at most typeEnvNbrs neighbours.
-		var found int
+		found, cached := -1, false
+		var slot *wordSlot
+		var env [slotWords]uint64
 		if ce.star && !crippenTypeCacheOff && g.start[i+1]-g.start[i] <= typeEnvNbrs {
-			key, h := g.envEntry(i)
-			slot := &crippenTypeCache[h>>50]
-			if w0, ok := slot.lookup(&key, 0xffff<<typeKShift); ok {
-				found = int(w0>>typeKShift&0xffff) - 1
-			} else {
-				found = g.typeByPatterns(i, ce)
-				key[0] |= uint64(uint16(found+1)) << typeKShift
-				slot.store(&key)
+			var h uint64
+			env, h = g.envEntry(i)
+			slot = &crippenTypeCache[h>>50]
+			if w0, ok := slot.lookup(&env, 0xffff<<typeKShift); ok {
+				found, cached = int(w0>>typeKShift&0xffff)-1, true
 			}
-		} else {
-			found = g.typeByPatterns(i, ce)
+		}
+		if !cached {
+			// the first parameter whose pattern matches at atom i
+			for _, c := range ce.cands {
+				p := &crippenParams[c.k]
+				if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
+					found = int(c.k)
+					break
+				}
+			}
+			if slot != nil {
+				env[0] |= uint64(uint16(found+1)) << typeKShift
+				slot.store(&env)
+			}
 		}
 		if found >= 0 {
 			p := &crippenParams[found]
@@ -430,18 +450,6 @@ func (m *Mol) crippenWith(types *[]string) (logp, mr float64) {
 		}
 	}
 	return logp, mr
-}
-
-// typeByPatterns returns the index of the first parameter of ce whose
-// pattern matches at atom i, or -1.
-func (g *matchGraph) typeByPatterns(i int, ce *crippenEntry) int {
-	for _, c := range ce.cands {
-		p := &crippenParams[c.k]
-		if (c.rootMatched && g.extendFrom(p.pat, i)) || (!c.rootMatched && g.matchAt(p.pat, i)) {
-			return int(c.k)
-		}
-	}
-	return -1
 }
 
 // CrippenTypes returns the Wildman–Crippen atom type ("C18", "N11", "H1",

@@ -89,6 +89,7 @@ type ringScratch struct {
 	cands                    []cycle
 	candHash                 []uint64
 	path                     []uint64
+	walk                     []walkFrame // walkPaths' stack
 	// selectRings
 	sorted, sssr, extra, out []cycle
 	basis, uniq, red         []uint64
@@ -239,36 +240,60 @@ func (rs *ringScratch) addCycle(bits []uint64) {
 	rs.cands = append(rs.cands, c)
 }
 
-// pathWalker enumerates the shortest paths of one bond's breadth-first search.
-type pathWalker struct {
-	m      *Mol
-	rs     *ringScratch
-	bi     int32
-	src    int32
-	nPaths int
+// walkFrame is one step of walkPaths: an atom of the path, the next of its
+// neighbours to try, and the local index of the bond that led to it.
+type walkFrame struct {
+	v, k, l int32
 }
 
-func (pw *pathWalker) walk(v int32) {
-	if pw.nPaths >= maxPathsPerBond {
-		return
-	}
-	rs, m := pw.rs, pw.m
-	if v == pw.src {
-		rs.addCycle(rs.path)
-		pw.nPaths++
-		return
-	}
-	bs := m.BondsOf(int(v))
-	for k, w := range m.Neighbors(int(v)) {
-		wb := bs[k]
-		if wb == pw.bi || !m.bonds[wb].inRing || rs.dist[w] < 0 || rs.dist[w] != rs.dist[v]-1 {
-			continue
+// walkPaths enumerates, up to maxPathsPerBond, the shortest paths from dst
+// back to src through the layers of bond bi's breadth-first search (rs.dist),
+// adding each, closed by the bond, as a candidate cycle (rs.path holds the
+// bond's bit on entry). A loop with its own stack rather than recursion: a
+// call per step costs much in a wasm module.
+func (m *Mol) walkPaths(rs *ringScratch, bi, src, dst int32) {
+	nPaths := 0
+	stack := append(rs.walk[:0], walkFrame{v: dst, l: -1})
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		v := f.v
+		if v == src {
+			rs.addCycle(rs.path)
+			nPaths++
+			if nPaths >= maxPathsPerBond {
+				for _, g := range stack { // leave rs.path as it was
+					if g.l >= 0 {
+						rs.path[g.l/64] ^= 1 << (g.l % 64)
+					}
+				}
+				stack = stack[:0]
+				break
+			}
+		} else {
+			lo, hi := m.start[v]+f.k, m.start[v+1]
+			e := lo
+			for ; e < hi; e++ {
+				w, wb := m.nbr[e], m.nbrB[e]
+				if wb != bi && m.bonds[wb].inRing && rs.dist[w] >= 0 && rs.dist[w] == rs.dist[v]-1 {
+					break
+				}
+			}
+			if e < hi {
+				// go on to the next atom of a path
+				f.k = e - m.start[v] + 1
+				l := rs.local[m.nbrB[e]]
+				rs.path[l/64] ^= 1 << (l % 64)
+				stack = append(stack, walkFrame{v: m.nbr[e], l: l})
+				continue
+			}
 		}
-		l := rs.local[wb]
-		rs.path[l/64] ^= 1 << (l % 64)
-		pw.walk(w)
-		rs.path[l/64] ^= 1 << (l % 64)
+		// back to the previous atom
+		if l := stack[len(stack)-1].l; l >= 0 {
+			rs.path[l/64] ^= 1 << (l % 64)
+		}
+		stack = stack[:len(stack)-1]
 	}
+	rs.walk = stack[:0]
 }
 
 func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
@@ -305,7 +330,6 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 		rs.path = make([]uint64, words)
 	}
 	rs.path = rs.path[:words]
-	pw := pathWalker{m: m, rs: rs}
 	start, nbr, nbrB, mb := m.start, m.nbr, m.nbrB, m.bonds
 	for li, bi := range bonds {
 		for _, t := range queue {
@@ -342,8 +366,7 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 			rs.path[i] = 0
 		}
 		rs.path[li/64] |= 1 << (li % 64)
-		pw.bi, pw.src, pw.nPaths = bi, src, 0
-		pw.walk(dst)
+		m.walkPaths(rs, bi, src, dst)
 	}
 	for _, t := range queue {
 		dist[t] = -1
