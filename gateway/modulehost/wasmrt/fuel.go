@@ -36,8 +36,9 @@ import (
 // register), not in the global: a load and a store of the global on every
 // iteration made a loop-carried dependency through memory that cost Go guests
 // ~18% on loop-heavy code. They are counted on the back edges (the branches
-// to a loop), not at loop headers: a br to a loop becomes an add, a compare
-// and a br_if to the loop, followed by a call of $tick (a function added to
+// to a loop), not at loop headers: a br to a loop becomes an add and a br_if
+// to the loop on the sum (the counter wraps to 0 every loopBatch iterations),
+// followed by a call of $tick (a function added to
 // the module that runs the fuel check; copying the check onto every back
 // edge made modules 9% larger and slower to compile). So the loop's code
 // gets no extra block, and a loop that is never branched back to (Go's
@@ -71,6 +72,12 @@ const (
 	// loopBatch is the number of loop iterations counted in a function's local
 	// before the fuel global is decremented once.
 	loopBatch = 128
+	// loopStep is what an iteration adds to the counter: the i32 wraps to 0
+	// every loopBatch iterations, so the count needs no comparison and no
+	// reset. (The earlier form, an increment compared with loopBatch and reset
+	// to 0, made wazero materialise the comparison's boolean and cost the
+	// chemistry module 2-3% more; see sdk/README.md.)
+	loopStep = 1 << 32 / loopBatch
 )
 
 var errFuelUnsupported = errors.New("wasmrt: module not instrumentable")
@@ -418,17 +425,17 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 // loopCheckFor returns the count of one loop iteration (at the header of a
 // loop that may take parameters, or before a br_table that may go to a loop)
 // for a function whose loop counter is local c: count the iteration, and
-// every loopBatch iterations reset the counter and run the fuel check.
+// every loopBatch iterations (when the counter wraps to 0, see loopStep) run
+// the fuel check.
 //
-//	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.ge_u
-//	if; i32.const 0; local.set c; <check>; end
+//	local.get c; i32.const loopStep; i32.add; local.tee c; i32.eqz
+//	if; <check>; end
 func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
 	b := leb128.AppendUint32([]byte{0x20}, c)
-	b = append(b, 0x41, 0x01, 0x6a, 0x22)
+	b = leb128.AppendInt32(append(b, 0x41), loopStep)
+	b = append(b, 0x6a, 0x22)
 	b = leb128.AppendUint32(b, c)
-	b = leb128.AppendInt32(append(b, 0x41), loopBatch)
-	b = append(b, 0x4f, 0x04, 0x40, 0x41, 0x00, 0x21)
-	b = leb128.AppendUint32(b, c)
+	b = append(b, 0x45, 0x04, 0x40) // i32.eqz; if
 	b = append(b, fr.check...)
 	return append(b, 0x0b)
 }
@@ -452,13 +459,13 @@ func (fr *fuelRewriter) target(l uint32) scope {
 
 // backEdge appends to p the branch br l (br_if l when cond) to a loop, counting
 // the iteration on the way: the branch is taken directly while the counter is
-// below loopBatch, and through the fuel check (which resets the counter) once
-// it reaches it. The hot path is an add, a compare and the branch itself, with
-// no block in the loop's code; a loop that is never branched back to is never
-// counted.
+// not zero, and through the fuel check once it wraps to zero, every loopBatch
+// iterations (see loopStep). The hot path is an add and the branch on its
+// result, with no block in the loop's code; a loop that is never branched
+// back to is never counted.
 //
-//	local.get c; i32.const 1; i32.add; local.tee c; i32.const loopBatch; i32.lt_u; br_if l
-//	i32.const 0; local.set c; call $tick; br l
+//	local.get c; i32.const loopStep; i32.add; local.tee c; br_if l
+//	call $tick; br l
 //
 // For br_if, the same inside if ... end (labels one deeper).
 func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
@@ -467,11 +474,10 @@ func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
 		l++
 	}
 	p = leb128.AppendUint32(append(p, 0x20), fr.counter)
-	p = append(p, 0x41, 0x01, 0x6a, 0x22)
+	p = leb128.AppendInt32(append(p, 0x41), loopStep)
+	p = append(p, 0x6a, 0x22)
 	p = leb128.AppendUint32(p, fr.counter)
-	p = leb128.AppendInt32(append(p, 0x41), loopBatch)
-	p = leb128.AppendUint32(append(p, 0x49, 0x0d), l) // i32.lt_u; br_if l
-	p = leb128.AppendUint32(append(p, 0x41, 0x00, 0x21), fr.counter)
+	p = leb128.AppendUint32(append(p, 0x0d), l) // br_if l
 	p = append(p, fr.tick...)
 	p = leb128.AppendUint32(append(p, 0x0c), l) // br l
 	if cond {
