@@ -50,8 +50,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s: %d frame slot addresses folded, %d argument reads from locals, %d small memory.fill/copy expanded, %d pointer conversions reused, %d elses added (%d bodies, %d not decoded), %d -> %d bytes\n",
-			*out, st.FrameFolds, st.ArgReads, st.MemOps, st.WrapReuses, st.Elses, st.Bodies, st.Undecodable, len(b), len(nb))
+		fmt.Printf("%s: %d frame slot addresses folded, %d argument reads from locals, %d frame accesses through the frame base, %d small memory.fill/copy expanded, %d pointer conversions reused, %d elses added, %d probes (%d bodies, %d not decoded), %d -> %d bytes\n",
+			*out, st.FrameFolds, st.ArgReads, st.FrameRebases, st.MemOps, st.WrapReuses, st.Elses, st.Probes, st.Bodies, st.Undecodable, len(b), len(nb))
 		return
 	}
 	nb, st, err := reloop.Module(b)
