@@ -89,54 +89,61 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				continue
 			}
 			bs, js := nbrB[lo:hi], nbr[lo:hi]
-			var invar uint32
-			if len(js) <= 4 {
-				// Up to four neighbours (nearly every atom) are sorted and
-				// hashed in registers: a slice would cost a bounds-checked
-				// memory access per step in a wasm module.
-				// bond type << 32 | invariant of each; unused ones sort last
-				k0, k1, k2, k3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64)
-				put := func(x int, key uint64) {
-					switch x {
-					case 0:
-						k0 = key
-					case 1:
-						k1 = key
-					case 2:
-						k2 = key
-					default:
-						k3 = key
-					}
+			// The bond set grows by each neighbour's bond and set; the
+			// neighbours, as bond type << 32 | invariant, are sorted and
+			// hashed. Up to four (nearly every atom) stay in registers and
+			// go through a sorting network: a slice would cost a
+			// bounds-checked memory access per step in a wasm module.
+			small := len(js) <= 4
+			k0, k1, k2, k3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64) // unused ones sort last
+			if !small {
+				nbrs = grow(nbrs, len(js)) // written by index: no call in the loop
+			}
+			put := func(x int, bi int32, j int32) {
+				key := uint64(bonds[bi].order)<<32 | uint64(cur[j])
+				switch {
+				case !small:
+					nbrs[x] = morganNbr{int32(key >> 32), uint32(key)}
+				case x == 0:
+					k0 = key
+				case x == 1:
+					k1 = key
+				case x == 2:
+					k2 = key
+				default:
+					k3 = key
 				}
-				if w == 1 {
-					r := nbh[i]
-					for x, bi := range bs {
-						j := js[x]
-						r |= 1<<(uint(bi)%64) | nbh[j]
-						put(x, uint64(bonds[bi].order)<<32|uint64(cur[j]))
-					}
-					round[i] = r
-				} else {
-					rn, ri := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
+			}
+			if w == 1 {
+				r := nbh[i]
+				for x, bi := range bs {
+					j := js[x]
+					r |= 1<<(uint(bi)%64) | nbh[j]
+					put(x, bi, j)
+				}
+				round[i] = r
+			} else {
+				rn, ri := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
+				for y := range rn {
+					rn[y] = ri[y]
+				}
+				for x, bi := range bs {
+					j := js[x]
+					rn[bi/64] |= 1 << (uint(bi) % 64)
+					on := nbh[int(j)*w : (int(j)+1)*w]
 					for y := range rn {
-						rn[y] = ri[y]
+						rn[y] |= on[y]
 					}
-					for x, bi := range bs {
-						j := js[x]
-						rn[bi/64] |= 1 << (uint(bi) % 64)
-						on := nbh[int(j)*w : (int(j)+1)*w]
-						for y := range rn {
-							rn[y] |= on[y]
-						}
-						put(x, uint64(bonds[bi].order)<<32|uint64(cur[j]))
-					}
+					put(x, bi, j)
 				}
+			}
+			invar := hashCombine(uint32(layer), cur[i])
+			if small {
 				k0, k1 = min(k0, k1), max(k0, k1)
 				k2, k3 = min(k2, k3), max(k2, k3)
 				k0, k2 = min(k0, k2), max(k0, k2)
 				k1, k3 = min(k1, k3), max(k1, k3)
 				k1, k2 = min(k1, k2), max(k1, k2)
-				invar = hashCombine(uint32(layer), cur[i])
 				n := len(js)
 				invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k0>>32)), uint32(k0)))
 				if n > 1 {
@@ -149,39 +156,13 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 					invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(k3>>32)), uint32(k3)))
 				}
 			} else {
-				nbrs = nbrs[:0]
-				if w == 1 {
-					r := nbh[i]
-					for x, bi := range bs {
-						j := js[x]
-						r |= 1<<(uint(bi)%64) | nbh[j]
-						nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
-					}
-					round[i] = r
-				} else {
-					rn, ri := round[i*w:(i+1)*w], nbh[i*w:(i+1)*w]
-					for y := range rn {
-						rn[y] = ri[y]
-					}
-					for x, bi := range bs {
-						j := js[x]
-						rn[bi/64] |= 1 << (uint(bi) % 64)
-						on := nbh[int(j)*w : (int(j)+1)*w]
-						for y := range rn {
-							rn[y] |= on[y]
-						}
-						nbrs = append(nbrs, morganNbr{int32(bonds[bi].order), cur[j]})
-					}
-				}
 				for a := 1; a < len(nbrs); a++ {
 					for b := a; b > 0 && (nbrs[b].bt < nbrs[b-1].bt || (nbrs[b].bt == nbrs[b-1].bt && nbrs[b].inv < nbrs[b-1].inv)); b-- {
 						nbrs[b], nbrs[b-1] = nbrs[b-1], nbrs[b]
 					}
 				}
-				invar = hashCombine(uint32(layer), cur[i])
 				for _, p := range nbrs {
-					ph := hashCombine(hashCombine(0, uint32(p.bt)), p.inv)
-					invar = hashCombine(invar, ph)
+					invar = hashCombine(invar, hashCombine(hashCombine(0, uint32(p.bt)), p.inv))
 				}
 			}
 			next[i] = invar

@@ -55,6 +55,15 @@ func memOffset(b []byte, in instr) uint32 {
 	return off
 }
 
+// appendMemOpAt appends the load or store in (of b) with d added to its
+// offset immediate.
+func appendMemOpAt(out, b []byte, in instr, d uint32) []byte {
+	align, p, _ := leb128.Uint32(b, in.off+1)
+	off, _, _ := leb128.Uint32(b, p)
+	out = leb128.AppendUint32(append(out, in.op), align)
+	return leb128.AppendUint32(out, off+d)
+}
+
 // frameAddr reports whether ins[i:i+5] computes the address of a slot of Go's
 // frame the long way, local.get 1; i64.extend_i32_u; i64.const k; i64.add;
 // i32.wrap_i64 (or i64.const -k; i64.sub), and returns k.
@@ -134,11 +143,7 @@ func foldFrameAddrs(b []byte, ins []instr) ([]byte, int) {
 			continue
 		}
 		if k, ok := users[i]; ok {
-			align, p, _ := leb128.Uint32(b, in.off+1)
-			off, _, _ := leb128.Uint32(b, p)
-			out = append(out, in.op)
-			out = leb128.AppendUint32(out, align)
-			out = leb128.AppendUint32(out, off+k)
+			out = appendMemOpAt(out, b, in, k)
 			continue
 		}
 		out = append(out, b[in.off:in.end]...)

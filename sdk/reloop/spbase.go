@@ -151,11 +151,7 @@ func rebaseFrame(b []byte, ins []instr, first uint32) (out []byte, types []byte,
 			continue
 		}
 		if lg, ok := mems[j]; ok {
-			align, p, _ := leb128.Uint32(b, in.off+1)
-			off, _, _ := leb128.Uint32(b, p)
-			out = append(out, in.op)
-			out = leb128.AppendUint32(out, align)
-			out = leb128.AppendUint32(out, off+shift[lg])
+			out = appendMemOpAt(out, b, in, shift[lg])
 			continue
 		}
 		out = append(out, b[in.off:in.end]...)
