@@ -398,7 +398,6 @@ func enclosingAt(ins []instr, s int) []bool {
 	type open struct {
 		op       byte
 		targeted bool
-		inElse   bool
 	}
 	var stack []open
 	for j := 0; j < s; j++ {
@@ -411,10 +410,6 @@ func enclosingAt(ins []instr, s int) []bool {
 		switch in.op {
 		case opBlock, opLoop, opIf:
 			stack = append(stack, open{op: in.op})
-		case opElse:
-			if len(stack) > 0 {
-				stack[len(stack)-1].inElse = true
-			}
 		case opEnd:
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
