@@ -71,6 +71,14 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 	nbrs := s.nbrs[:0]
 	seenHash, seenWords := s.seenHash[:0], s.seenWords[:0]
 	start, nbr, nbrB, bonds := m.start[:n+1], m.nbr, m.nbrB, m.bonds
+	// The loops below write these by index within capacity reserved here:
+	// an append in a loop is a call there, and wazero keeps no value in a
+	// register across a call, even one that never runs, so every value that
+	// lives across it goes to the stack on each iteration (sdk/README.md).
+	nbrs = grow(nbrs, len(m.nbr))
+	envs = reserve(envs, n)
+	ids = reserve(ids, n*radius)
+	seenHash, seenWords = reserve(seenHash, n*radius), reserve(seenWords, n*radius*w)
 	for layer := 0; layer < radius; layer++ {
 		envs = envs[:0]
 		for i := 0; i < n; i++ {
@@ -97,7 +105,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 			small := len(js) <= 4
 			k0, k1, k2, k3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64) // unused ones sort last
 			if !small {
-				nbrs = grow(nbrs, len(js)) // written by index: no call in the loop
+				nbrs = nbrs[:len(js)] // written by index: no call in the loop
 			}
 			put := func(x int, bi int32, j int32) {
 				key := uint64(bonds[bi].order)<<32 | uint64(cur[j])
@@ -166,7 +174,8 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				}
 			}
 			next[i] = invar
-			envs = append(envs, morganEnv{invar: invar, atom: int32(i)})
+			envs = envs[:len(envs)+1]
+			envs[len(envs)-1] = morganEnv{invar: invar, atom: int32(i)}
 		}
 		s.sortScratch = sortEnvs(envs, round, w, s.sortScratch)
 		// the bond sets seen so far, in an open-addressing table of indices
@@ -197,12 +206,14 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				dead[e.atom] = true
 				continue
 			}
-			ids = append(ids, e.invar)
-			seenHash = append(seenHash, h)
-			if w == 1 { // a one-word append is a memmove call in wasm
-				seenWords = append(seenWords, nb[0])
-			} else {
-				seenWords = append(seenWords, nb...)
+			ids = ids[:len(ids)+1]
+			ids[len(ids)-1] = e.invar
+			seenHash = seenHash[:len(seenHash)+1]
+			seenHash[len(seenHash)-1] = h
+			k := len(seenWords)
+			seenWords = seenWords[:k+w]
+			for y, v := range nb {
+				seenWords[k+y] = v
 			}
 			tab[slot] = int32(len(seenHash))
 		}

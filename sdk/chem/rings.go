@@ -34,8 +34,9 @@ func (m *Mol) perceiveRings() error {
 		if comp[i] >= 0 || !m.hasRingBond(i) {
 			continue
 		}
-		sysBonds := rs.sysBonds[:0]
-		sysAtoms := rs.sysAtoms[:0]
+		// room for every atom and bond: the loop below adds them without a call
+		sysBonds := reserve(rs.sysBonds[:0], len(m.bonds))
+		sysAtoms := reserve(rs.sysAtoms[:0], n)
 		comp[i] = nComp
 		sysAtoms = append(sysAtoms, int32(i))
 		// sysAtoms is the breadth-first queue
@@ -48,11 +49,13 @@ func (m *Mol) perceiveRings() error {
 					continue
 				}
 				if a < nb {
-					sysBonds = append(sysBonds, bi)
+					sysBonds = sysBonds[:len(sysBonds)+1]
+					sysBonds[len(sysBonds)-1] = bi
 				}
 				if comp[nb] < 0 {
 					comp[nb] = nComp
-					sysAtoms = append(sysAtoms, nb)
+					sysAtoms = sysAtoms[:len(sysAtoms)+1]
+					sysAtoms[len(sysAtoms)-1] = nb
 				}
 			}
 		}
@@ -167,7 +170,9 @@ func (m *Mol) markRingBonds(rs *ringScratch) {
 	for i := range disc {
 		disc[i] = -1
 	}
-	stack := rs.frames[:0]
+	// the depth-first stack holds an atom at most once: room for all of
+	// them, so that the loop pushes without a call
+	stack := reserve(rs.frames[:0], n)
 	defer func() { rs.frames = stack[:0] }()
 	t := int32(0)
 	for r := 0; r < n; r++ {
@@ -192,7 +197,8 @@ func (m *Mol) markRingBonds(rs *ringScratch) {
 				if disc[w] < 0 {
 					disc[w], low[w] = t, t
 					t++
-					stack = append(stack, frame{w, bi, 0})
+					stack = stack[:len(stack)+1]
+					stack[len(stack)-1] = frame{w, bi, 0}
 				} else {
 					// back edge: always on a cycle
 					m.bonds[bi].inRing = true
@@ -253,7 +259,9 @@ type walkFrame struct {
 // call per step costs much in a wasm module.
 func (m *Mol) walkPaths(rs *ringScratch, bi, src, dst int32) {
 	nPaths := 0
-	stack := append(rs.walk[:0], walkFrame{v: dst, l: -1})
+	// a path visits an atom at most once (its distance falls at each step):
+	// room for all of them, so that the loop pushes without a call
+	stack := append(reserve(rs.walk[:0], len(m.atoms)+1), walkFrame{v: dst, l: -1})
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		v := f.v
@@ -283,7 +291,8 @@ func (m *Mol) walkPaths(rs *ringScratch, bi, src, dst int32) {
 				f.k = e - m.start[v] + 1
 				l := rs.local[m.nbrB[e]]
 				rs.path[l/64] ^= 1 << (l % 64)
-				stack = append(stack, walkFrame{v: m.nbr[e], l: l})
+				stack = stack[:len(stack)+1]
+				stack[len(stack)-1] = walkFrame{v: m.nbr[e], l: l}
 				continue
 			}
 		}
@@ -337,7 +346,7 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 		}
 		src, dst := mb[bi].a, mb[bi].b
 		dist[src] = 0
-		queue = append(queue[:0], src)
+		queue = append(reserve(queue[:0], len(m.atoms)), src) // an atom enters once
 		found := false
 	search:
 		for qi := 0; qi < len(queue); qi++ {
@@ -349,7 +358,8 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 					continue
 				}
 				dist[w] = dv
-				queue = append(queue, w)
+				queue = queue[:len(queue)+1] // room reserved below: no call in the loop
+				queue[len(queue)-1] = w
 				if w == dst {
 					found = true
 					break search

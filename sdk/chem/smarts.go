@@ -594,6 +594,14 @@ type matchGraph struct {
 
 var graphPool scratchPool[matchGraph]
 
+// reserve returns s with room for n more elements beyond its length.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) < n {
+		return append(make([]T, 0, len(s)+n+n/2), s...)
+	}
+	return s
+}
+
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n, n+n/2)
