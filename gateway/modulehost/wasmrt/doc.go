@@ -9,8 +9,8 @@
 // module (on Unix it is an address range reserved up to the cap and made
 // writable as the guest grows it, so growing never copies: memory_unix.go),
 // and every call runs under the caller's context deadline: at load the
-// module is instrumented with fuel checks at loop headers and function entries
-// that stop a call whose deadline passed (fuel.go; modules the rewriter cannot
+// module is instrumented with fuel checks on the branches back to loops and at
+// function entries that stop a call whose deadline passed (fuel.go; modules the rewriter cannot
 // handle run with wazero's WithCloseOnContextDone instead). An instance whose call traps,
 // panics, times out or runs out of memory is closed and never reused.
 package wasmrt
