@@ -174,8 +174,7 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				}
 			}
 			next[i] = invar
-			envs = envs[:len(envs)+1]
-			envs[len(envs)-1] = morganEnv{invar: invar, atom: int32(i)}
+			envs = push(envs, morganEnv{invar: invar, atom: int32(i)})
 		}
 		s.sortScratch = sortEnvs(envs, round, w, s.sortScratch)
 		// the bond sets seen so far, in an open-addressing table of indices
@@ -206,10 +205,8 @@ func (m *Mol) morganShells(radius int, s *morganScratch, ends []int) ([]uint32, 
 				dead[e.atom] = true
 				continue
 			}
-			ids = ids[:len(ids)+1]
-			ids[len(ids)-1] = e.invar
-			seenHash = seenHash[:len(seenHash)+1]
-			seenHash[len(seenHash)-1] = h
+			ids = push(ids, e.invar)
+			seenHash = push(seenHash, h)
 			k := len(seenWords)
 			seenWords = seenWords[:k+w]
 			for y, v := range nb {

@@ -49,13 +49,11 @@ func (m *Mol) perceiveRings() error {
 					continue
 				}
 				if a < nb {
-					sysBonds = sysBonds[:len(sysBonds)+1]
-					sysBonds[len(sysBonds)-1] = bi
+					sysBonds = push(sysBonds, bi)
 				}
 				if comp[nb] < 0 {
 					comp[nb] = nComp
-					sysAtoms = sysAtoms[:len(sysAtoms)+1]
-					sysAtoms[len(sysAtoms)-1] = nb
+					sysAtoms = push(sysAtoms, nb)
 				}
 			}
 		}
@@ -197,8 +195,7 @@ func (m *Mol) markRingBonds(rs *ringScratch) {
 				if disc[w] < 0 {
 					disc[w], low[w] = t, t
 					t++
-					stack = stack[:len(stack)+1]
-					stack[len(stack)-1] = frame{w, bi, 0}
+					stack = push(stack, frame{w, bi, 0})
 				} else {
 					// back edge: always on a cycle
 					m.bonds[bi].inRing = true
@@ -291,8 +288,7 @@ func (m *Mol) walkPaths(rs *ringScratch, bi, src, dst int32) {
 				f.k = e - m.start[v] + 1
 				l := rs.local[m.nbrB[e]]
 				rs.path[l/64] ^= 1 << (l % 64)
-				stack = stack[:len(stack)+1]
-				stack[len(stack)-1] = walkFrame{v: m.nbr[e], l: l}
+				stack = push(stack, walkFrame{v: m.nbr[e], l: l})
 				continue
 			}
 		}
@@ -358,8 +354,7 @@ func (m *Mol) ringSystem(rs *ringScratch, atoms, bonds []int32) {
 					continue
 				}
 				dist[w] = dv
-				queue = queue[:len(queue)+1] // room reserved below: no call in the loop
-				queue[len(queue)-1] = w
+				queue = push(queue, w) // room reserved below: no call in the loop
 				if w == dst {
 					found = true
 					break search

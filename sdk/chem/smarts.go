@@ -602,6 +602,16 @@ func reserve[T any](s []T, n int) []T {
 	return s
 }
 
+// push appends v to s, which must have room for it (see reserve). Unlike
+// append it has no path that grows the slice, so a loop that pushes makes no
+// call: in a wasm module wazero keeps no value in a register across a call,
+// even one that never runs.
+func push[T any](s []T, v T) []T {
+	s = s[:len(s)+1]
+	s[len(s)-1] = v
+	return s
+}
+
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n, n+n/2)
