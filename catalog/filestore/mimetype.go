@@ -17,7 +17,7 @@ var mimetypes = map[string]string{
 	".pdf": "application/pdf", ".zip": "application/zip", ".gz": "application/gzip", ".tgz": "application/gzip",
 	".tar": "application/x-tar", ".xls": "application/vnd.ms-excel",
 	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-	".ods": "application/vnd.oasis.opendocument.spreadsheet", ".parquet": "application/vnd.apache.parquet",
+	".ods":  "application/vnd.oasis.opendocument.spreadsheet", ".parquet": "application/vnd.apache.parquet",
 	".sdf": "chemical/x-mdl-sdfile", ".mol": "chemical/x-mdl-molfile", ".smi": "chemical/x-daylight-smiles",
 	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml",
 	".yaml": "application/yaml", ".yml": "application/yaml", ".rdf": "application/rdf+xml", ".ttl": "text/turtle",
