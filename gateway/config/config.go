@@ -16,6 +16,7 @@ type Config struct {
 	Log     Log     `yaml:"log"`
 	MongoDB MongoDB `yaml:"mongodb"`
 	Plugins Plugins `yaml:"plugins"`
+	Catalog Catalog `yaml:"catalog"`
 	Modules Modules `yaml:"modules"`
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
@@ -29,7 +30,8 @@ type Server struct {
 	ReadTimeout     time.Duration `yaml:"read_timeout" doc:"max time to read a whole request"`
 	WriteTimeout    time.Duration `yaml:"write_timeout" doc:"max time to write a response"`
 	IdleTimeout     time.Duration `yaml:"idle_timeout" doc:"keep-alive idle time"`
-	MaxBodyBytes    int           `yaml:"max_body_bytes" doc:"largest request body accepted (413 beyond)"`
+	MaxBodyBytes    int           `yaml:"max_body_bytes" doc:"largest request body accepted (413 beyond); resource uploads have catalog.max_resource_bytes"`
+	MaxBodyMemory   int           `yaml:"max_body_memory" doc:"bytes all request bodies held in memory may take at once (503 beyond)"`
 	MaxHeaderBytes  int           `yaml:"max_header_bytes" doc:"largest request header block (431 beyond)"`
 	MaxConns        int           `yaml:"max_conns" doc:"max concurrent connections"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" doc:"how long in-flight requests may take at shutdown"`
@@ -57,6 +59,13 @@ type Plugins struct {
 	HealthInterval time.Duration     `yaml:"health_interval" doc:"how often each plugin is pinged"`
 	RestartBackoff time.Duration     `yaml:"restart_backoff" doc:"first delay before restarting a crashed plugin (doubles, max 30s)"`
 	Watch          bool              `yaml:"watch" doc:"reload a plugin when its program changes on disk"`
+}
+
+// Catalog configures the catalog's file store.
+type Catalog struct {
+	MaxResourceBytes int           `yaml:"max_resource_bytes" doc:"largest file a resource upload may hold (413 beyond)"`
+	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
+	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
 }
 
 // Modules configures the WebAssembly model host.
@@ -115,6 +124,7 @@ func Default() Config {
 			WriteTimeout:    60 * time.Second,
 			IdleTimeout:     120 * time.Second,
 			MaxBodyBytes:    8 << 20,
+			MaxBodyMemory:   256 << 20,
 			MaxHeaderBytes:  16 << 10,
 			MaxConns:        10000,
 			ShutdownTimeout: 15 * time.Second,
@@ -128,6 +138,7 @@ func Default() Config {
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
 		},
+		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute},
 		Modules: Modules{
 			Dir:            "./bin/modules",
 			CacheDir:       "./data/wazero-cache",

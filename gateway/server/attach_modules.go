@@ -35,7 +35,7 @@ func (a *App) attachModules(ctx context.Context) error {
 	a.AddCloser("modules", host.Close)
 	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
 	a.AddReloader("modules", host.Sync)
-	host.RegisterRoutes(a.router, a.AdminOnly)
+	host.RegisterRoutes(a.router, a.adminWithBody)
 
 	serve := func(ctx *fasthttp.RequestCtx) {
 		httpcore.SetRoute(ctx, string(ctx.Path()))
