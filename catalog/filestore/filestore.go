@@ -75,9 +75,10 @@ func (i Info) Hash() string { return "sha256:" + i.SHA256 }
 
 // Store reads and writes files in one MongoDB database.
 type Store struct {
-	db    *mongo.Database
-	files *mongo.Collection
-	log   *slog.Logger
+	db         *mongo.Database
+	files      *mongo.Collection
+	log        *slog.Logger
+	touchEvery time.Duration
 }
 
 // New returns a Store on db; log may be nil.
@@ -85,7 +86,15 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Store{db: db, files: db.Collection(CollFiles), log: log}
+	return &Store{db: db, files: db.Collection(CollFiles), log: log, touchEvery: DefaultTouchEvery}
+}
+
+// WithTouchEvery returns a copy of s whose writers refresh their file's
+// Touched time every d (keep it well below the sweep's grace).
+func (s *Store) WithTouchEvery(d time.Duration) *Store {
+	c := *s
+	c.touchEvery = d
+	return &c
 }
 
 // newFileID returns 32 random hex digits.

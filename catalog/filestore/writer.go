@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,9 +12,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// touchEvery is how often a writer refreshes its file's Touched time, so
-// that a sweep tells a live upload from one abandoned by a crash.
-const touchEvery = 10 * time.Second
+// DefaultTouchEvery is how often a writer refreshes its file's Touched
+// time, so that a sweep tells a live upload from one abandoned by a crash;
+// it must be well below the sweep's grace (see Store.WithTouchEvery).
+const DefaultTouchEvery = 10 * time.Second
 
 // Writer stores one file. Write it, then Commit; Abort (or a crash) leaves
 // a pending file that Abort or a sweep removes. A Writer is not safe for
@@ -31,6 +33,10 @@ type Writer struct {
 	err      error
 	finished bool
 }
+
+// errAbandoned means a sweep removed the file while it was written (its
+// writer went quiet for longer than the sweep's grace).
+var errAbandoned = errors.New("upload was idle too long and has been removed; send it again")
 
 // Create starts a file named filename that may hold at most maxBytes
 // (0: no limit). The metadata is written first, in the pending state.
@@ -76,6 +82,17 @@ func (w *Writer) Write(p []byte) (int, error) {
 			}
 		}
 	}
+	if now := time.Now(); now.Sub(w.touched) > w.s.touchEvery {
+		w.touched = now
+		res, err := w.s.files.UpdateOne(w.ctx, bson.M{"_id": w.info.ID}, bson.M{"$set": bson.M{"touched": now.UTC(), "size": w.info.Size}})
+		if err == nil && res.MatchedCount == 0 {
+			err = errAbandoned
+		}
+		if err != nil {
+			w.err = fmt.Errorf("filestore: touch %s: %w", w.info.ID, err)
+			return written, w.err
+		}
+	}
 	return written, nil
 }
 
@@ -92,13 +109,6 @@ func (w *Writer) flush() error {
 	}
 	w.n++
 	w.buf = w.buf[:0]
-	if now := time.Now(); now.Sub(w.touched) > touchEvery {
-		w.touched = now
-		if _, err := w.s.files.UpdateOne(w.ctx, bson.M{"_id": w.info.ID}, bson.M{"$set": bson.M{"touched": now.UTC(), "size": w.info.Size}}); err != nil {
-			w.err = fmt.Errorf("filestore: touch %s: %w", w.info.ID, err)
-			return w.err
-		}
-	}
 	return nil
 }
 
@@ -122,7 +132,11 @@ func (w *Writer) Commit() (Info, error) {
 	w.info.Touched = time.Now().UTC()
 	set := bson.M{"state": w.info.State, "size": w.info.Size, "sha256": w.info.SHA256, "chunks": w.info.Chunks,
 		"mimetype": w.info.Mimetype, "touched": w.info.Touched}
-	if _, err := w.s.files.UpdateOne(w.ctx, bson.M{"_id": w.info.ID}, bson.M{"$set": set}); err != nil {
+	res, err := w.s.files.UpdateOne(w.ctx, bson.M{"_id": w.info.ID, "state": StatePending}, bson.M{"$set": set})
+	if err == nil && res.MatchedCount == 0 {
+		err = errAbandoned
+	}
+	if err != nil {
 		return Info{}, fmt.Errorf("filestore: commit %s: %w", w.info.ID, err)
 	}
 	return w.info, nil

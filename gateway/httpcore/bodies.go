@@ -105,6 +105,9 @@ func Bodies(policy func(ctx *fasthttp.RequestCtx) BodyPolicy, budget *BodyBudget
 			}
 			if p.Deferred {
 				next(ctx)
+				// The route may have answered without reading its body
+				// (a refused caller): never parse the rest as a request.
+				ctx.SetConnectionClose()
 				return
 			}
 			held, ok := ReadBody(ctx, p.Limit, budget, rejected)

@@ -58,7 +58,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		}
 		return nil
 	})
-	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")), host, filehttp.Config{
+	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)), host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
 	}, a.metrics.Registry())
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {

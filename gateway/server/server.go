@@ -116,7 +116,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.bodies = httpcore.NewBodyBudget(int64(cfg.Server.MaxBodyMemory))
 	a.bodyRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toxgate_http_bodies_rejected_total",
 		Help: "Request bodies refused before the handler: too_large (413) or memory (503, server.max_body_memory)."}, []string{"reason"})
-	a.metrics.Registry().MustRegister(a.bodyRejected)
+	a.metrics.Registry().MustRegister(a.bodyRejected, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toxgate_http_body_bytes_in_use",
+		Help: "Bytes of request bodies held in memory now (bounded by server.max_body_memory)."}, func() float64 { return float64(a.bodies.InUse()) }))
 
 	r := router.New()
 	r.SaveMatchedRoutePath = true
