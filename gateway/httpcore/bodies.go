@@ -214,6 +214,6 @@ func refuseBody(ctx *fasthttp.RequestCtx, rejected func(string), reason string, 
 	}
 	DrainBody(ctx)
 	ctx.SetConnectionClose()
-	WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, "too_large",
+	WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, "body_too_large",
 		"request body larger than "+strconv.FormatInt(limit, 10)+" bytes", "")
 }
