@@ -140,18 +140,35 @@ func quietLogger(log *slog.Logger) *slog.Logger {
 type levelFilter struct {
 	slog.Handler
 	min slog.Level
+	// with applies the WithAttrs/WithGroup calls made so far. They are
+	// applied only to records that pass the filter: slog's handlers format
+	// attributes when With is called, and the embedded store attaches each
+	// SQL statement's arguments (a whole file chunk) to its logger.
+	with []func(slog.Handler) slog.Handler
 }
 
 func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
 	return lv >= l.min && l.Handler.Enabled(ctx, lv)
 }
 
+func (l levelFilter) Handle(ctx context.Context, r slog.Record) error {
+	h := l.Handler
+	for _, w := range l.with {
+		h = w(h)
+	}
+	return h.Handle(ctx, r)
+}
+
 func (l levelFilter) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return levelFilter{Handler: l.Handler.WithAttrs(attrs), min: l.min}
+	return l.plus(func(h slog.Handler) slog.Handler { return h.WithAttrs(attrs) })
 }
 
 func (l levelFilter) WithGroup(name string) slog.Handler {
-	return levelFilter{Handler: l.Handler.WithGroup(name), min: l.min}
+	return l.plus(func(h slog.Handler) slog.Handler { return h.WithGroup(name) })
+}
+
+func (l levelFilter) plus(w func(slog.Handler) slog.Handler) levelFilter {
+	return levelFilter{Handler: l.Handler, min: l.min, with: append(l.with[:len(l.with):len(l.with)], w)}
 }
 
 // Config returns the configuration the gateway runs with.
