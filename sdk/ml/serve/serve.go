@@ -448,7 +448,8 @@ func (s *Server) Endpoint(path, summary string) *module.Endpoint {
 		Schema(InputSchema).
 		Example(Example).
 		Output(s.OutputDescription()).
-		Table("results", s.Columns()...)
+		Table("results", s.Columns()...).
+		Batch("smiles", "results")
 }
 
 // OutputDescription describes the output rows for the API documentation.
