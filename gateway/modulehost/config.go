@@ -45,7 +45,7 @@ type Config struct {
 	// Past either bound, or after waiting QueueTimeout (default: the
 	// module's own call timeout), a call is refused with 429 and Retry-After.
 	QueueSize, CallerQueue int
-	QueueTimeout            time.Duration
+	QueueTimeout           time.Duration
 	// BatchSliceItems and BatchSliceBytes bound the slices a batch request
 	// is cut into on routes that declare a batch member (defaults 50 items,
 	// 64 KiB): each slice waits for an instance in the caller's queue like a
