@@ -98,9 +98,14 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 		return nil, err
 	}
 	if m.limits.MemoryPages != opts.Max.MemoryPages {
+		// The probe's compiled code stays until the second compilation, which
+		// then finds it in the shared cache instead of compiling again.
 		first.close(ctx)
-		m.closeRuntime(ctx)
-		if err := m.compile(ctx, wasm, m.limits.MemoryPages); err != nil {
+		probeRT, probeCM := m.rt, m.cm
+		err := m.compile(ctx, wasm, m.limits.MemoryPages)
+		probeRT.Close(context.WithoutCancel(ctx))
+		probeCM.Close(context.WithoutCancel(ctx))
+		if err != nil {
 			return nil, err
 		}
 		ictx, cancel := instantiating()
