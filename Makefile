@@ -90,6 +90,8 @@ bench: build
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
 	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
+	@echo "== gateway idle RSS with every module loaded and ready, beside the modules' .wasm size; first-call latency"
+	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/
 	@echo "== chemistry toolkit (one core); the module build's collector setting"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
 	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/

@@ -78,7 +78,14 @@ type Modules struct {
 	MaxInputBytes  int           `yaml:"max_input_bytes" doc:"largest model input accepted"`
 	MaxUploadBytes int           `yaml:"max_upload_bytes" doc:"largest module accepted by POST /admin/modules"`
 	Watch          bool          `yaml:"watch" doc:"hot-load modules when the directory changes"`
-	RequireToken   bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
+	// Fair sharing, batch slicing and release of idle modules: see gateway/modulehost/README.md.
+	IdleRelease     time.Duration `yaml:"idle_release" doc:"a module without a call for this long drops its instances and compiled code (negative: never)"`
+	QueueSize       int           `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
+	CallerQueue     int           `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
+	QueueTimeout    time.Duration `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
+	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
+	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
+	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -140,15 +147,20 @@ func Default() Config {
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute},
 		Modules: Modules{
-			Dir:            "./bin/modules",
-			CacheDir:       "./data/wazero-cache",
-			PoolSize:       4,
-			Timeout:        10 * time.Second,
-			MaxMemoryPages: 2048,
-			MaxInputBytes:  4 << 20,
-			MaxUploadBytes: 64 << 20,
-			Watch:          true,
-			RequireToken:   true,
+			Dir:             "./bin/modules",
+			CacheDir:        "./data/wazero-cache",
+			PoolSize:        4,
+			Timeout:         10 * time.Second,
+			MaxMemoryPages:  2048,
+			MaxInputBytes:   4 << 20,
+			MaxUploadBytes:  64 << 20,
+			Watch:           true,
+			RequireToken:    true,
+			IdleRelease:     2 * time.Minute,
+			QueueSize:       64,
+			CallerQueue:     8,
+			BatchSliceItems: 50,
+			BatchSliceBytes: 64 << 10,
 		},
 		Auth: Auth{
 			AdminUsername: "admin",

@@ -323,6 +323,9 @@ func (g *Gateway) WaitLog(re *regexp.Regexp, timeout time.Duration) bool {
 	return true
 }
 
+// Pid returns the gateway process's id (e.g. to read /proc/<pid>/status).
+func (g *Gateway) Pid() int { return g.cmd.Process.Pid }
+
 // Stdout returns what the gateway printed on standard output (the banner).
 func (g *Gateway) Stdout() string { return g.stdout.String() }
 
