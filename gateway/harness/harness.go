@@ -323,8 +323,6 @@ func (g *Gateway) WaitLog(re *regexp.Regexp, timeout time.Duration) bool {
 	return true
 }
 
-// Pid returns the gateway process's id (e.g. to read /proc/<pid>/status).
-func (g *Gateway) Pid() int { return g.cmd.Process.Pid }
 
 // Stdout returns what the gateway printed on standard output (the banner).
 func (g *Gateway) Stdout() string { return g.stdout.String() }
@@ -374,7 +372,7 @@ func (g *Gateway) kill() {
 	g.stopped = true
 }
 
-// PID is the gateway process's id.
+// PID is the gateway process's id (e.g. to read /proc/<pid>/status).
 func (g *Gateway) PID() int { return g.cmd.Process.Pid }
 
 // Kill9 kills the gateway with SIGKILL (no shutdown of any kind) and waits

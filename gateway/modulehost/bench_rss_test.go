@@ -53,10 +53,10 @@ func BenchmarkIdleRSS(b *testing.B) {
 	}
 	settle := func(g *harness.Gateway) float64 {
 		// RSS at rest: the lowest of a few readings while nothing is called.
-		low := rssMB(b, g.Pid())
+		low := rssMB(b, g.PID())
 		for range 10 {
 			time.Sleep(200 * time.Millisecond)
-			low = min(low, rssMB(b, g.Pid()))
+			low = min(low, rssMB(b, g.PID()))
 		}
 		return low
 	}
