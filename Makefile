@@ -83,6 +83,8 @@ bench: build
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
+	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
+	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/

@@ -323,7 +323,6 @@ func (g *Gateway) WaitLog(re *regexp.Regexp, timeout time.Duration) bool {
 	return true
 }
 
-
 // Stdout returns what the gateway printed on standard output (the banner).
 func (g *Gateway) Stdout() string { return g.stdout.String() }
 
