@@ -39,7 +39,7 @@ type Dataset struct {
 }
 
 // DisplayTitle is the title, else the name.
-func (d *Dataset) DisplayTitle() string {
+func (d Dataset) DisplayTitle() string {
 	if d.Title != "" {
 		return d.Title
 	}
@@ -47,7 +47,7 @@ func (d *Dataset) DisplayTitle() string {
 }
 
 // Formats lists the distinct resource formats.
-func (d *Dataset) Formats() []string {
+func (d Dataset) Formats() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range d.Resources {
@@ -90,7 +90,7 @@ type Resource struct {
 }
 
 // DisplayName is the name, else the last part of the URL, else the id.
-func (r *Resource) DisplayName() string {
+func (r Resource) DisplayName() string {
 	if r.Name != "" {
 		return r.Name
 	}
@@ -101,7 +101,7 @@ func (r *Resource) DisplayName() string {
 }
 
 // Uploaded reports whether the file is held by the gateway's file store.
-func (r *Resource) Uploaded() bool { return r.URLType == "upload" }
+func (r Resource) Uploaded() bool { return r.URLType == "upload" }
 
 // Organization is a CKAN organization.
 type Organization struct {
@@ -118,7 +118,7 @@ type Organization struct {
 }
 
 // DisplayTitle is the title, else the name.
-func (o *Organization) DisplayTitle() string {
+func (o Organization) DisplayTitle() string {
 	if o.Title != "" {
 		return o.Title
 	}
