@@ -47,6 +47,11 @@ type Config struct {
 	// module's own call timeout), a call is refused with 429 and Retry-After.
 	QueueSize, CallerQueue int
 	QueueTimeout           time.Duration
+	// CallerRunning bounds the calls one caller runs at once across every
+	// module (0: half the CPUs, rounded up), so that one caller's calls
+	// cannot take every core from other callers' models; its further calls
+	// wait in its own queue (CallerQueue, QueueTimeout).
+	CallerRunning int
 	// BatchSliceItems and BatchSliceBytes bound the slices a batch request
 	// is cut into on routes that declare a batch member (defaults 50 items,
 	// 64 KiB): each slice waits for an instance in the caller's queue like a

@@ -38,6 +38,8 @@ type Host struct {
 	cache   wazero.CompilationCache
 
 	reg atomic.Pointer[registry]
+	// callers bounds each caller's running calls across all modules.
+	callers *callerCaps
 
 	mu       sync.Mutex        // serializes loads, swaps and removals
 	failures map[string]string // module file → why it has no serving module
@@ -81,7 +83,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 	if log == nil {
 		log = slog.Default()
 	}
-	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{}}
+	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{},
+		callers: newCallerCaps(cfg.CallerRunning, cfg.CallerQueue, cfg.QueueTimeout)}
 	var err error
 	if h.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
