@@ -45,20 +45,30 @@ func position(d *Dataset, i int) int {
 }
 
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
-	id, _ := str(r.Data["id"])
-	if id == "" {
-		return nil, ckan.FieldError("id", ckan.MsgMissing)
-	}
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i := s.st.findResource(id)
-	if d == nil {
-		return nil, ckan.NotFound("Resource was not found.")
-	}
-	if !s.st.canRead(r.Caller, d) {
-		return nil, denied(r.Caller, "read resource %s", id)
+	d, i, err := s.st.readableResource(r)
+	if err != nil {
+		return nil, err
 	}
 	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
+}
+
+// readableResource finds the active resource r.Data["id"] names and checks
+// that the caller may read it. Callers hold a read lock.
+func (st *state) readableResource(r *Request) (*Dataset, int, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	d, i := st.findResource(id)
+	if d == nil {
+		return nil, -1, ckan.NotFound("Resource was not found.")
+	}
+	if !st.canRead(r.Caller, d) {
+		return nil, -1, denied(r.Caller, "read resource %s", id)
+	}
+	return d, i, nil
 }
 
 func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {

@@ -69,17 +69,24 @@ func downloadIs(t *testing.T, g *harness.Gateway, token, resID string) []byte {
 	return body
 }
 
-// Under kill -9 of the gateway in the middle of an upload, the resource
-// keeps its old file, and the partial upload is swept after the restart.
-func TestUploadSurvivesGatewayKill(t *testing.T) {
+// sweptFixture is a file fixture whose sweep runs every 250 ms with a 2 s
+// grace, and a resource holding a file of size bytes (returned).
+func sweptFixture(t *testing.T, size int, seed uint64) (*fileFixture, string, []byte) {
+	t.Helper()
 	f := newFileFixture(t, harness.WithEnv("TOXGATE_CATALOG_UPLOAD_GRACE=2s", "TOXGATE_CATALOG_SWEEP_INTERVAL=250ms"))
-	g := f.g
-	old := testBytes(1500000, 5)
-	code, out := uploadAction(t, g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "v1.csv", old)
+	old := testBytes(size, seed)
+	code, out := uploadAction(t, f.g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "v1.csv", old)
 	if code != 200 {
 		t.Fatalf("upload: %d %v", code, out)
 	}
-	rid := out["result"].(map[string]any)["id"].(string)
+	return f, out["result"].(map[string]any)["id"].(string), old
+}
+
+// Under kill -9 of the gateway in the middle of an upload, the resource
+// keeps its old file, and the partial upload is swept after the restart.
+func TestUploadSurvivesGatewayKill(t *testing.T) {
+	f, rid, old := sweptFixture(t, 1500000, 5)
+	g := f.g
 	next := testBytes(4<<20, 6)
 	partialUpload(t, g, f.editor, rid, next, 3<<20)
 	waitFor(t, 30*time.Second, "a pending upload with chunks in the store", func() bool {
@@ -112,14 +119,8 @@ func TestUploadSurvivesGatewayKill(t *testing.T) {
 // resource ends with either its old or its new file, whole, and nothing
 // is left over.
 func TestUploadSurvivesPluginKill(t *testing.T) {
-	f := newFileFixture(t, harness.WithEnv("TOXGATE_CATALOG_UPLOAD_GRACE=2s", "TOXGATE_CATALOG_SWEEP_INTERVAL=250ms"))
+	f, rid, old := sweptFixture(t, 1200000, 7)
 	g := f.g
-	old := testBytes(1200000, 7)
-	code, out := uploadAction(t, g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "v1.csv", old)
-	if code != 200 {
-		t.Fatalf("upload: %d %v", code, out)
-	}
-	rid := out["result"].(map[string]any)["id"].(string)
 	next := testBytes(3<<20, 8)
 	finish, _ := partialUpload(t, g, f.editor, rid, next, 2<<20)
 	waitFor(t, 30*time.Second, "a pending upload", func() bool { files, _ := storedFiles(t, g); return files == 2 })
