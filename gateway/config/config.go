@@ -16,6 +16,8 @@ type Config struct {
 	Log     Log     `yaml:"log"`
 	MongoDB MongoDB `yaml:"mongodb"`
 	Plugins Plugins `yaml:"plugins"`
+	// DataStore configures the catalog's DataStore (tables of tabular resources).
+	DataStore DataStore `yaml:"datastore"`
 	Modules Modules `yaml:"modules"`
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
@@ -57,6 +59,20 @@ type Plugins struct {
 	HealthInterval time.Duration     `yaml:"health_interval" doc:"how often each plugin is pinged"`
 	RestartBackoff time.Duration     `yaml:"restart_backoff" doc:"first delay before restarting a crashed plugin (doubles, max 30s)"`
 	Watch          bool              `yaml:"watch" doc:"reload a plugin when its program changes on disk"`
+}
+
+// DataStore selects the DataStore's SQL engine and its limits. The catalog
+// plugin receives these as TOXGATE_DATASTORE_* environment variables.
+type DataStore struct {
+	URL            string        `yaml:"url" doc:"PostgreSQL URL (postgres://user:pass@host/db); empty: embedded SQLite under dir"`
+	Dir            string        `yaml:"dir" doc:"embedded engine directory (empty: datastore/ beside mongodb.data_dir)"`
+	MaxRowsPerCall int           `yaml:"max_rows_per_call" doc:"most records one datastore_create/datastore_upsert call may carry"`
+	MaxColumns     int           `yaml:"max_columns" doc:"most fields a table may have"`
+	MaxCellBytes   int           `yaml:"max_cell_bytes" doc:"largest value of one cell, in bytes of text"`
+	MaxTableBytes  int           `yaml:"max_table_bytes" doc:"largest table, as the sum of its values' text sizes"`
+	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"statement time limit of datastore_search_sql"`
+	LoadFormats    []string      `yaml:"load_formats" doc:"resource formats loaded automatically (empty: no automatic loading)"`
+	MaxLoadBytes   int           `yaml:"max_load_bytes" doc:"largest file the loader reads"`
 }
 
 // Modules configures the WebAssembly model host.
@@ -127,6 +143,15 @@ func Default() Config {
 			HealthInterval: 2 * time.Second,
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
+		},
+		DataStore: DataStore{
+			MaxRowsPerCall: 100000,
+			MaxColumns:     500,
+			MaxCellBytes:   1 << 20,
+			MaxTableBytes:  10 << 30,
+			SQLTimeout:     10 * time.Second,
+			LoadFormats:    []string{"CSV", "TSV"},
+			MaxLoadBytes:   1 << 30,
 		},
 		Modules: Modules{
 			Dir:            "./bin/modules",
