@@ -18,10 +18,10 @@ type Config struct {
 	Plugins Plugins `yaml:"plugins"`
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
-	Modules Modules `yaml:"modules"`
-	Auth    Auth    `yaml:"auth"`
-	SMTP    SMTP    `yaml:"smtp"`
-	OIDC    OIDC    `yaml:"oidc"`
+	Modules   Modules   `yaml:"modules"`
+	Auth      Auth      `yaml:"auth"`
+	SMTP      SMTP      `yaml:"smtp"`
+	OIDC      OIDC      `yaml:"oidc"`
 }
 
 // Server holds the HTTP listener settings and limits.
