@@ -16,12 +16,13 @@ type Config struct {
 	Log     Log     `yaml:"log"`
 	MongoDB MongoDB `yaml:"mongodb"`
 	Plugins Plugins `yaml:"plugins"`
+	Modules Modules `yaml:"modules"`
+	Auth    Auth    `yaml:"auth"`
+	SMTP    SMTP    `yaml:"smtp"`
+	OIDC    OIDC    `yaml:"oidc"`
+
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
-	Modules   Modules   `yaml:"modules"`
-	Auth      Auth      `yaml:"auth"`
-	SMTP      SMTP      `yaml:"smtp"`
-	OIDC      OIDC      `yaml:"oidc"`
 }
 
 // Server holds the HTTP listener settings and limits.

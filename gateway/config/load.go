@@ -328,7 +328,13 @@ func (c Config) Validate() error {
 		"server.max_body_bytes": c.Server.MaxBodyBytes, "server.max_header_bytes": c.Server.MaxHeaderBytes,
 		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,
 		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
-		"modules.max_upload_bytes":    c.Modules.MaxUploadBytes,
+		"modules.max_upload_bytes": c.Modules.MaxUploadBytes,
+	} {
+		if n <= 0 {
+			bad(k, "must be a positive integer, got %d", n)
+		}
+	}
+	for k, n := range map[string]int{
 		"datastore.max_rows_per_call": c.DataStore.MaxRowsPerCall, "datastore.max_columns": c.DataStore.MaxColumns,
 		"datastore.max_cell_bytes": c.DataStore.MaxCellBytes, "datastore.max_table_bytes": c.DataStore.MaxTableBytes,
 		"datastore.max_load_bytes": c.DataStore.MaxLoadBytes,
