@@ -147,7 +147,9 @@ func TestSearchSQLRules(t *testing.T) {
 	})
 }
 
-func isPG(env []string) bool { return len(env) > 0 && strings.Contains(strings.Join(env, " "), "postgres://") }
+func isPG(env []string) bool {
+	return len(env) > 0 && strings.Contains(strings.Join(env, " "), "postgres://")
+}
 
 func systemCatalog(env []string) string {
 	if isPG(env) {
