@@ -261,6 +261,18 @@ func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newU
 	}
 }
 
+// afterDatasetWrite queues loads for the resources a package write added
+// or changed.
+func (s *Service) afterDatasetWrite(ctx context.Context, old, d *Dataset) {
+	if s.loader == nil || d == nil {
+		return
+	}
+	for i := range d.Resources {
+		r := &d.Resources[i]
+		s.afterResourceWrite(ctx, findRes(old, r.ID), r, false)
+	}
+}
+
 func ptrEq(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == b

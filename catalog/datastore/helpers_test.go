@@ -159,7 +159,17 @@ func (s *site) waitLoad(id string, timeout time.Duration) map[string]any {
 			}
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("load of %s not finished within %s: %d %v", id, timeout, code, out)
+			var keep []string
+			for _, l := range strings.Split(s.g.Logs(), "\n") {
+				if !strings.Contains(l, `"msg":"request"`) {
+					keep = append(keep, l)
+				}
+			}
+			logs := strings.Join(keep, "\n")
+			if len(logs) > 6000 {
+				logs = logs[len(logs)-6000:]
+			}
+			s.t.Fatalf("load of %s not finished within %s: %d %v\nlog tail:\n%s", id, timeout, code, out, logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -116,9 +116,9 @@ func (l *Loader) Submit(ctx context.Context, job Job) error {
 	now := nowText()
 	logs, _ := json.Marshal([]map[string]any{{"level": "INFO", "message": "Load submitted", "timestamp": now}})
 	_, err := l.s.rw.ExecContext(ctx, `INSERT INTO `+jobsTable+` (resource_id, state, source, error, rows_loaded, attempts, owner, heartbeat, created, updated, logs)
-		VALUES (`+p(1)+`, 'pending', `+p(2)+`, '', 0, 0, '', 0, `+p(3)+`, `+p(3)+`, `+p(4)+`)
+		VALUES (`+p(1)+`, 'pending', `+p(2)+`, '', 0, 0, '', 0, `+p(3)+`, `+p(4)+`, `+p(5)+`)
 		ON CONFLICT (resource_id) DO UPDATE SET state = 'pending', source = excluded.source, error = '', rows_loaded = 0, attempts = 0, owner = '', heartbeat = 0, created = excluded.created, updated = excluded.updated, logs = excluded.logs`,
-		job.ResourceID, string(src), now, string(logs))
+		job.ResourceID, string(src), now, now, string(logs))
 	if err != nil {
 		return fmt.Errorf("datastore: queue load of %s: %w", job.ResourceID, err)
 	}
