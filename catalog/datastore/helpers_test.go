@@ -24,7 +24,7 @@ const adminPassword = "admin-password-for-tests"
 // site is a running gateway with an organization "lab" (editor "eddie",
 // member "molly"), an outsider "olga", and their tokens.
 type site struct {
-	t     *testing.T
+	t     testing.TB
 	g     *harness.Gateway
 	admin string
 	tok   map[string]string
@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newSite(t *testing.T, env []string, opts ...harness.Option) *site {
+func newSite(t testing.TB, env []string, opts ...harness.Option) *site {
 	t.Helper()
 	opts = append(opts, harness.WithEnv(env...))
 	g := harness.Start(t, opts...)
@@ -180,7 +180,7 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 // adminToken logs the harness's sysadmin in on the web pages and makes an
 // API token there.
-func adminToken(t *testing.T, g *harness.Gateway) string {
+func adminToken(t testing.TB, g *harness.Gateway) string {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

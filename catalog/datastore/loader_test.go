@@ -25,7 +25,9 @@ type files struct {
 	srv   *httptest.Server
 }
 
-func newFiles(t *testing.T) *files {
+func newFiles(t *testing.T) *files { return newFilesTB(t) }
+
+func newFilesTB(t testing.TB) *files {
 	f := &files{body: map[string][]byte{}, hits: map[string]int{}, hold: map[string]chan struct{}{}, began: make(chan string, 8)}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
