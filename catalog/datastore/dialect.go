@@ -160,6 +160,16 @@ func pgArray(base string, list []any) any {
 	return out
 }
 
+// analyze is the statement that refreshes the planner's statistics of a
+// table after a bulk change (PostgreSQL plans filters from them; SQLite
+// needs none to use an index).
+func (d *dialect) analyze(table string) string {
+	if d.pg() {
+		return "ANALYZE " + quote(table)
+	}
+	return ""
+}
+
 // selectColumn is the expression that reads a column back: PostgreSQL
 // arrays are read as JSON (as SQLite keeps them).
 func (d *dialect) selectColumn(name string, k kind) string {

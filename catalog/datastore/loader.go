@@ -580,6 +580,7 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 	if err := tx.Commit(); err != nil {
 		return loaded, fmt.Errorf("commit: %w", err)
 	}
+	s.analyze(ctx, id)
 	l.logLine(context.Background(), id, "INFO", fmt.Sprintf("Loaded %d rows", loaded))
 	return loaded, nil
 }

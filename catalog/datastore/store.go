@@ -270,6 +270,16 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 	return t != nil, err
 }
 
+// analyze refreshes the planner's statistics of a table where the engine
+// needs it; a failure only costs query speed, so it is logged.
+func (s *Store) analyze(ctx context.Context, table string) {
+	if q := s.d.analyze(table); q != "" {
+		if _, err := s.rw.ExecContext(ctx, q); err != nil {
+			s.log.Warn("datastore: analyze", "table", table, "err", err)
+		}
+	}
+}
+
 // begin starts a write transaction.
 func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 	tx, err := s.rw.BeginTx(ctx, nil)

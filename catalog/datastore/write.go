@@ -129,6 +129,9 @@ func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("datastore: commit: %w", err)
 	}
+	if pkGiven || idxGiven {
+		s.analyze(ctx, id)
+	}
 	out := map[string]any{"resource_id": id, "fields": t.Fields, "method": "insert"}
 	if pkGiven {
 		out["primary_key"] = nonNil(t.PrimaryKey)
