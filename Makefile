@@ -83,6 +83,8 @@ bench: build
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
+	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
+	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
@@ -92,6 +94,8 @@ bench: build
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
 	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
+	@echo "== gateway idle RSS with every module loaded and ready, beside the modules' .wasm size; first-call latency"
+	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/
 	@echo "== chemistry toolkit (one core); the module build's collector setting"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
 	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -43,6 +44,9 @@ func (s *Service) startDataStore() {
 		return
 	}
 	cfg := s.opts.Loader.Config
+	if cfg.OpenUpload == nil && s.files != nil {
+		cfg.OpenUpload = s.openUpload
+	}
 	cfg.Loaded = func(ctx context.Context, id string) {
 		if !s.opts.ConcurrentWrites {
 			s.writeMu.Lock()
@@ -56,6 +60,18 @@ func (s *Service) startDataStore() {
 		}
 	}
 	s.loader = s.ds.StartLoader(cfg)
+}
+
+// openUpload opens an uploaded resource's file in the FileStore.
+func (s *Service) openUpload(ctx context.Context, job datastore.Job) (io.ReadCloser, error) {
+	if job.FileID == "" {
+		return nil, fmt.Errorf("the resource has no uploaded file")
+	}
+	info, err := s.files.Stat(ctx, job.FileID)
+	if err != nil {
+		return nil, fmt.Errorf("uploaded file %s: %w", job.FileID, err)
+	}
+	return s.files.Open(ctx, info, 0, -1)
 }
 
 // dsResource finds an active resource and checks the caller's right on its
@@ -209,7 +225,7 @@ func dsStatus(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func loadJob(r *Resource) datastore.Job {
-	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format}
+	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID}
 	if r.URLType != nil {
 		j.URLType = *r.URLType
 	}
@@ -252,7 +268,7 @@ func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newU
 	if r == nil || !s.loadable(r) {
 		return
 	}
-	if old != nil && !newUpload && old.URL == r.URL && ptrEq(old.URLType, r.URLType) && old.Format == r.Format && old.Hash == r.Hash &&
+	if old != nil && !newUpload && old.URL == r.URL && ptrEq(old.URLType, r.URLType) && old.Format == r.Format && old.Hash == r.Hash && old.FileID == r.FileID &&
 		ptrEq(old.LastModified, r.LastModified) {
 		return
 	}

@@ -90,6 +90,16 @@ type Resource struct {
 	URLType          *string        `bson:"url_type"`
 	State            string         `bson:"state"`
 	Extras           map[string]any `bson:"extras,omitempty"`
+	// FileID names the uploaded file in the FileStore (catalog/filestore)
+	// when URLType is "upload" and the bytes are held here.
+	FileID string `bson:"file_id,omitempty"`
+}
+
+// FileRef is a file the gateway stored from a request's "upload" field;
+// only the gateway creates one, so its file exists and is complete.
+type FileRef struct {
+	FileID, Filename, Mimetype, SHA256 string
+	Size                               int64
 }
 
 // Organization is a stored organization with its memberships.

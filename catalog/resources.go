@@ -101,7 +101,7 @@ func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, newUpload := r.Data["upload"].(ckan.Upload)
+	_, newUpload := r.Data["upload"].(FileRef)
 	s.afterResourceWrite(ctx, nil, findRes(next, newID), newUpload)
 	return resourceOf(next, newID, r.SiteURL), nil
 }
@@ -184,7 +184,7 @@ func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, 
 	if err != nil {
 		return nil, err
 	}
-	_, newUpload := r.Data["upload"].(ckan.Upload)
+	_, newUpload := r.Data["upload"].(FileRef)
 	s.afterResourceWrite(ctx, &before, findRes(next, id), newUpload)
 	return resourceOf(next, id, r.SiteURL), nil
 }

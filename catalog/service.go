@@ -13,6 +13,7 @@ import (
 
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/catalog/filestore"
 )
 
 // Options configure a Service.
@@ -48,6 +49,7 @@ type Service struct {
 	writeMu sync.Mutex
 	st      *state
 	sy      syncer
+	files   *filestore.Store
 	log     *slog.Logger
 	opts    Options
 	// ds and loader are the DataStore and its loader (nil without one).
@@ -65,6 +67,9 @@ type Request struct {
 	Data map[string]any
 	// SiteURL is the public base URL (for upload links).
 	SiteURL string
+	// Upload is the file the gateway stored from the request's "upload"
+	// field (resource_create, resource_update, resource_patch); nil: none.
+	Upload *FileRef
 }
 
 // Action describes one action the catalog serves.
@@ -75,6 +80,8 @@ type Action struct {
 	GET bool
 	// Description is one line for API docs.
 	Description string
+	// Internal actions serve the gateway itself and are not routed from HTTP.
+	Internal bool
 }
 
 type handler func(ctx context.Context, s *Service, r *Request) (any, error)
@@ -92,6 +99,14 @@ func register(name string, get bool, desc string, run handler) {
 	actions[name] = actionDef{Action: Action{Name: name, GET: get, Description: desc}, run: run}
 }
 
+// registerInternal adds an action the gateway calls itself.
+func registerInternal(name string, desc string, run handler) {
+	actions[name] = actionDef{Action: Action{Name: name, GET: true, Description: desc, Internal: true}, run: run}
+}
+
+// takesUpload lists the actions that accept a file.
+var takesUpload = map[string]bool{"resource_create": true, "resource_update": true, "resource_patch": true}
+
 // New opens the catalog on db: it makes the indexes and loads the catalog
 // into memory.
 func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error) {
@@ -101,7 +116,8 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if opts.SiteTitle == "" {
 		opts.SiteTitle = "toxgate"
 	}
-	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{}}
+	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
+		files: filestore.New(db, opts.Logger)}
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
@@ -147,6 +163,12 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	}
 	if r.Data == nil {
 		r.Data = map[string]any{}
+	}
+	if r.Upload != nil {
+		if !takesUpload[r.Action] {
+			return nil, ckan.FieldError("upload", "Files are accepted only by resource_create, resource_update and resource_patch")
+		}
+		r.Data["upload"] = *r.Upload
 	}
 	defer func() {
 		if p := recover(); p != nil {

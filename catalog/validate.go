@@ -116,8 +116,6 @@ func normalize(v any) any {
 			out[i] = normalize(e)
 		}
 		return out
-	case ckan.Upload:
-		return map[string]any{"filename": x.Filename, "content_type": x.ContentType, "size": int64(x.Size)}
 	}
 	return v
 }
@@ -458,6 +456,7 @@ var resourceKeys = map[string]bool{
 	"mimetype": true, "mimetype_inner": true, "size": true, "created": true, "last_modified": true,
 	"metadata_modified": true, "cache_url": true, "cache_last_updated": true, "resource_type": true,
 	"url_type": true, "state": true, "position": true, "upload": true, "tracking_summary": true,
+	"clear_upload": true,
 }
 
 // buildResource validates one resource dict; old is the stored resource it
@@ -491,14 +490,13 @@ func (st *state) buildResource(m map[string]any, old *Resource, datasetID string
 	r.Hash, _ = str(m["hash"])
 	r.Mimetype, r.MimetypeInner = optStr(m, "mimetype"), optStr(m, "mimetype_inner")
 	r.CacheURL, r.ResourceType, r.URLType = optStr(m, "cache_url"), optStr(m, "resource_type"), optStr(m, "url_type")
-	if up, ok := m["upload"].(ckan.Upload); ok {
-		t := "upload"
-		r.URLType = &t
-		r.URL = up.Filename
-		size := int64(up.Size)
-		r.Size = &size
+	up, uploaded := m["upload"].(FileRef)
+	if !uploaded {
+		if v, given := m["upload"]; given && v != nil && v != "" {
+			errs["upload"] = []string{"Send the file as a multipart/form-data field named upload"}
+		}
 	}
-	if v, ok := m["size"]; ok && v != nil && v != "" {
+	if v, ok := m["size"]; ok && v != nil && v != "" && !uploaded {
 		n, msg := ckan.AsInt(v)
 		if msg != "" {
 			errs["size"] = []string{msg}
@@ -527,6 +525,43 @@ func (st *state) buildResource(m map[string]any, old *Resource, datasetID string
 			r.LastModified = &s
 		case "cache_last_updated":
 			r.CacheLastUpdated = &s
+		}
+	}
+	clear, _ := ckan.AsBool(m["clear_upload"])
+	switch {
+	case uploaded:
+		t, size, stamp, hash, mt := "upload", up.Size, ckanTime(at), "sha256:"+up.SHA256, up.Mimetype
+		r.URLType, r.URL, r.Size, r.LastModified, r.Hash, r.Mimetype, r.FileID = &t, up.Filename, &size, &stamp, hash, &mt, up.FileID
+	case old != nil && old.FileID != "" && clear:
+		// Back to a link: the file goes, and so do the facts about it.
+		empty := ""
+		r.URLType = &empty
+		if r.URL == old.URL {
+			r.URL = ""
+		}
+		if r.Hash == old.Hash {
+			r.Hash = ""
+		}
+		if r.Size != nil && old.Size != nil && *r.Size == *old.Size {
+			r.Size = nil
+		}
+		if r.Mimetype != nil && old.Mimetype != nil && *r.Mimetype == *old.Mimetype {
+			r.Mimetype = nil
+		}
+	case old != nil && old.FileID != "" && r.URLType != nil && *r.URLType == "upload":
+		// The dict still names the stored file (its download URL or its name).
+		r.FileID, r.URL = old.FileID, old.URL
+		if r.Size == nil {
+			r.Size = old.Size
+		}
+		if r.Hash == "" {
+			r.Hash = old.Hash
+		}
+		if r.Mimetype == nil {
+			r.Mimetype = old.Mimetype
+		}
+		if r.LastModified == nil {
+			r.LastModified = old.LastModified
 		}
 	}
 	if r.Format == "" && r.URL != "" {

@@ -56,7 +56,9 @@ func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base
 			return nil, err
 		}
 		if ok {
-			return next, s.committedDataset(ctx, next)
+			err := s.committedDataset(ctx, next)
+			s.freeFiles(ctx, base, next)
+			return next, err
 		}
 		s.log.Debug("dataset changed concurrently, retrying", "id", id, "attempt", attempt+1)
 	}
@@ -116,9 +118,13 @@ func (s *Service) committedDataset(ctx context.Context, d *Dataset) error {
 
 // purgeDataset deletes a dataset for good.
 func (s *Service) purgeDataset(ctx context.Context, id string) error {
+	s.st.mu.RLock()
+	before := s.st.datasets[id]
+	s.st.mu.RUnlock()
 	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("purge dataset %s: %w", id, err)
 	}
+	defer s.freeFiles(ctx, before, nil)
 	s.st.mu.Lock()
 	s.st.removeDataset(id)
 	s.st.mu.Unlock()

@@ -3,8 +3,8 @@ package ckan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"mime/multipart"
 	"net/url"
@@ -30,15 +30,10 @@ type Request struct {
 	SiteURL string
 }
 
-// Upload is a file sent as a multipart form field.
-type Upload struct {
-	// Filename is the client's file name.
-	Filename string `json:"filename"`
-	// ContentType is the part's Content-Type.
-	ContentType string `json:"content_type"`
-	// Size is the file size in bytes.
-	Size int `json:"size"`
-}
+// ErrFileNotAccepted is the reply to a multipart body carrying a file where
+// no file is taken: files reach the catalog only through the gateway's
+// streamed upload of resource_create, resource_update and resource_patch.
+var ErrFileNotAccepted = FieldError("upload", "Files are accepted only by resource_create, resource_update and resource_patch")
 
 // maxMultipartMemory caps multipart parsing held in memory.
 const maxMultipartMemory = 32 << 20
@@ -53,6 +48,9 @@ func ParseData(r Request, sideEffectFree bool) (map[string]any, *Error) {
 	isForm := mediaType == "application/x-www-form-urlencoded" || mediaType == "multipart/form-data"
 	if r.Method == "POST" && isForm && len(r.Body) > 0 {
 		form, err := parseForm(mediaType, params, r.Body)
+		if errors.Is(err, errFilePart) {
+			return nil, ErrFileNotAccepted
+		}
 		if err != nil {
 			return nil, BadRequest("JSON Error: Error decoding JSON data. Error: <BadRequest '400: Bad Request'> JSON data extracted from the request: {}")
 		}
@@ -98,7 +96,7 @@ func decodeObject(body []byte) (map[string]any, *Error) {
 }
 
 // parseForm decodes an urlencoded or multipart body into the string-or-list
-// shape; uploaded files become Upload values under their field name.
+// shape; a file part is refused (errFilePart).
 func parseForm(mediaType string, params map[string]string, body []byte) (map[string]any, error) {
 	if mediaType == "application/x-www-form-urlencoded" {
 		values, err := url.ParseQuery(string(body))
@@ -113,20 +111,14 @@ func parseForm(mediaType string, params map[string]string, body []byte) (map[str
 		return nil, fmt.Errorf("parse multipart: %w", err)
 	}
 	defer func() { _ = f.RemoveAll() }()
-	out := flatten(f.Value)
-	for name, files := range f.File {
-		for _, fh := range files {
-			n := fh.Size
-			if file, err := fh.Open(); err == nil {
-				c, _ := io.Copy(io.Discard, file)
-				_ = file.Close()
-				n = c
-			}
-			out[name] = Upload{Filename: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Size: int(n)}
-		}
+	if len(f.File) > 0 {
+		return nil, errFilePart
 	}
-	return out, nil
+	return flatten(f.Value), nil
 }
+
+// errFilePart marks a multipart body with a file in it.
+var errFilePart = errors.New("multipart body carries a file")
 
 // flatten turns repeated keys into lists and single keys into strings.
 func flatten(values map[string][]string) map[string]any {

@@ -28,6 +28,8 @@ type Job struct {
 	URLType string `json:"url_type,omitempty"`
 	// Format is the resource's format (CSV, TSV), a hint for the delimiter.
 	Format string `json:"format,omitempty"`
+	// FileID is the uploaded file's id in the FileStore (uploads only).
+	FileID string `json:"file_id,omitempty"`
 }
 
 // Opener opens a job's file.

@@ -16,6 +16,7 @@ type Config struct {
 	Log     Log     `yaml:"log"`
 	MongoDB MongoDB `yaml:"mongodb"`
 	Plugins Plugins `yaml:"plugins"`
+	Catalog Catalog `yaml:"catalog"`
 	Modules Modules `yaml:"modules"`
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
@@ -32,7 +33,8 @@ type Server struct {
 	ReadTimeout     time.Duration `yaml:"read_timeout" doc:"max time to read a whole request"`
 	WriteTimeout    time.Duration `yaml:"write_timeout" doc:"max time to write a response"`
 	IdleTimeout     time.Duration `yaml:"idle_timeout" doc:"keep-alive idle time"`
-	MaxBodyBytes    int           `yaml:"max_body_bytes" doc:"largest request body accepted (413 beyond)"`
+	MaxBodyBytes    int           `yaml:"max_body_bytes" doc:"largest request body accepted (413 beyond); resource uploads have catalog.max_resource_bytes"`
+	MaxBodyMemory   int           `yaml:"max_body_memory" doc:"bytes all request bodies held in memory may take at once (503 beyond)"`
 	MaxHeaderBytes  int           `yaml:"max_header_bytes" doc:"largest request header block (431 beyond)"`
 	MaxConns        int           `yaml:"max_conns" doc:"max concurrent connections"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" doc:"how long in-flight requests may take at shutdown"`
@@ -62,6 +64,13 @@ type Plugins struct {
 	Watch          bool              `yaml:"watch" doc:"reload a plugin when its program changes on disk"`
 }
 
+// Catalog configures the catalog's file store.
+type Catalog struct {
+	MaxResourceBytes int           `yaml:"max_resource_bytes" doc:"largest file a resource upload may hold (413 beyond)"`
+	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
+	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
+}
+
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
 // plugin receives these as TOXGATE_DATASTORE_* environment variables.
 type DataStore struct {
@@ -86,7 +95,14 @@ type Modules struct {
 	MaxInputBytes  int           `yaml:"max_input_bytes" doc:"largest model input accepted"`
 	MaxUploadBytes int           `yaml:"max_upload_bytes" doc:"largest module accepted by POST /admin/modules"`
 	Watch          bool          `yaml:"watch" doc:"hot-load modules when the directory changes"`
-	RequireToken   bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
+	// Fair sharing, batch slicing and release of idle modules: see gateway/modulehost/README.md.
+	IdleRelease     time.Duration `yaml:"idle_release" doc:"a module without a call for this long drops its instances and compiled code (negative: never)"`
+	QueueSize       int           `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
+	CallerQueue     int           `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
+	QueueTimeout    time.Duration `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
+	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
+	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
+	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -132,6 +148,7 @@ func Default() Config {
 			WriteTimeout:    60 * time.Second,
 			IdleTimeout:     120 * time.Second,
 			MaxBodyBytes:    8 << 20,
+			MaxBodyMemory:   256 << 20,
 			MaxHeaderBytes:  16 << 10,
 			MaxConns:        10000,
 			ShutdownTimeout: 15 * time.Second,
@@ -145,6 +162,7 @@ func Default() Config {
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
 		},
+		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,
@@ -155,15 +173,20 @@ func Default() Config {
 			MaxLoadBytes:   1 << 30,
 		},
 		Modules: Modules{
-			Dir:            "./bin/modules",
-			CacheDir:       "./data/wazero-cache",
-			PoolSize:       4,
-			Timeout:        10 * time.Second,
-			MaxMemoryPages: 2048,
-			MaxInputBytes:  4 << 20,
-			MaxUploadBytes: 64 << 20,
-			Watch:          true,
-			RequireToken:   true,
+			Dir:             "./bin/modules",
+			CacheDir:        "./data/wazero-cache",
+			PoolSize:        4,
+			Timeout:         10 * time.Second,
+			MaxMemoryPages:  2048,
+			MaxInputBytes:   4 << 20,
+			MaxUploadBytes:  64 << 20,
+			Watch:           true,
+			RequireToken:    true,
+			IdleRelease:     2 * time.Minute,
+			QueueSize:       64,
+			CallerQueue:     8,
+			BatchSliceItems: 50,
+			BatchSliceBytes: 64 << 10,
 		},
 		Auth: Auth{
 			AdminUsername: "admin",

@@ -317,7 +317,9 @@ func (c Config) Validate() error {
 		"server.idle_timeout": c.Server.IdleTimeout, "server.shutdown_timeout": c.Server.ShutdownTimeout,
 		"plugins.health_interval": c.Plugins.HealthInterval, "plugins.restart_backoff": c.Plugins.RestartBackoff,
 		"modules.timeout": c.Modules.Timeout, "auth.session_ttl": c.Auth.SessionTTL,
-		"auth.verify_ttl": c.Auth.VerifyTTL, "datastore.sql_timeout": c.DataStore.SQLTimeout,
+		"auth.verify_ttl": c.Auth.VerifyTTL, "catalog.upload_grace": c.Catalog.UploadGrace,
+		"catalog.sweep_interval": c.Catalog.SweepInterval,
+		"datastore.sql_timeout":  c.DataStore.SQLTimeout,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -328,7 +330,8 @@ func (c Config) Validate() error {
 		"server.max_body_bytes": c.Server.MaxBodyBytes, "server.max_header_bytes": c.Server.MaxHeaderBytes,
 		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,
 		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
-		"modules.max_upload_bytes": c.Modules.MaxUploadBytes,
+		"modules.max_upload_bytes": c.Modules.MaxUploadBytes, "server.max_body_memory": c.Server.MaxBodyMemory,
+		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)

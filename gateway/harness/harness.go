@@ -371,6 +371,33 @@ func (g *Gateway) kill() {
 	g.stopped = true
 }
 
+// PID is the gateway process's id (e.g. to read /proc/<pid>/status).
+func (g *Gateway) PID() int { return g.cmd.Process.Pid }
+
+// Kill9 kills the gateway with SIGKILL (no shutdown of any kind) and waits
+// for it to be gone; Relaunch starts it again.
+func (g *Gateway) Kill9() { g.kill() }
+
+// Relaunch starts a stopped or killed gateway again on the same data
+// directory and waits until it is ready.
+func (g *Gateway) Relaunch() {
+	<-g.exited
+	g.start(startConfig{ready: 90 * time.Second})
+}
+
+var storeURIRE = regexp.MustCompile(`embedded store started(?:","uri":"| uri=)([^"\s]+)`)
+
+// StoreURI is the URI of the gateway's embedded store, read from its log
+// (the latest start's).
+func (g *Gateway) StoreURI() string {
+	m := storeURIRE.FindAllStringSubmatch(g.logs.String(), -1)
+	if len(m) == 0 {
+		g.fatalf("harness: no embedded store in the logs:\n%s", g.logs.String())
+		return ""
+	}
+	return m[len(m)-1][1]
+}
+
 // Restart stops the gateway and starts it again on the same data directory.
 func (g *Gateway) Restart() {
 	if code := g.Stop(); code != 0 {

@@ -148,12 +148,18 @@ func AccessLog(log *slog.Logger) Middleware {
 			if !h.Enabled(ctx, slog.LevelInfo) {
 				return
 			}
+			// A streamed body (a file download) is not read to count it:
+			// that would load it whole into memory.
+			n := ctx.Response.Header.ContentLength()
+			if !ctx.Response.IsBodyStream() {
+				n = len(ctx.Response.Body())
+			}
 			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 			r.AddAttrs(
 				slog.String("method", methodLabel(ctx.Method())),
 				slog.String("path", string(ctx.Path())),
 				slog.Int("status", ctx.Response.StatusCode()),
-				slog.Int("bytes", len(ctx.Response.Body())),
+				slog.Int("bytes", n),
 				slog.Duration("duration", time.Since(ctx.Time())),
 				slog.String("request_id", RequestID(ctx)),
 				slog.String("remote", remoteIP(ctx)),

@@ -34,6 +34,23 @@ type Config struct {
 	MaxOutputBytes int
 	// MaxModuleBytes caps an uploaded module (default 64 MiB).
 	MaxModuleBytes int
+	// IdleRelease is how long a module may go without a call before it closes
+	// its instances and drops its compiled code; its next call compiles it
+	// again (from CacheDir when set) and starts an instance. Modules also
+	// start released, right after their checks at load. Default 2m; negative:
+	// never (every module keeps its code and instances).
+	IdleRelease time.Duration
+	// QueueSize bounds the calls waiting for an instance of one module
+	// (default 64); CallerQueue bounds those of one caller (default 8).
+	// Past either bound, or after waiting QueueTimeout (default: the
+	// module's own call timeout), a call is refused with 429 and Retry-After.
+	QueueSize, CallerQueue int
+	QueueTimeout           time.Duration
+	// BatchSliceItems and BatchSliceBytes bound the slices a batch request
+	// is cut into on routes that declare a batch member (defaults 50 items,
+	// 64 KiB): each slice waits for an instance in the caller's queue like a
+	// call of its own, so a batch cannot hold an instance for long.
+	BatchSliceItems, BatchSliceBytes int
 	// Watch reloads modules when files in ModulesDir change.
 	Watch bool
 	// ReservedPrefixes are path prefixes no module may claim (default: the
@@ -75,6 +92,21 @@ func (c Config) withDefaults() Config {
 	if c.MaxModuleBytes == 0 {
 		c.MaxModuleBytes = 64 << 20
 	}
+	if c.IdleRelease == 0 {
+		c.IdleRelease = 2 * time.Minute
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = 64
+	}
+	if c.CallerQueue == 0 {
+		c.CallerQueue = 8
+	}
+	if c.BatchSliceItems == 0 {
+		c.BatchSliceItems = 50
+	}
+	if c.BatchSliceBytes == 0 {
+		c.BatchSliceBytes = 64 << 10
+	}
 	if c.ReservedPrefixes == nil {
 		c.ReservedPrefixes = DefaultReservedPrefixes
 	}
@@ -92,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryPages > c.MaxMemoryPages && c.MaxMemoryPages > 0 || c.MaxMemoryPages > 65536 {
 		errs = append(errs, fmt.Errorf("memory pages %d must be at most max memory pages %d (≤ 65536)", c.MemoryPages, c.MaxMemoryPages))
+	}
+	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 {
+		errs = append(errs, errors.New("queue size, caller queue, queue timeout and batch slice sizes must not be negative"))
 	}
 	if c.Watch && c.ModulesDir == "" {
 		errs = append(errs, errors.New("watch needs a modules dir"))

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ type Host struct {
 
 	retiring  sync.WaitGroup // modules being drained after a swap or removal
 	stopWatch func()
+	stopReap  func()
 	closed    atomic.Bool
 }
 
@@ -66,6 +68,7 @@ type entry struct {
 	loadedAt  time.Time
 	schemas   []*jsonschema.Schema
 	lastError string // why the latest replacement attempt failed
+	gate      *gate  // admits calls fairly between callers
 }
 
 // New creates a Host and loads every *.wasm in cfg.ModulesDir. A module that
@@ -107,7 +110,53 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 	h.mu.Lock()
 	h.scanned = true
 	h.mu.Unlock()
+	if cfg.IdleRelease >= 0 {
+		h.release(ctx, 0)
+		h.stopReap = h.reap()
+	}
 	return h, nil
+}
+
+// reap releases, every IdleRelease/4, the modules idle for IdleRelease
+// (see Config.IdleRelease) and the idle instances beyond one of the modules
+// idle for a quarter of it.
+func (h *Host) reap() func() {
+	every := max(h.cfg.IdleRelease/4, 50*time.Millisecond)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				h.release(context.Background(), h.cfg.IdleRelease)
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// release parks the modules without a call for idle and trims the idle
+// instances of those without one for idle/4; when anything was freed it hands
+// the freed memory back to the system (the machine code of a parked module is
+// unmapped by a finalizer, which needs a collection to run).
+func (h *Host) release(ctx context.Context, idle time.Duration) {
+	freed := 0
+	for _, e := range h.reg.Load().modules {
+		if e.mod.Park(ctx, idle) {
+			h.metrics.parks.WithLabelValues(e.mod.Manifest().Name).Inc()
+			freed++
+		} else {
+			freed += e.mod.TrimIdle(ctx, idle/4, 1)
+		}
+	}
+	if freed > 0 {
+		debug.FreeOSMemory()
+	}
 }
 
 func (h *Host) options() wasmrt.Options {
@@ -122,8 +171,18 @@ func (h *Host) options() wasmrt.Options {
 			MaxInputBytes: max(h.cfg.MaxInputBytes, 16<<20), PoolSize: h.cfg.MaxPoolSize,
 		},
 		MaxOutputBytes: h.cfg.MaxOutputBytes,
+		CodeDir:        h.codeDir(),
 		Logger:         h.log,
 	}
+}
+
+// codeDir is where modules' instrumented code waits while they are parked:
+// beside wazero's cache in CacheDir; "" (kept in memory) without one.
+func (h *Host) codeDir() string {
+	if h.cfg.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(h.cfg.CacheDir, "toxgate-code")
 }
 
 // Sync makes the registry match ModulesDir: new or changed files are loaded
@@ -245,7 +304,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		}
 		source = dst
 	}
-	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas}
+	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, gate: h.newGate(mod)}
 	h.install(e)
 	if source != "" {
 		delete(h.failures, source)
@@ -412,6 +471,9 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	if h.stopWatch != nil {
 		h.stopWatch()
+	}
+	if h.stopReap != nil {
+		h.stopReap()
 	}
 	h.mu.Lock()
 	for name := range h.reg.Load().modules {

@@ -273,7 +273,9 @@ func TestLimitsOverHTTPLeaveEverythingElseHealthy(t *testing.T) {
 }
 
 func TestConcurrentCallsOverHTTP(t *testing.T) {
-	e := newEnv(t, Config{}, map[string]string{"faults": faultsDir})
+	// One caller (one client address) with 32 calls at once: its queue
+	// must hold the 28 that wait for the 4 instances.
+	e := newEnv(t, Config{CallerQueue: 32}, map[string]string{"faults": faultsDir})
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)
 	for i := range 32 {

@@ -12,6 +12,8 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	loads    *prometheus.CounterVec
 	modules  prometheus.Gauge
+	rejected *prometheus.CounterVec
+	parks    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -33,11 +35,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "toxgate_modules_loaded",
 			Help: "Modules currently serving.",
 		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_model_rejected_total",
+			Help: "Model calls refused with 429 before running, by model and reason (queue_full, caller_queue_full, wait_timeout).",
+		}, []string{"model", "reason"}),
+		parks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_module_releases_total",
+			Help: "Times a module dropped its compiled code and instances after going idle (see modules.idle_release).",
+		}, []string{"module"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.loads, m.modules} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.loads, m.modules, m.rejected, m.parks} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

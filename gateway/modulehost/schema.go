@@ -80,6 +80,8 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 		if len(k.Missing) > 0 {
 			return &inputError{field: join(k.Missing[0]), message: "is required"}
 		}
+	case *kind.MaxLength:
+		return &inputError{field: field, message: "has " + itoa(k.Got) + " characters; this model accepts at most " + itoa(k.Want)}
 	case *kind.AdditionalProperties:
 		if len(k.Properties) > 0 {
 			return &inputError{field: join(k.Properties[0]), message: "is not an accepted field"}

@@ -28,6 +28,7 @@ const (
 	CodeOutputTooLarge       = "output_too_large"       // 500
 	CodeBadModuleOutput      = "bad_module_output"      // 500: the module broke the ABI
 	CodeOverloaded           = "overloaded"             // 503: no instance free before the deadline
+	CodeTooManyRequests      = "too_many_requests"      // 429: past the model's queue or the caller's share of it (Retry-After)
 	CodeUnavailable          = "unavailable"            // 503
 	CodeTimeout              = "timeout"                // 504: the call passed its deadline
 	CodeModuleRejected       = "module_rejected"        // 422 on upload: the module was refused
@@ -64,9 +65,18 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetBody(b)
 }
 
-// ServeModel serves ctx if its path is a route of a loaded module and reports
-// whether it did. Call it from the router's NotFound handler, after auth.
+// ServeModel serves ctx as ServeModelAs does, with the client's IP address
+// as the caller.
 func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
+	return h.ServeModelAs(ctx, "ip:"+ctx.RemoteIP().String())
+}
+
+// ServeModelAs serves ctx if its path is a route of a loaded module and
+// reports whether it did. caller names who is calling (the authenticated
+// user, else the client's address): each caller gets a fair share of a
+// module's instances and a bounded place in its queue. Call it from the
+// router's NotFound handler, after auth.
+func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 	r, ok := h.reg.Load().routes[string(ctx.Path())]
 	if !ok {
 		return false
@@ -83,7 +93,7 @@ func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
 	path := string(ctx.Path())
 	body := ctx.PostBody()
 	for attempt := 0; ; attempt++ {
-		if done := h.serveOn(ctx, r, body); done {
+		if done := h.serveOn(ctx, r, caller, body); done {
 			return true
 		}
 		// The module was swapped out between lookup and call: use the new one.
@@ -96,7 +106,7 @@ func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
 }
 
 // serveOn runs one call on route r; it returns false if the module was retired.
-func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
+func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []byte) bool {
 	mod := r.e.mod
 	man := mod.Manifest()
 	rt := man.Routes[r.idx]
@@ -115,15 +125,28 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
 		WriteError(ctx, status, code, ie.message, ie.field)
 		return true
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), time.Duration(limits.TimeoutMS)*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	out, err := mod.Call(cctx, r.idx, body)
+	var out []byte
+	var err error
+	if slices := h.slices(rt.Batch, body); slices != nil {
+		out, err = h.callBatch(r, caller, rt.Batch, slices)
+	} else {
+		out, err = h.call(r, caller, body)
+	}
 	if errors.Is(err, wasmrt.ErrRetired) {
 		return false
 	}
-	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
 	ctx.Response.Header.Set("X-Model", man.Name+"/"+man.Version)
+	var rej *rejection
+	if errors.As(err, &rej) {
+		h.metrics.rejected.WithLabelValues(man.Name, rej.reason).Inc()
+		h.metrics.calls.WithLabelValues(man.Name, CodeTooManyRequests).Inc()
+		secs := int(rej.retryAfter / time.Second)
+		ctx.Response.Header.Set("Retry-After", itoa(secs))
+		WriteError(ctx, fasthttp.StatusTooManyRequests, CodeTooManyRequests, rejectionMessage(man.Name, rej.reason, secs), "")
+		return true
+	}
+	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		status, code, msg, field := errorFor(err, limits)
 		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
@@ -145,6 +168,33 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, body []byte) bool {
 	ctx.Response.Header.SetContentType("application/json")
 	ctx.SetBody(out)
 	return true
+}
+
+// call waits for the caller's turn at the module's gate, then runs input on
+// one instance under the module's deadline (the wait does not count).
+func (h *Host) call(r route, caller string, input []byte) ([]byte, error) {
+	if err := r.e.gate.acquire(context.Background(), caller); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() { r.e.gate.release(caller, time.Since(start)) }()
+	limits := r.e.mod.Limits()
+	cctx, cancel := context.WithTimeout(context.Background(), time.Duration(limits.TimeoutMS)*time.Millisecond)
+	defer cancel()
+	return r.e.mod.Call(cctx, r.idx, input)
+}
+
+func rejectionMessage(model, reason string, secs int) string {
+	var why string
+	switch reason {
+	case RejectCallerQueueFull:
+		why = "you already have the most calls waiting for model " + model + " that one caller may have"
+	case RejectQueueFull:
+		why = "the queue of model " + model + " is full"
+	default:
+		why = "no instance of model " + model + " came free in time"
+	}
+	return why + "; retry in " + itoa(secs) + " s"
 }
 
 // setFilename adds Content-Disposition for routes whose manifest names a

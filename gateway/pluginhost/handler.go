@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -20,11 +21,31 @@ const TypeUnavailable = "Service Unavailable"
 // down a CKAN-shaped 503 at once; otherwise the request goes raw to the
 // plugin and its status, content type and body are returned as they are.
 func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Identity) {
-	site := h.cfg.SiteURL
-	if site == "" {
-		site = string(ctx.URI().Scheme()) + "://" + string(ctx.Host())
+	h.HandleActionWith(ctx, action, caller, string(ctx.Request.Header.ContentType()), ctx.PostBody(), nil)
+}
+
+// SiteURL is the public base URL: the configured one, else the request's.
+func (h *Host) SiteURL(ctx *fasthttp.RequestCtx) string {
+	if h.cfg.SiteURL != "" {
+		return h.cfg.SiteURL
 	}
+	return string(ctx.URI().Scheme()) + "://" + string(ctx.Host())
+}
+
+// HasAction reports whether a plugin serves action over HTTP.
+func (h *Host) HasAction(action string) bool {
 	r, ok := (*h.routes.Load())[action]
+	return ok && !r.spec.Internal
+}
+
+// HandleActionWith is HandleAction with the body given (a streamed upload's
+// form fields) and the file the gateway stored from it.
+func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller Identity, contentType string, body []byte, upload *contract.Upload) {
+	site := h.SiteURL(ctx)
+	r, ok := (*h.routes.Load())[action]
+	if ok && r.spec.Internal {
+		ok = false
+	}
 	if !ok {
 		writeCKAN(ctx, ckan.Failure(site, action, ckan.UnknownAction(action)))
 		return
@@ -37,11 +58,12 @@ func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Iden
 	req := &contract.Request{
 		Action:      action,
 		Method:      method,
-		ContentType: string(ctx.Request.Header.ContentType()),
+		ContentType: contentType,
 		Query:       string(ctx.URI().QueryString()),
-		Body:        append([]byte(nil), ctx.PostBody()...),
+		Body:        append([]byte(nil), body...),
 		SiteURL:     site,
 		Caller:      caller,
+		Upload:      upload,
 	}
 	start := time.Now()
 	resp, err := h.call(r.m, req)
@@ -61,6 +83,18 @@ func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Iden
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetContentType(resp.ContentType)
 	ctx.SetBody(resp.Body)
+}
+
+// CallInternal runs an internal action (one the plugin marks Internal, such
+// as the catalog's resource_file) with a JSON body and returns the plugin's
+// reply: status and the CKAN envelope.
+func (h *Host) CallInternal(action, siteURL string, caller Identity, body []byte) (*contract.Response, error) {
+	r, ok := (*h.routes.Load())[action]
+	if !ok {
+		return nil, fmt.Errorf("pluginhost: no plugin serves %s", action)
+	}
+	return h.call(r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: "application/json",
+		Body: body, SiteURL: siteURL, Caller: caller})
 }
 
 // errDown means the plugin has no running process.

@@ -233,6 +233,9 @@ func (h *Host) Actions() []Action {
 	routes := *h.routes.Load()
 	out := make([]Action, 0, len(routes))
 	for name, r := range routes {
+		if r.spec.Internal {
+			continue
+		}
 		out = append(out, Action{Plugin: r.m.cfg.Name, Name: name, GET: r.spec.GET, Description: r.spec.Description})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -280,6 +283,9 @@ type instance struct {
 	rpc    contract.ActionPlugin
 	proto  plugin.ClientProtocol
 	pid    int
+	// sockDir is the 0700 directory of the process's RPC socket, removed
+	// once the process is stopped (also after a crash or kill -9).
+	sockDir string
 
 	mu       sync.Mutex
 	inflight int
@@ -326,6 +332,7 @@ func (i *instance) retire(ctx context.Context) {
 		}
 	}
 	i.client.Kill()
+	_ = os.RemoveAll(i.sockDir)
 }
 
 // launch starts a new process of the plugin binary and checks it answers.
@@ -342,6 +349,13 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
 	cmd.Env = append(cmd.Env, cfg.Env...)
+	// The plugin listens on a Unix socket in a directory only this user
+	// can enter, removed when the process ends (see instance.retire).
+	sockDir, err := os.MkdirTemp("", "toxgate-plugin-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("plugin %s: socket directory: %w", m.cfg.Name, err)
+	}
+	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  contract.Handshake,
 		Plugins:          contract.ClientPlugins(),
@@ -359,6 +373,7 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 	client := plugin.NewClient(cc)
 	fail := func(err error) (*instance, *contract.Manifest, error) {
 		client.Kill()
+		_ = os.RemoveAll(sockDir)
 		return nil, nil, fmt.Errorf("plugin %s: %w", m.cfg.Name, err)
 	}
 	proto, err := client.Client()
@@ -382,7 +397,7 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 	if err != nil {
 		return fail(err)
 	}
-	inst := &instance{client: client, rpc: rpc, proto: proto}
+	inst := &instance{client: client, rpc: rpc, proto: proto, sockDir: sockDir}
 	if rc := client.ReattachConfig(); rc != nil {
 		inst.pid = rc.Pid
 	}

@@ -47,6 +47,17 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		Auth: cfg.Auth, OIDC: verifier, Mailer: identity.NewMailer(cfg.SMTP, a.log), Logger: a.log,
 	})
 	a.SetAuthenticator(svc)
+	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
+		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
+		if cookie == "" {
+			return identity.Caller{}
+		}
+		_, u, err := svc.SessionUser(ctx, cookie)
+		if err != nil || u.State != identity.StateActive || !u.FirstLoginDone() {
+			return identity.Caller{}
+		}
+		return u.Caller("session")
+	}
 
 	for _, act := range svc.Actions(a.siteURL) {
 		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})

@@ -19,14 +19,20 @@ import (
 func (a *App) attachModules(ctx context.Context) error {
 	mc := a.cfg.Modules
 	host, err := modulehost.New(ctx, modulehost.Config{
-		ModulesDir:     mc.Dir,
-		CacheDir:       mc.CacheDir,
-		PoolSize:       mc.PoolSize,
-		Timeout:        mc.Timeout,
-		MaxMemoryPages: uint32(mc.MaxMemoryPages),
-		MaxInputBytes:  min(mc.MaxInputBytes, a.cfg.Server.MaxBodyBytes),
-		MaxModuleBytes: mc.MaxUploadBytes,
-		Watch:          mc.Watch,
+		ModulesDir:      mc.Dir,
+		CacheDir:        mc.CacheDir,
+		PoolSize:        mc.PoolSize,
+		Timeout:         mc.Timeout,
+		MaxMemoryPages:  uint32(mc.MaxMemoryPages),
+		MaxInputBytes:   min(mc.MaxInputBytes, a.cfg.Server.MaxBodyBytes),
+		MaxModuleBytes:  mc.MaxUploadBytes,
+		IdleRelease:     mc.IdleRelease,
+		QueueSize:       mc.QueueSize,
+		CallerQueue:     mc.CallerQueue,
+		QueueTimeout:    mc.QueueTimeout,
+		BatchSliceItems: mc.BatchSliceItems,
+		BatchSliceBytes: mc.BatchSliceBytes,
+		Watch:           mc.Watch,
 	}, a.log.With("component", "modulehost"), a.metrics.Registry())
 	if err != nil {
 		return err
@@ -35,22 +41,31 @@ func (a *App) attachModules(ctx context.Context) error {
 	a.AddCloser("modules", host.Close)
 	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
 	a.AddReloader("modules", host.Sync)
-	host.RegisterRoutes(a.router, a.AdminOnly)
+	host.RegisterRoutes(a.router, a.adminWithBody)
 
-	serve := func(ctx *fasthttp.RequestCtx) {
+	// The caller whose share of a module's instances a call uses: the
+	// authenticated user, else (models open to anonymous callers) the
+	// client's address.
+	serve := func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 		httpcore.SetRoute(ctx, string(ctx.Path()))
-		host.ServeModel(ctx)
+		caller := "ip:" + ctx.RemoteIP().String()
+		if c.UserID != "" {
+			caller = "user:" + c.UserID
+		} else if c.Name != "" {
+			caller = "user:" + c.Name
+		}
+		host.ServeModelAs(ctx, caller)
 	}
 	a.AddFallback(func(ctx *fasthttp.RequestCtx) bool {
 		if !host.IsModelPath(ctx.Path()) {
 			return false
 		}
 		if !mc.RequireToken {
-			serve(ctx)
+			serve(ctx, identity.Caller{})
 			return true
 		}
-		if _, ok := a.authorize(ctx, identity.RoleModels); ok {
-			serve(ctx)
+		if c, ok := a.authorize(ctx, identity.RoleModels); ok {
+			serve(ctx, c)
 		} else {
 			httpcore.SetRoute(ctx, string(ctx.Path()))
 		}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/catalog/filestore"
 	"toxgate/gateway/config"
+	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/pluginhost"
@@ -56,7 +58,10 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		MongoDatabase:  a.cfg.MongoDB.Database,
 		SiteURL:        a.cfg.Server.PublicURL,
 		LogLevel:       a.cfg.Log.Level,
-		Env:            dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir),
+		Env: append([]string{
+			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
+			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
+		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
 	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
 	if err != nil {
 		return err
@@ -76,10 +81,29 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		}
 		return nil
 	})
+	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)), host, filehttp.Config{
+		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
+	}, a.metrics.Registry())
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
-		host.HandleAction(ctx, action, pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin})
+		id := pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+		if filehttp.IsUpload(ctx) {
+			files.Upload(ctx, action, id)
+			return
+		}
+		host.HandleAction(ctx, action, id)
 	})
 	r := a.router
+	download := func(ctx *fasthttp.RequestCtx) {
+		c := a.Caller(ctx)
+		if c.Anonymous() && a.sessionCaller != nil {
+			c = a.sessionCaller(ctx)
+		}
+		files.Download(ctx, pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin})
+	}
+	for _, p := range []string{"/dataset/{id}/resource/{resource_id}/download", "/dataset/{id}/resource/{resource_id}/download/{filename}"} {
+		r.GET(p, download)
+		r.HEAD(p, download)
+	}
 	r.GET("/admin/plugins", a.AdminOnly(func(ctx *fasthttp.RequestCtx) {
 		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"plugins": host.Status()})
 	}))

@@ -13,10 +13,13 @@ import (
 	"time"
 
 	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/config"
+	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
@@ -48,6 +51,11 @@ type App struct {
 
 	coreActions   map[string]CoreAction
 	pluginActions ActionHandler
+	bodies        *httpcore.BodyBudget
+	// sessionCaller resolves the web session cookie, for the GET routes a
+	// browser follows (file downloads); nil until identity is attached.
+	sessionCaller func(*fasthttp.RequestCtx) identity.Caller
+	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
 	modules       *modulehost.Host
 }
@@ -105,6 +113,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.AddReadyCheck("store", func(ctx context.Context) error { return a.store.Ping(ctx) })
 	a.metrics = httpcore.NewMetrics(opts.Version)
+	a.bodies = httpcore.NewBodyBudget(int64(cfg.Server.MaxBodyMemory))
+	a.bodyRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toxgate_http_bodies_rejected_total",
+		Help: "Request bodies refused before the handler: too_large (413) or memory (503, server.max_body_memory)."}, []string{"reason"})
+	a.metrics.Registry().MustRegister(a.bodyRejected, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toxgate_http_body_bytes_in_use",
+		Help: "Bytes of request bodies held in memory now (bounded by server.max_body_memory)."}, func() float64 { return float64(a.bodies.InUse()) }))
 
 	r := router.New()
 	r.SaveMatchedRoutePath = true
@@ -127,18 +140,35 @@ func quietLogger(log *slog.Logger) *slog.Logger {
 type levelFilter struct {
 	slog.Handler
 	min slog.Level
+	// with applies the WithAttrs/WithGroup calls made so far. They are
+	// applied only to records that pass the filter: slog's handlers format
+	// attributes when With is called, and the embedded store attaches each
+	// SQL statement's arguments (a whole file chunk) to its logger.
+	with []func(slog.Handler) slog.Handler
 }
 
 func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
 	return lv >= l.min && l.Handler.Enabled(ctx, lv)
 }
 
+func (l levelFilter) Handle(ctx context.Context, r slog.Record) error {
+	h := l.Handler
+	for _, w := range l.with {
+		h = w(h)
+	}
+	return h.Handle(ctx, r)
+}
+
 func (l levelFilter) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return levelFilter{Handler: l.Handler.WithAttrs(attrs), min: l.min}
+	return l.plus(func(h slog.Handler) slog.Handler { return h.WithAttrs(attrs) })
 }
 
 func (l levelFilter) WithGroup(name string) slog.Handler {
-	return levelFilter{Handler: l.Handler.WithGroup(name), min: l.min}
+	return l.plus(func(h slog.Handler) slog.Handler { return h.WithGroup(name) })
+}
+
+func (l levelFilter) plus(w func(slog.Handler) slog.Handler) levelFilter {
+	return levelFilter{Handler: l.Handler, min: l.min, with: append(l.with[:len(l.with):len(l.with)], w)}
 }
 
 // Config returns the configuration the gateway runs with.
@@ -184,7 +214,8 @@ func (a *App) Handler() fasthttp.RequestHandler {
 	if a.cfg.Log.Access {
 		mws = append(mws, httpcore.AccessLog(a.accessLog))
 	}
-	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log))
+	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log),
+		httpcore.Bodies(a.bodyPolicy, a.bodies, func(reason string) { a.bodyRejected.WithLabelValues(reason).Inc() }))
 	return httpcore.Chain(a.router.Handler, mws...)
 }
 
@@ -205,7 +236,11 @@ func (a *App) Serve(ln net.Listener) error {
 		NoDefaultDate:         false,
 		NoDefaultServerHeader: false,
 		Logger:                fasthttpLogger{a.log},
-		HeaderReceived:        a.requestLimits,
+		// Bodies are streamed: nothing is allocated for a declared length,
+		// and each route's limit and the memory budget apply as bytes come
+		// (httpcore.Bodies); uploads go to the file store as they arrive.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	}
 	a.log.Info("serving", "addr", ln.Addr().String(), "version", a.version)
 	err := a.srv.Serve(ln)
@@ -215,12 +250,31 @@ func (a *App) Serve(ln net.Listener) error {
 	return nil
 }
 
-// requestLimits lets module uploads be larger than other request bodies.
-func (a *App) requestLimits(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if string(h.Method()) == fasthttp.MethodPost && string(h.RequestURI()) == "/admin/modules" {
-		return fasthttp.RequestConfig{MaxRequestBodySize: max(a.cfg.Modules.MaxUploadBytes, a.cfg.Server.MaxBodyBytes)}
+// bodyPolicy is each request's body limit: module uploads (read after the
+// sysadmin check) and resource uploads (streamed into the file store after
+// the caller is authenticated) have their own; every other body is read
+// before the handler, within server.max_body_bytes.
+func (a *App) bodyPolicy(ctx *fasthttp.RequestCtx) httpcore.BodyPolicy {
+	switch {
+	case ctx.IsPost() && string(ctx.Path()) == "/admin/modules":
+		return httpcore.BodyPolicy{Limit: int64(max(a.cfg.Modules.MaxUploadBytes, a.cfg.Server.MaxBodyBytes)), Deferred: true}
+	case filehttp.IsUpload(ctx):
+		return httpcore.BodyPolicy{Limit: int64(a.cfg.Catalog.MaxResourceBytes) + filehttp.FormSlack, Deferred: true}
 	}
-	return fasthttp.RequestConfig{}
+	return httpcore.BodyPolicy{Limit: int64(a.cfg.Server.MaxBodyBytes)}
+}
+
+// adminWithBody is AdminOnly for routes with deferred bodies: the body is
+// read (within the route's limit and the memory budget) only after the
+// caller proved to be a sysadmin.
+func (a *App) adminWithBody(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return a.AdminOnly(func(ctx *fasthttp.RequestCtx) {
+		held, ok := httpcore.ReadBody(ctx, a.bodyPolicy(ctx).Limit, a.bodies, func(reason string) { a.bodyRejected.WithLabelValues(reason).Inc() })
+		defer httpcore.ReleaseBody(a.bodies, held)
+		if ok {
+			h(ctx)
+		}
+	})
 }
 
 type fasthttpLogger struct{ log *slog.Logger }

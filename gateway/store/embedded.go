@@ -19,17 +19,22 @@ import (
 )
 
 // Embedded is a FerretDB instance running inside this process, listening on
-// a free loopback port and keeping its data in SQLite files under a directory.
+// a Unix socket in a directory only this OS user can enter, and keeping its
+// data in SQLite files under a directory only this user can read. It has no
+// TCP listener: another user on the machine can neither connect to it nor
+// open its files (FerretDB v1.24 has no authentication of its own for the
+// SQLite backend, so access is what the file system allows).
 type Embedded struct {
-	uri    string
-	cancel context.CancelFunc
-	done   chan struct{}
+	uri     string
+	sockDir string
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // StartEmbedded starts FerretDB (SQLite backend) with its data under dir,
-// listening on 127.0.0.1 on a free port, and waits until it answers a ping or
-// ctx ends. The data directory is created if needed; data written by an
-// earlier run is found again.
+// listening on a Unix socket in a new 0700 temporary directory, and waits
+// until it answers a ping or ctx ends. The data directory is created (mode
+// 0700) if needed; data written by an earlier run is found again.
 func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embedded, error) {
 	if logger == nil {
 		logger = slog.Default()
@@ -38,20 +43,28 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 	if err != nil {
 		return nil, fmt.Errorf("embedded store: data dir %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o750); err != nil {
+	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded store: create data dir: %w", err)
 	}
+	if err := os.Chmod(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded store: data dir mode: %w", err)
+	}
+	sockDir, err := os.MkdirTemp("", "toxgate-store-")
+	if err != nil {
+		return nil, fmt.Errorf("embedded store: socket dir: %w", err)
+	}
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Listener:  ferretdb.ListenerConfig{Unix: filepath.Join(sockDir, "mongodb.sock")},
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + string(os.PathSeparator),
 		Logger:    logger.With("component", "ferretdb"),
 	})
 	if err != nil {
+		_ = os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("embedded store: start FerretDB: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	e := &Embedded{uri: f.MongoDBURI(), cancel: cancel, done: make(chan struct{})}
+	e := &Embedded{uri: f.MongoDBURI(), sockDir: sockDir, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(e.done)
 		if err := f.Run(runCtx); err != nil {
@@ -65,7 +78,7 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 	return e, nil
 }
 
-// URI is the mongodb:// address of the embedded store.
+// URI is the mongodb:// address of the embedded store (its Unix socket).
 func (e *Embedded) URI() string { return e.uri }
 
 // Close stops the listener and closes the SQLite backend, waiting for it to
@@ -74,6 +87,7 @@ func (e *Embedded) Close(ctx context.Context) error {
 	e.cancel()
 	select {
 	case <-e.done:
+		_ = os.RemoveAll(e.sockDir)
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("embedded store: stop: %w", ctx.Err())

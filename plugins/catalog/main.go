@@ -11,6 +11,8 @@
 //	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
 //	TOXGATE_CATALOG_CONCURRENT_WRITES  "true" lets writes run in parallel
 //	                          (for a MongoDB replica set; default one at a time)
+//	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
+//	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -114,7 +116,12 @@ func open(log *slog.Logger) (*server, func(), error) {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
+	grace := envDuration("TOXGATE_CATALOG_UPLOAD_GRACE", 2*time.Minute, log)
+	interval := envDuration("TOXGATE_CATALOG_SWEEP_INTERVAL", time.Minute, log)
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	go svc.RunFileSweeper(sweepCtx, interval, grace)
 	return &server{svc: svc, log: log}, func() {
+		stopSweep()
 		if ds != nil {
 			_ = ds.Close()
 		}
@@ -162,6 +169,20 @@ func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options)
 	return ds, nil
 }
 
+// envDuration reads a positive duration from the environment.
+func envDuration(key string, def time.Duration, log *slog.Logger) time.Duration {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Warn("ignoring bad duration", "key", key, "value", v)
+		return def
+	}
+	return d
+}
+
 // server adapts the catalog to the plugin contract: the CKAN wire handling
 // (catalog/ckan) runs here, inside the plugin.
 type server struct {
@@ -172,7 +193,7 @@ type server struct {
 func (s *server) Describe(context.Context) (*contract.Manifest, error) {
 	m := &contract.Manifest{Name: "catalog", Version: version}
 	for _, a := range s.svc.Actions() {
-		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description})
+		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description, Internal: a.Internal})
 	}
 	return m, nil
 }
@@ -190,7 +211,11 @@ func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Res
 		if anonymous {
 			caller = catalog.Caller{}
 		}
-		res, err := s.svc.Do(ctx, catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL})
+		cr := catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL}
+		if u := req.Upload; u != nil {
+			cr.Upload = &catalog.FileRef{FileID: u.FileID, Filename: u.Filename, Mimetype: u.Mimetype, SHA256: u.SHA256, Size: u.Size}
+		}
+		res, err := s.svc.Do(ctx, cr)
 		if err != nil {
 			errType = ckan.AsError(err).Type
 		}

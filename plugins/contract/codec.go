@@ -109,6 +109,14 @@ func (r *Request) MarshalBinary() ([]byte, error) {
 		dl = r.Deadline.UnixNano()
 	}
 	e.int(dl)
+	e.bool(r.Upload != nil)
+	if u := r.Upload; u != nil {
+		e.string(u.FileID)
+		e.string(u.Filename)
+		e.string(u.Mimetype)
+		e.int(u.Size)
+		e.string(u.SHA256)
+	}
 	return e.b, nil
 }
 
@@ -128,6 +136,10 @@ func (r *Request) UnmarshalBinary(b []byte) error {
 		r.Deadline = time.Unix(0, dl)
 	} else {
 		r.Deadline = time.Time{}
+	}
+	r.Upload = nil
+	if d.bool() {
+		r.Upload = &Upload{FileID: d.string(), Filename: d.string(), Mimetype: d.string(), Size: d.int(), SHA256: d.string()}
 	}
 	if d.err != nil {
 		return fmt.Errorf("decode request: %w", d.err)
@@ -168,6 +180,7 @@ func (m *Manifest) MarshalBinary() ([]byte, error) {
 		e.string(a.Name)
 		e.bool(a.GET)
 		e.string(a.Description)
+		e.bool(a.Internal)
 	}
 	return e.b, nil
 }
@@ -183,7 +196,7 @@ func (m *Manifest) UnmarshalBinary(b []byte) error {
 	}
 	m.Actions = make([]ActionSpec, 0, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		m.Actions = append(m.Actions, ActionSpec{Name: d.string(), GET: d.bool(), Description: d.string()})
+		m.Actions = append(m.Actions, ActionSpec{Name: d.string(), GET: d.bool(), Description: d.string(), Internal: d.bool()})
 	}
 	if d.err != nil {
 		return fmt.Errorf("decode manifest: %w", d.err)

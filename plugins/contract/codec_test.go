@@ -20,7 +20,13 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if err := gotResp.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&gotResp, resp) {
 		t.Fatalf("response: %v %+v", err, gotResp)
 	}
-	m := &Manifest{Name: "catalog", Version: "1", Actions: []ActionSpec{{Name: "package_show", GET: true, Description: "d"}}}
+	up := &Request{Action: "resource_create", Method: "POST", Upload: &Upload{FileID: "f1", Filename: "a.csv", Mimetype: "text/csv", Size: 1 << 33, SHA256: "ab"}}
+	b, _ = up.MarshalBinary()
+	var gotUp Request
+	if err := gotUp.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&gotUp, up) {
+		t.Fatalf("request with upload: %v %+v", err, gotUp)
+	}
+	m := &Manifest{Name: "catalog", Version: "1", Actions: []ActionSpec{{Name: "package_show", GET: true, Description: "d"}, {Name: "resource_file", GET: true, Internal: true}}}
 	b, _ = m.MarshalBinary()
 	var gotM Manifest
 	if err := gotM.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(&gotM, m) {

@@ -50,7 +50,7 @@ const PluginKey = "actions"
 // Handshake guards against running a plugin binary by accident and pins the
 // protocol version. Bump ProtocolVersion on any incompatible message change.
 var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  1,
+	ProtocolVersion:  2,
 	MagicCookieKey:   "TOXGATE_PLUGIN_COOKIE",
 	MagicCookieValue: "b7d2f0e4-toxgate-action-plugin-v1",
 }
@@ -77,6 +77,9 @@ type ActionSpec struct {
 	GET bool
 	// Description is one line for the API documentation.
 	Description string
+	// Internal actions are called by the gateway itself (for example to
+	// authorize a file download) and are never routed from HTTP.
+	Internal bool
 }
 
 // Manifest is what a plugin declares at start.
@@ -107,6 +110,24 @@ type Request struct {
 	Caller Identity
 	// Deadline is when the gateway stops waiting (zero: none).
 	Deadline time.Time
+	// Upload is the file the gateway stored from the request's multipart
+	// "upload" field (nil: none). Only the gateway sets it, so a plugin can
+	// trust that the file exists, is complete and has this hash.
+	Upload *Upload
+}
+
+// Upload describes a file the gateway has stored (see catalog/filestore).
+type Upload struct {
+	// FileID is the stored file's id.
+	FileID string
+	// Filename is the client's file name.
+	Filename string
+	// Mimetype is guessed from the name and content.
+	Mimetype string
+	// Size is the number of bytes.
+	Size int64
+	// SHA256 is the hex SHA-256 of the bytes.
+	SHA256 string
 }
 
 // Response is the reply to an action call.

@@ -41,6 +41,24 @@ type Route struct {
 	Example json.RawMessage `json:"example,omitempty"`
 	// Output describes the response body.
 	Output Output `json:"output"`
+	// Batch, if set, declares that the route evaluates the items of a list
+	// independently, so the host may cut a large request into slices and
+	// join the answers (see Batch).
+	Batch *Batch `json:"batch,omitempty"`
+}
+
+// Batch names the list members of a batch route. Input is a top-level
+// member of the input object that may hold a JSON array of items; Output is a
+// top-level member of the output object holding one result per item, in the
+// items' order. For a request whose Input is an array, the host may call the
+// route on slices of the array (the rest of the input unchanged) and answer
+// the first slice's output with the Output arrays of all slices joined in
+// order; an error naming the field Input[i] in a slice is reported for the
+// item's index in the whole request. Other members of the output must not
+// depend on how the request was cut.
+type Batch struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
 }
 
 // Output describes a route's response body.
@@ -164,6 +182,9 @@ func (r *Route) validate() error {
 	}
 	if len(r.Output.Schema) > 0 && !json.Valid(r.Output.Schema) {
 		return fmt.Errorf("output.schema: is not valid JSON")
+	}
+	if b := r.Batch; b != nil && (b.Input == "" || b.Output == "") {
+		return fmt.Errorf("batch: input and output must name members")
 	}
 	if t := r.Output.Table; t != nil && t.Field == "" {
 		return fmt.Errorf("output.table.field: is empty")

@@ -99,6 +99,14 @@ func (e *Endpoint) Table(field string, columns ...string) *Endpoint {
 	return e
 }
 
+// Batch declares that the input member input may hold a list whose items are
+// evaluated independently, with one result per item, in order, in the output
+// member output: the host may then cut a large list into slices (abi.Batch).
+func (e *Endpoint) Batch(input, output string) *Endpoint {
+	e.route.Batch = &abi.Batch{Input: input, Output: output}
+	return e
+}
+
 // Example sets a sample request body shown in the documentation.
 func (e *Endpoint) Example(body string) *Endpoint { e.route.Example = json.RawMessage(body); return e }
 

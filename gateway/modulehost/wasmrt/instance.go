@@ -94,6 +94,18 @@ func (p *pool) get(ctx context.Context, start func(context.Context) (*instance, 
 
 func (p *pool) put(in *instance) { p.idle <- in }
 
+// closeIdle closes every idle instance (all of them when no call runs).
+func (p *pool) closeIdle(ctx context.Context) {
+	for {
+		select {
+		case in := <-p.idle:
+			p.discard(ctx, in)
+		default:
+			return
+		}
+	}
+}
+
 func (p *pool) discard(ctx context.Context, in *instance) {
 	in.close(ctx)
 	<-p.slots

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -32,9 +35,22 @@ type Module struct {
 	limits   abi.Limits
 	log      *slog.Logger
 
-	rt   wazero.Runtime
-	cm   wazero.CompiledModule
-	pool pool
+	// rt, cm and pool change only under rtMu while no call is active: a
+	// parked module (rt == nil) has no compiled code and no instance; the
+	// next call compiles it again from its code (see Park).
+	rtMu     sync.Mutex
+	rt       wazero.Runtime
+	cm       wazero.CompiledModule
+	pool     pool
+	active   int       // calls holding rt
+	lastUsed time.Time // when the last call ended
+	parks    atomic.Int64
+
+	// code is the module as compiled (instrumented), kept in memory unless
+	// Options.CodeDir holds it in codeFile; codeSHA checks it when read back.
+	code     []byte
+	codeFile string
+	codeSHA  [32]byte
 
 	// fuel is true when the module was instrumented with fuel checks (see
 	// fuel.go); false when it runs with wazero's WithCloseOnContextDone.
@@ -78,19 +94,25 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	first, err := m.probe(pctx)
 	cancel()
 	if err != nil {
-		m.rt.Close(context.WithoutCancel(ctx))
+		m.closeRuntime(ctx)
 		return nil, err
 	}
 	if m.limits.MemoryPages != opts.Max.MemoryPages {
-		m.rt.Close(ctx)
-		if err := m.compile(ctx, wasm, m.limits.MemoryPages); err != nil {
+		// The probe's compiled code stays until the second compilation, which
+		// then finds it in the shared cache instead of compiling again.
+		first.close(ctx)
+		probeRT, probeCM := m.rt, m.cm
+		err := m.compile(ctx, wasm, m.limits.MemoryPages)
+		probeRT.Close(context.WithoutCancel(ctx))
+		probeCM.Close(context.WithoutCancel(ctx))
+		if err != nil {
 			return nil, err
 		}
 		ictx, cancel := instantiating()
 		first, err = m.newInstance(ictx)
 		cancel()
 		if err != nil {
-			m.rt.Close(context.WithoutCancel(ctx))
+			m.closeRuntime(ctx)
 			return nil, refuse(err, "module does not start within its memory limit of %d pages", m.limits.MemoryPages)
 		}
 	}
@@ -98,7 +120,132 @@ func Load(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	m.pool = newPool(m.limits.PoolSize)
 	m.pool.slots <- struct{}{}
 	m.pool.put(first)
+	m.lastUsed = time.Now()
+	m.codeSHA = sha256.Sum256(wasm)
+	if opts.CodeDir != "" {
+		m.codeFile = filepath.Join(opts.CodeDir, hex.EncodeToString(m.codeSHA[:])+".wasm")
+		if err := writeFileAtomic(m.codeFile, wasm); err != nil {
+			m.log.Warn("wasmrt: keeping the module's code in memory", "error", err)
+			m.codeFile, m.code = "", wasm
+		}
+	} else {
+		m.code = wasm
+	}
 	return m, nil
+}
+
+// closeRuntime closes the module's Runtime and its compiled code. The
+// compiled module is closed explicitly: with a shared compilation cache,
+// closing the Runtime alone leaves the machine code in the cache's engine.
+func (m *Module) closeRuntime(ctx context.Context) error {
+	if m.rt == nil {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	err := m.rt.Close(ctx)
+	if m.cm != nil {
+		m.cm.Close(ctx)
+	}
+	m.rt, m.cm = nil, nil
+	return err
+}
+
+// Park closes the module's instances and drops its compiled code if no call
+// has run for idle and none is running; the next call compiles it again
+// (from the compilation cache when there is one on disk) and starts a new
+// instance. It reports whether the module was parked by this call.
+func (m *Module) Park(ctx context.Context, idle time.Duration) bool {
+	m.rtMu.Lock()
+	defer m.rtMu.Unlock()
+	if m.rt == nil || m.active > 0 || time.Since(m.lastUsed) < idle {
+		return false
+	}
+	m.pool.closeIdle(ctx)
+	m.closeRuntime(ctx)
+	m.pool = newPool(m.limits.PoolSize)
+	m.parks.Add(1)
+	return true
+}
+
+// Parked reports whether the module holds no compiled code now.
+func (m *Module) Parked() bool {
+	m.rtMu.Lock()
+	defer m.rtMu.Unlock()
+	return m.rt == nil
+}
+
+// TrimIdle closes idle instances beyond keep if no call has run for idle.
+func (m *Module) TrimIdle(ctx context.Context, idle time.Duration, keep int) int {
+	m.rtMu.Lock()
+	defer m.rtMu.Unlock()
+	if m.rt == nil || time.Since(m.lastUsed) < idle {
+		return 0
+	}
+	n := 0
+	for len(m.pool.idle) > keep {
+		select {
+		case in := <-m.pool.idle:
+			m.pool.discard(ctx, in)
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// activate makes the module's runtime available to one call, compiling it
+// again if it was parked; deactivate ends that call's hold.
+func (m *Module) activate(ctx context.Context) error {
+	m.rtMu.Lock()
+	defer m.rtMu.Unlock()
+	if m.rt == nil {
+		code := m.code
+		if code == nil {
+			b, err := os.ReadFile(m.codeFile)
+			if err != nil {
+				return fmt.Errorf("wasmrt: reading the module's code back: %w", err)
+			}
+			if sha256.Sum256(b) != m.codeSHA {
+				return fmt.Errorf("wasmrt: the module's code in %s changed on disk", m.codeFile)
+			}
+			code = b
+		}
+		if err := m.compile(ctx, code, m.limits.MemoryPages); err != nil {
+			return fmt.Errorf("wasmrt: compiling the module again: %w", err)
+		}
+	}
+	m.active++
+	return nil
+}
+
+func (m *Module) deactivate() {
+	m.rtMu.Lock()
+	m.active--
+	m.lastUsed = time.Now()
+	m.rtMu.Unlock()
+}
+
+func writeFileAtomic(dst string, b []byte) error {
+	if _, err := os.Stat(dst); err == nil {
+		return nil // content-addressed: already there
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".code-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return werr
+	}
+	return os.Rename(f.Name(), dst)
 }
 
 // compile creates the module's Runtime with the given memory cap, the WASI and
@@ -259,13 +406,20 @@ type Stats struct {
 	Instances, Idle int
 	// Calls counts calls; Failures those that ended in a Failure; Discarded the instances closed.
 	Calls, Failures, Discarded int64
+	// Parks counts the times the module dropped its compiled code and instances while idle.
+	Parks int64
+	// Parked is true while the module holds no compiled code.
+	Parked bool
 }
 
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
+	m.rtMu.Lock()
+	defer m.rtMu.Unlock()
 	return Stats{
 		Instances: len(m.pool.slots), Idle: len(m.pool.idle),
 		Calls: m.calls.Load(), Failures: m.failures.Load(), Discarded: m.discarded.Load(),
+		Parks: m.parks.Load(), Parked: m.rt == nil,
 	}
 }
 
@@ -282,6 +436,11 @@ func (m *Module) Call(ctx context.Context, route int, input []byte) ([]byte, err
 	if route < 0 || route >= len(m.manifest.Routes) {
 		return nil, fmt.Errorf("wasmrt: route %d out of range", route)
 	}
+	if err := m.activate(ctx); err != nil {
+		m.failures.Add(1)
+		return nil, &Failure{Kind: FailCrash, Err: err}
+	}
+	defer m.deactivate()
 	inst, err := m.pool.get(ctx, m.newInstance)
 	if err != nil {
 		m.failures.Add(1)
@@ -332,7 +491,10 @@ func (m *Module) Retire(ctx context.Context) error {
 	case <-ctx.Done():
 		err = fmt.Errorf("wasmrt: retiring %s: calls still running: %w", m.manifest.Name, ctx.Err())
 	}
-	if cerr := m.rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+	m.rtMu.Lock()
+	cerr := m.closeRuntime(ctx)
+	m.rtMu.Unlock()
+	if cerr != nil && err == nil {
 		err = fmt.Errorf("wasmrt: closing %s: %w", m.manifest.Name, cerr)
 	}
 	return err

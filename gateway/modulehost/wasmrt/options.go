@@ -21,6 +21,10 @@ type Options struct {
 	MaxOutputBytes int
 	// LoadTimeout bounds the first instantiation and the manifest calls (default 10s).
 	LoadTimeout time.Duration
+	// CodeDir, if set, holds each module's code as compiled (named by its
+	// SHA-256), read back when a parked module is called again; empty: the
+	// code stays in memory.
+	CodeDir string
 	// Logger receives guest log lines and failures (default slog.Default()).
 	Logger *slog.Logger
 }

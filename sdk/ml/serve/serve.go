@@ -21,6 +21,15 @@ import (
 // MaxBatch is the largest number of SMILES one request may hold.
 const MaxBatch = 1000
 
+// MaxSMILESLength is the longest SMILES an endpoint accepts (its input
+// schema's maxLength, which the host enforces with a 422 naming it). It is
+// below chem.MaxSMILESLength because Morgan environments take memory
+// quadratic in the atom count: in a module's 64 MiB a 6,000-carbon chain
+// fits and an 8,000-carbon one does not; 4,000 leaves room for SMILES with
+// more bonds per character (gateway/server's TestEveryModelHoldsItsInputLimit
+// calls every model at the limit and just over it).
+const MaxSMILESLength = 4000
+
 // Input is the request body of a structure-based endpoint.
 type Input struct {
 	// SMILES is one SMILES string or a list of up to MaxBatch.
@@ -29,7 +38,7 @@ type Input struct {
 
 // InputSchema is the JSON Schema of Input.
 var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string","minLength":1,"maxLength":%d}}]}}}`,
-	MaxBatch, chem.MaxSMILESLength, MaxBatch, chem.MaxSMILESLength)
+	MaxBatch, MaxSMILESLength, MaxBatch, MaxSMILESLength)
 
 // Example is the original platform's example request.
 const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
@@ -448,7 +457,8 @@ func (s *Server) Endpoint(path, summary string) *module.Endpoint {
 		Schema(InputSchema).
 		Example(Example).
 		Output(s.OutputDescription()).
-		Table("results", s.Columns()...)
+		Table("results", s.Columns()...).
+		Batch("smiles", "results")
 }
 
 // OutputDescription describes the output rows for the API documentation.

@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"context"
+	"path"
+	"time"
+
+	"toxgate/catalog/ckan"
+	"toxgate/catalog/filestore"
+)
+
+func init() {
+	registerInternal("resource_file", "The stored file of an uploaded resource, for the gateway's download route.", resourceFile)
+}
+
+// resourceFile answers the gateway's download route: the file of resource
+// id, if the caller may read it, as {file_id, filename, package_id}.
+func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	d, i := s.st.findResource(id)
+	if d == nil {
+		return nil, ckan.NotFound("Resource was not found.")
+	}
+	if !s.st.canRead(r.Caller, d) {
+		return nil, denied(r.Caller, "read resource %s", id)
+	}
+	res := &d.Resources[i]
+	if res.FileID == "" {
+		return nil, ckan.NotFound("Resource has no uploaded file.")
+	}
+	return map[string]any{"file_id": res.FileID, "filename": path.Base(res.URL), "package_id": d.ID, "package_name": d.Name}, nil
+}
+
+// fileIDs lists the files that d's active resources hold.
+func fileIDs(d *Dataset) map[string]bool {
+	var out map[string]bool
+	if d == nil {
+		return nil
+	}
+	for i := range d.Resources {
+		if id := d.Resources[i].FileID; id != "" && d.Resources[i].State != StateDeleted {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// freeFiles deletes the files that before held and after no longer holds
+// (a replaced upload, a cleared one, a deleted resource, a purged dataset).
+// A failure is logged: the sweep removes what is left.
+func (s *Service) freeFiles(ctx context.Context, before, after *Dataset) {
+	keep := fileIDs(after)
+	for id := range fileIDs(before) {
+		if keep[id] {
+			continue
+		}
+		if err := s.files.Delete(ctx, id); err != nil {
+			s.log.Warn("file not freed; the sweep will remove it", "file_id", id, "err", err)
+		}
+	}
+}
+
+// Files is the catalog's file store.
+func (s *Service) Files() *filestore.Store { return s.files }
+
+// SweepFiles removes files that no dataset holds and uploads abandoned for
+// longer than grace (see filestore.Store.Sweep).
+func (s *Service) SweepFiles(ctx context.Context, grace time.Duration) (filestore.SweepStats, error) {
+	if err := s.Sync(ctx); err != nil {
+		return filestore.SweepStats{}, err
+	}
+	s.st.mu.RLock()
+	held := map[string]bool{}
+	for _, d := range s.st.datasets {
+		for id := range fileIDs(d) {
+			held[id] = true
+		}
+	}
+	s.st.mu.RUnlock()
+	// A file completed after the map was built is younger than grace, so
+	// it is not at risk.
+	return s.files.Sweep(ctx, func(id string) bool { return held[id] }, grace)
+}
+
+// RunFileSweeper sweeps at start and then every interval until ctx ends,
+// logging what each sweep removed.
+func (s *Service) RunFileSweeper(ctx context.Context, interval, grace time.Duration) {
+	for {
+		st, err := s.SweepFiles(ctx, grace)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Warn("file sweep failed", "err", err)
+		case st.Total() > 0:
+			s.log.Info("file sweep removed leftovers", "abandoned_uploads", st.Pending, "unreferenced_files", st.Unreferenced, "stray_segments", st.Segments)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}

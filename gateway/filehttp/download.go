@@ -1,0 +1,199 @@
+package filehttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/catalog/filestore"
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/pluginhost"
+)
+
+// Download serves GET and HEAD /dataset/{id}/resource/{resource_id}/download[/{filename}]:
+// the plugin authorizes the caller as for resource_show (an unknown resource
+// and one the caller may not read both answer 404, as CKAN does), then the
+// bytes stream from the file store with ETag (the SHA-256), Last-Modified,
+// Content-Disposition and single-range Range requests.
+func (h *Handler) Download(ctx *fasthttp.RequestCtx, caller pluginhost.Identity) {
+	dataset, _ := ctx.UserValue("id").(string)
+	resID, _ := ctx.UserValue("resource_id").(string)
+	notFound := func() {
+		h.m.downloads.WithLabelValues("not_found").Inc()
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "Resource not found", "")
+	}
+	arg, _ := json.Marshal(map[string]string{"id": resID})
+	resp, err := h.plugins.CallInternal("resource_file", h.plugins.SiteURL(ctx), caller, arg)
+	if err != nil {
+		h.m.downloads.WithLabelValues("failed").Inc()
+		ctx.Response.Header.Set("Retry-After", "1")
+		httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, "unavailable", "the catalog is temporarily unavailable; please retry", "")
+		return
+	}
+	var env struct {
+		Success bool `json:"success"`
+		Result  struct {
+			FileID      string `json:"file_id"`
+			Filename    string `json:"filename"`
+			PackageID   string `json:"package_id"`
+			PackageName string `json:"package_name"`
+		} `json:"result"`
+	}
+	if resp.Status != fasthttp.StatusOK || json.Unmarshal(resp.Body, &env) != nil || !env.Success ||
+		(dataset != env.Result.PackageID && dataset != env.Result.PackageName) {
+		notFound()
+		return
+	}
+	info, err := h.store.Stat(ctx, env.Result.FileID)
+	if errors.Is(err, filestore.ErrNotFound) {
+		notFound()
+		return
+	}
+	if err != nil {
+		h.m.downloads.WithLabelValues("failed").Inc()
+		ctx.Response.Header.Set("Retry-After", "1")
+		httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, "unavailable", "the file store is unavailable; please retry", "")
+		return
+	}
+	etag := `"` + info.SHA256 + `"`
+	modified := info.Touched.UTC().Truncate(time.Second)
+	hdr := &ctx.Response.Header
+	hdr.Set("ETag", etag)
+	hdr.Set("Last-Modified", modified.Format(time.RFC1123[:len(time.RFC1123)-3]+"GMT"))
+	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Cache-Control", "private, no-cache")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	name := env.Result.Filename
+	hdr.Set("Content-Disposition", `attachment; filename="`+strings.ReplaceAll(name, `"`, "")+`"; filename*=UTF-8''`+url.PathEscape(name))
+	if notModified(ctx, etag, modified) {
+		h.m.downloads.WithLabelValues("not_modified").Inc()
+		ctx.SetStatusCode(fasthttp.StatusNotModified)
+		return
+	}
+	ctx.SetContentType(info.Mimetype)
+	off, n, partial, ok := byteRange(ctx, info.Size, etag)
+	if !ok {
+		h.m.downloads.WithLabelValues("unsatisfiable").Inc()
+		hdr.Set("Content-Range", "bytes */"+strconv.FormatInt(info.Size, 10))
+		httpcore.WriteError(ctx, fasthttp.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable",
+			"the range is outside the file's "+strconv.FormatInt(info.Size, 10)+" bytes", "Range")
+		ctx.Response.Header.Set("Content-Type", "application/json")
+		return
+	}
+	outcome := "full"
+	if partial {
+		outcome = "partial"
+		ctx.SetStatusCode(fasthttp.StatusPartialContent)
+		hdr.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, info.Size))
+	}
+	h.m.downloads.WithLabelValues(outcome).Inc()
+	if ctx.IsHead() {
+		hdr.SetContentLength(int(n))
+		return
+	}
+	r, err := h.store.Open(context.Background(), info, off, n)
+	if err != nil {
+		httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, "unavailable", "the file store is unavailable; please retry", "")
+		return
+	}
+	ctx.SetBodyStream(&sendReader{r: r, conn: ctx, d: h.cfg.WriteTimeout, sent: h.m.downBytes}, int(n))
+}
+
+// notModified applies If-None-Match, then If-Modified-Since.
+func notModified(ctx *fasthttp.RequestCtx, etag string, modified time.Time) bool {
+	if inm := string(ctx.Request.Header.Peek("If-None-Match")); inm != "" {
+		for _, t := range strings.Split(inm, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == etag || t == "*" {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := string(ctx.Request.Header.Peek("If-Modified-Since")); ims != "" {
+		if t, err := time.Parse(time.RFC1123, ims); err == nil && !modified.After(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// byteRange reads a single "bytes=" range (RFC 9110): it returns the
+// offset, length and whether the answer is partial; ok is false for a range
+// that cannot be satisfied. Several ranges, other units, a malformed header
+// or an If-Range that does not match get the whole file.
+func byteRange(ctx *fasthttp.RequestCtx, size int64, etag string) (off, n int64, partial, ok bool) {
+	spec := string(ctx.Request.Header.Peek("Range"))
+	if spec == "" {
+		return 0, size, false, true
+	}
+	if ir := string(ctx.Request.Header.Peek("If-Range")); ir != "" && ir != etag {
+		return 0, size, false, true
+	}
+	spec, found := strings.CutPrefix(spec, "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, size, false, true
+	}
+	first, last, found := strings.Cut(strings.TrimSpace(spec), "-")
+	if !found {
+		return 0, size, false, true
+	}
+	if first == "" { // suffix: the last n bytes
+		k, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || k < 0 {
+			return 0, size, false, true
+		}
+		if k == 0 || size == 0 {
+			return 0, 0, false, false
+		}
+		k = min(k, size)
+		return size - k, k, true, true
+	}
+	a, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || a < 0 {
+		return 0, size, false, true
+	}
+	if a >= size {
+		return 0, 0, false, false
+	}
+	b := size - 1
+	if last != "" {
+		if b, err = strconv.ParseInt(last, 10, 64); err != nil || b < a {
+			return 0, size, false, true
+		}
+		b = min(b, size-1)
+	}
+	return a, b - a + 1, true, true
+}
+
+// sendReader streams a download, giving the client d for every piece it
+// takes, so a large download may last as long as the client keeps reading.
+type sendReader struct {
+	r    *filestore.Reader
+	conn interface{ Conn() net.Conn }
+	d    time.Duration
+	sent interface{ Add(float64) }
+}
+
+func (s *sendReader) Read(p []byte) (int, error) {
+	if s.d > 0 {
+		_ = s.conn.Conn().SetWriteDeadline(time.Now().Add(s.d))
+	}
+	n, err := s.r.Read(p)
+	s.sent.Add(float64(n))
+	return n, err
+}
+
+// Close ends the store's cursor (fasthttp closes the body stream when done).
+func (s *sendReader) Close() error { return s.r.Close() }
+
+var _ io.ReadCloser = (*sendReader)(nil)

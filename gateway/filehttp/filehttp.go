@@ -1,0 +1,72 @@
+// Package filehttp serves the catalog's files over HTTP: resource uploads
+// (the multipart "upload" field of resource_create, resource_update and
+// resource_patch, streamed into catalog/filestore before the catalog plugin
+// is called with a reference to the stored file) and downloads at CKAN's
+// URL /dataset/{id}/resource/{resource_id}/download[/{filename}], with Range,
+// HEAD and validators, authorized by the plugin as resource_show is.
+package filehttp
+
+import (
+	"mime"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"toxgate/catalog/filestore"
+	"toxgate/gateway/pluginhost"
+)
+
+// FormSlack is what a multipart body may hold besides its file: the other
+// form fields and the part headers.
+const FormSlack = 1 << 20
+
+// Handler serves uploads and downloads.
+type Handler struct {
+	store   *filestore.Store
+	plugins *pluginhost.Host
+	cfg     Config
+	m       metrics
+}
+
+// Config sets the limits.
+type Config struct {
+	// MaxBytes is the largest file an upload may hold.
+	MaxBytes int64
+	// ReadTimeout is how long an upload may go without receiving a byte.
+	ReadTimeout time.Duration
+	// WriteTimeout is how long a download may go without sending a byte.
+	WriteTimeout time.Duration
+}
+
+// New returns a Handler; its metrics are registered with reg.
+func New(store *filestore.Store, plugins *pluginhost.Host, cfg Config, reg prometheus.Registerer) *Handler {
+	h := &Handler{store: store, plugins: plugins, cfg: cfg, m: newMetrics(store)}
+	h.m.register(reg)
+	return h
+}
+
+// uploadActions are the actions whose multipart "upload" field is a file.
+var uploadActions = map[string]bool{"resource_create": true, "resource_update": true, "resource_patch": true}
+
+// IsUpload reports whether a request is a resource upload: a multipart POST
+// of an action that takes a file, at /api/3/action/{name} or /api/action/{name}.
+// Its body is streamed by Upload rather than read into memory.
+func IsUpload(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsPost() {
+		return false
+	}
+	path := string(ctx.Path())
+	name, ok := strings.CutPrefix(path, "/api/3/action/")
+	if !ok {
+		if name, ok = strings.CutPrefix(path, "/api/action/"); !ok {
+			return false
+		}
+	}
+	if !uploadActions[name] {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
+	return mt == "multipart/form-data"
+}

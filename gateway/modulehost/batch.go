@@ -1,0 +1,183 @@
+package modulehost
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/sdk/abi"
+)
+
+// A request to a batch route (abi.Batch) whose list is larger than one slice
+// (Config.BatchSliceItems, BatchSliceBytes) runs as several calls, one per
+// slice, one after the other, each waiting its caller's turn at the gate:
+// another caller's call waits for one slice at most, not for the whole batch.
+
+// batchSlice is the input of one slice and the index of its first item.
+type batchSlice struct {
+	body   []byte
+	offset int
+}
+
+// member is one top-level member of a JSON object, in document order.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// objectMembers reads the top-level members of a JSON object in order.
+func objectMembers(b []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []member
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, member{k, v})
+	}
+	return out, nil
+}
+
+func encodeMembers(ms []member) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func joinArray(items []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// slices cuts a request to a batch route into slices; nil when the route has
+// no batch member, the member is not a list, or the list fits in one slice.
+func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
+	if bt == nil || h.cfg.BatchSliceItems <= 0 {
+		return nil
+	}
+	ms, err := objectMembers(body)
+	if err != nil {
+		return nil
+	}
+	at := -1
+	for i, m := range ms {
+		if m.key == bt.Input {
+			at = i
+		}
+	}
+	if at < 0 || !bytes.HasPrefix(bytes.TrimSpace(ms[at].val), []byte("[")) {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(ms[at].val, &items); err != nil {
+		return nil
+	}
+	if len(items) <= h.cfg.BatchSliceItems && len(ms[at].val) <= h.cfg.BatchSliceBytes {
+		return nil
+	}
+	var out []batchSlice
+	for start := 0; start < len(items); {
+		end, size := start+1, len(items[start])
+		for end < len(items) && end-start < h.cfg.BatchSliceItems && size+len(items[end]) <= h.cfg.BatchSliceBytes {
+			size += len(items[end])
+			end++
+		}
+		part := make([]member, len(ms))
+		copy(part, ms)
+		part[at].val = joinArray(items[start:end])
+		out = append(out, batchSlice{body: encodeMembers(part), offset: start})
+		start = end
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// callBatch runs the slices in order and joins their outputs; an error of a
+// slice is the answer, its field renumbered for the whole request.
+func (h *Host) callBatch(r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
+	var head []member
+	at := -1
+	var items []json.RawMessage
+	for _, s := range slices {
+		out, err := h.call(r, caller, s.body)
+		if err != nil {
+			var ge *abi.Error
+			if errors.As(err, &ge) {
+				ge.Field = renumber(ge.Field, bt.Input, s.offset)
+			}
+			return nil, err
+		}
+		ms, err := objectMembers(out)
+		if err != nil {
+			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch slice output: %w", err)}
+		}
+		found := false
+		for i, m := range ms {
+			if m.key != bt.Output {
+				continue
+			}
+			var part []json.RawMessage
+			if err := json.Unmarshal(m.val, &part); err != nil {
+				return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", bt.Output)}
+			}
+			items = append(items, part...)
+			if head == nil {
+				head, at = ms, i
+			}
+			found = true
+		}
+		if !found {
+			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output has no member %s", bt.Output)}
+		}
+	}
+	head[at].val = joinArray(items)
+	return encodeMembers(head), nil
+}
+
+// renumber turns the field input[i]... of a slice starting at offset into
+// input[offset+i]...; other fields are left as they are.
+func renumber(field, input string, offset int) string {
+	rest, ok := strings.CutPrefix(field, input+"[")
+	if !ok {
+		return field
+	}
+	num, tail, ok := strings.Cut(rest, "]")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return field
+	}
+	return input + "[" + strconv.Itoa(n+offset) + "]" + tail
+}
