@@ -214,7 +214,13 @@ func datasetPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	if d == nil {
 		return nil, ckan.NotFound("Dataset was not found")
 	}
-	return nil, s.purgeDataset(ctx, d.ID)
+	if err := s.purgeDataset(ctx, d.ID); err != nil {
+		return nil, err
+	}
+	for i := range d.Resources {
+		s.afterResourceDelete(ctx, d.Resources[i].ID)
+	}
+	return nil, nil
 }
 
 // datasetInputMap is d as a package_update data dict (package_patch starts

@@ -55,6 +55,14 @@ func (s *Service) startDataStore() {
 		if err := s.Sync(ctx); err != nil {
 			s.log.Error("datastore: sync before marking a resource active", "err", err)
 		}
+		s.st.mu.RLock()
+		d, _ := s.st.findResource(id)
+		s.st.mu.RUnlock()
+		if d == nil {
+			// the resource was deleted while its file loaded
+			s.afterResourceDelete(ctx, id)
+			return
+		}
 		if err := s.setDatastoreActive(ctx, id, true); err != nil {
 			s.log.Error("datastore: mark resource active", "resource_id", id, "err", err)
 		}

@@ -550,6 +550,11 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 				return loaded, fmt.Errorf("commit: %w", err)
 			}
 			progress(loaded)
+			// report progress now (the connection is free between batches);
+			// a superseded load stops here
+			if err := l.heartbeat(ctx, id, loaded); errors.Is(err, errLost) {
+				return loaded, errLost
+			}
 			if tx, err = s.begin(ctx); err != nil {
 				return loaded, err
 			}

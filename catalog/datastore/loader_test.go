@@ -277,6 +277,56 @@ func TestLoaderSurvivesKill(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
+
+		// again, killed while rows go into the staging table
+		var v3 strings.Builder
+		v3.WriteString("k,v\n")
+		for i := 0; i < 400000; i++ {
+			fmt.Fprintf(&v3, "%d,three\n", i)
+		}
+		s2.ok(ed, "resource_patch", map[string]any{"id": rid, "url": f.put("/v3.csv", []byte(v3.String()))})
+		deadline = time.Now().Add(2 * time.Minute)
+		for {
+			_, out := s2.call(ed, "xloader_status", map[string]any{"resource_id": rid})
+			r, _ := out["result"].(map[string]any)
+			info, _ := r["task_info"].(map[string]any)
+			if r["status"] == "running" && info["rows_loaded"].(float64) > 0 {
+				break
+			}
+			if r["status"] == "complete" {
+				t.Fatalf("the load finished before it could be killed: %v", r)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the load never reported progress: %v", out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		pid = pluginPID(t, s2)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill plugin %d: %v", pid, err)
+		}
+		g2.Signal(syscall.SIGKILL)
+		g2.Wait(30 * time.Second)
+		g3 := harness.Start(t, harness.WithDataDir(s.g.DataDir), harness.WithEnv(env...))
+		s3 := &site{t: t, g: g3, admin: s.admin, tok: s.tok}
+		if r := s3.search("", map[string]any{"resource_id": rid, "limit": 1}); r["total"].(float64) != 60000 && r["total"].(float64) != 400000 {
+			t.Fatalf("a half table is visible after a kill during the insert: total %v", r["total"])
+		}
+		deadline = time.Now().Add(3 * time.Minute)
+		for {
+			st := s3.waitLoad(rid, 3*time.Minute)
+			r := s3.search("", map[string]any{"resource_id": rid, "limit": 1, "fields": "v"})
+			if st["status"] == "complete" && r["total"].(float64) == 400000 && jsonText(r["records"]) == `[{"v":"three"}]` {
+				break
+			}
+			if st["status"] == "error" {
+				t.Fatalf("the load failed after the second restart: %v", st)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the load was not redone after the second kill: %v %v", st, r["total"])
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 	})
 }
 
