@@ -194,14 +194,15 @@ func TestDataStoreActions(t *testing.T) {
 
 		// datastore_create with "resource" makes the resource; fields guessed from records
 		made := s.ok(ed, "datastore_create", map[string]any{"resource": map[string]any{"package_id": "assay", "name": "made"},
-			"records": []any{map[string]any{"a": 1, "b": 2.5, "c": "x", "d": "2024-05-06", "e": map[string]any{"k": 1}, "f": true, "g": 5000000000}}})
+			"records": []any{map[string]any{"a": 1, "b": 2.5, "c": "x", "d": "2024-05-06", "e": map[string]any{"k": 1}, "f": true, "g": 5000000000, "h": 0, "i": 1},
+				map[string]any{"a": 2, "h": 0.5, "i": "one"}}})
 		mid := made["resource_id"].(string)
 		types := map[string]string{}
 		for _, f := range made["fields"].([]any) {
 			fm := f.(map[string]any)
 			types[fm["id"].(string)] = fm["type"].(string)
 		}
-		if fmt.Sprint(types) != "map[a:int b:float8 c:text d:timestamp e:json f:bool g:int8]" {
+		if fmt.Sprint(types) != "map[a:int b:float8 c:text d:timestamp e:json f:bool g:int8 h:float8 i:text]" {
 			t.Errorf("guessed types: %v", types)
 		}
 		if show := s.ok("", "resource_show", map[string]any{"id": mid}); show["datastore_active"] != true || show["package_id"] == nil {

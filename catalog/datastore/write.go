@@ -145,14 +145,35 @@ func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map
 	return out, nil
 }
 
+// guessFromRecords is the type of field k over every record's value: the
+// values' common type, widened (int → int8 → float8) where numbers differ,
+// and text where kinds disagree.
 func guessFromRecords(records []map[string]any, k string) string {
+	t := ""
 	for _, r := range records {
-		if v := r[k]; v != nil {
-			return guessType(v)
+		v := r[k]
+		if v == nil {
+			continue
+		}
+		g := guessType(v)
+		switch {
+		case t == "" || t == g:
+			t = g
+		case numericRank[t] > 0 && numericRank[g] > 0:
+			if numericRank[g] > numericRank[t] {
+				t = g
+			}
+		default:
+			return "text"
 		}
 	}
-	return "text"
+	if t == "" {
+		return "text"
+	}
+	return t
 }
+
+var numericRank = map[string]int{"int": 1, "int8": 2, "float8": 3}
 
 func sortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
