@@ -111,6 +111,10 @@ func TestDataStoreActions(t *testing.T) {
 		if tr["records"] != "caffeine\t3\n" {
 			t.Errorf("tsv: %q", tr["records"])
 		}
+		// json and array fields sort and take part in distinct on both engines
+		if js := s.search("", map[string]any{"resource_id": rid, "fields": "meta,tags", "distinct": true, "sort": "meta, tags"}); js["total"].(float64) != 2 {
+			t.Errorf("distinct over json and array fields: %v", js)
+		}
 		big := s.search("", map[string]any{"resource_id": rid, "limit": 50000})
 		if big["limit"].(float64) != 32000 {
 			t.Errorf("limit above the maximum is not capped: %v", big["limit"])

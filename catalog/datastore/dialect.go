@@ -42,7 +42,9 @@ func (d *dialect) idColumn() string {
 	return `"_id" INTEGER PRIMARY KEY AUTOINCREMENT`
 }
 
-// columnType is the declared SQL type of a column. SQLite declares the CKAN
+// columnType is the declared SQL type of a column. PostgreSQL keeps json
+// as jsonb, which can be compared and sorted (distinct, sort). SQLite
+// declares the CKAN
 // name itself (its type affinity rules give int* INTEGER, float8 REAL,
 // text and arrays TEXT, the rest NUMERIC), so that datastore_search_sql
 // reports the same type names on both engines.
@@ -54,7 +56,7 @@ func (d *dialect) columnType(k kind) string {
 		return k.base
 	}
 	t := map[string]string{"text": "text", "int4": "int4", "int8": "int8", "float8": "float8", "numeric": "numeric",
-		"bool": "boolean", "date": "date", "timestamp": "timestamp", "json": "json"}[k.base]
+		"bool": "boolean", "date": "date", "timestamp": "timestamp", "json": "jsonb"}[k.base]
 	if k.array {
 		return t + "[]"
 	}
@@ -296,6 +298,8 @@ func normalizeDBType(t string) string {
 		return "float8"
 	case "character varying", "varchar", "text", "":
 		return "text"
+	case "jsonb":
+		return "json"
 	}
 	if strings.HasPrefix(t, "_") {
 		return t

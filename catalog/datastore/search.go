@@ -284,16 +284,17 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 	}
 	if order == "" {
 		if distinct {
-			order = strings.Join(sel, ", ")
+			order = quoteList(names)
 		} else {
 			order = `"_id"`
 		}
 	}
-	selKw := "SELECT "
+	from := quote(id) + where
 	if distinct {
-		selKw = "SELECT DISTINCT "
+		// distinct rows of the raw columns; read expressions apply outside
+		from = "(SELECT DISTINCT " + quoteList(names) + " FROM " + quote(id) + where + ") AS d"
 	}
-	query := selKw + strings.Join(sel, ", ") + " FROM " + quote(id) + where + " ORDER BY " + order +
+	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + from + " ORDER BY " + order +
 		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
 	rows, err := s.rd.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -360,7 +361,7 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 		out["records"] = b.String()
 	}
 	if includeTotal {
-		total, estimated, err := s.total(ctx, t, where, args, distinct, sel, threshold, len(filters) == 0 && data["q"] == nil)
+		total, estimated, err := s.total(ctx, t, where, args, distinct, names, threshold, len(filters) == 0 && data["q"] == nil)
 		if err != nil {
 			return nil, err
 		}
@@ -386,7 +387,7 @@ func cellText(v any) string {
 
 // total counts the matching rows; with a threshold and no filters it may
 // use the engine's estimate (PostgreSQL's planner statistics).
-func (s *Store) total(ctx context.Context, t *table, where string, args []any, distinct bool, sel []string, threshold int, unfiltered bool) (int64, bool, error) {
+func (s *Store) total(ctx context.Context, t *table, where string, args []any, distinct bool, names []string, threshold int, unfiltered bool) (int64, bool, error) {
 	if threshold >= 0 && unfiltered && !distinct && s.d.pg() {
 		var est float64
 		if err := s.rd.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, quote(t.ID)).Scan(&est); err == nil && est > float64(threshold) {
@@ -395,7 +396,7 @@ func (s *Store) total(ctx context.Context, t *table, where string, args []any, d
 	}
 	q := "SELECT COUNT(*) FROM " + quote(t.ID) + where
 	if distinct {
-		q = "SELECT COUNT(*) FROM (SELECT DISTINCT " + strings.Join(sel, ", ") + " FROM " + quote(t.ID) + where + ") AS d"
+		q = "SELECT COUNT(*) FROM (SELECT DISTINCT " + quoteList(names) + " FROM " + quote(t.ID) + where + ") AS d"
 	}
 	var n int64
 	if err := s.rd.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {

@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"toxgate/catalog/ckan"
 )
@@ -336,6 +339,17 @@ func quoteList(ids []string) string {
 	return strings.Join(q, ", ")
 }
 
+// dataError turns an engine's refusal of a value (PostgreSQL's data
+// exceptions, class 22: a date out of range, a number too large) into a
+// validation error; anything else is returned as is.
+func dataError(err error, row int) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
+		return ckan.FieldError("records", fmt.Sprintf("row %d: %s", row, pe.Message))
+	}
+	return err
+}
+
 // isConstraint reports a uniqueness violation on either engine.
 func isConstraint(err error) bool {
 	if err == nil {
@@ -462,7 +476,7 @@ func (s *Store) writeRow(ctx context.Context, tx querier, t *table, method strin
 			return ckan.Validation(map[string]any{"constraints": []string{"Cannot insert records or create index because of uniqueness constraint"}, "info": map[string]any{"details": fmt.Sprintf("row %d", i+1)}})
 		}
 		if err != nil {
-			return fmt.Errorf("datastore: insert: %w", err)
+			return dataError(fmt.Errorf("datastore: insert: %w", err), i+1)
 		}
 		return nil
 	}
@@ -508,7 +522,7 @@ func (s *Store) writeRow(ctx context.Context, tx querier, t *table, method strin
 			if isConstraint(err) {
 				return ckan.Validation(map[string]any{"constraints": []string{"Cannot insert records or create index because of uniqueness constraint"}})
 			}
-			return fmt.Errorf("datastore: update: %w", err)
+			return dataError(fmt.Errorf("datastore: update: %w", err), i+1)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			kv := make([]string, len(key))
@@ -534,7 +548,7 @@ func (s *Store) writeRow(ctx context.Context, tx querier, t *table, method strin
 		conflict = " ON CONFLICT (" + quoteList(key) + ") DO UPDATE SET " + strings.Join(upd, ", ")
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO "+quote(t.ID)+" ("+quoteList(cols)+") VALUES ("+strings.Join(phs, ", ")+")"+conflict, vals...); err != nil {
-		return fmt.Errorf("datastore: upsert: %w", err)
+		return dataError(fmt.Errorf("datastore: upsert: %w", err), i+1)
 	}
 	return nil
 }
