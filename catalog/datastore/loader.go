@@ -1,6 +1,7 @@
 package datastore
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -393,7 +394,22 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 	defer os.Remove(spool.Name())
 	defer spool.Close()
 	limited := &io.LimitedReader{R: src, N: l.cfg.MaxBytes + 1}
-	text, enc, sample, err := decodeText(limited)
+	var in io.Reader = limited
+	if br := bufio.NewReaderSize(limited, 4096); isZip(br) {
+		// an XLSX workbook: its first sheet, as CSV
+		sheet, err := xlsxToCSV(br, l.cfg.MaxBytes)
+		if err != nil {
+			return 0, err
+		}
+		defer os.Remove(sheet.Name())
+		defer sheet.Close()
+		// the sheet as CSV may be larger than the workbook (it is compressed)
+		limited = &io.LimitedReader{R: sheet, N: 8*l.cfg.MaxBytes + 1}
+		in = limited
+	} else {
+		in = br
+	}
+	text, enc, sample, err := decodeText(in)
 	if err != nil {
 		return 0, fmt.Errorf("read: %w", err)
 	}

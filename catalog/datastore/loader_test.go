@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
+
 	"toxgate/gateway/harness"
 )
 
@@ -140,6 +142,25 @@ func TestLoaderFromLinks(t *testing.T) {
 		}
 		if r := s.search("", map[string]any{"resource_id": sid, "fields": "a,b"}); jsonText(r["records"]) != `[{"a":1,"b":"x"},{"a":2,"b":"y"}]` {
 			t.Errorf("semicolon CSV: %s", jsonText(r["records"]))
+		}
+
+		// an XLSX workbook: the first sheet, numbers stay numbers
+		wb := excelize.NewFile()
+		for i, row := range [][]any{{"compound", "ic50", "n", "note"}, {"aspirin", 1.25, 3, "ok"}, {"caffeine", 40, 12, "high, check"}} {
+			if err := wb.SetSheetRow("Sheet1", fmt.Sprintf("A%d", i+1), &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		xb, err := wb.WriteToBuffer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		xid := s.dataset("workbook", false, map[string]any{"url": f.put("/book.xlsx", xb.Bytes()), "format": "XLSX"})
+		if st := s.waitLoad(xid, time.Minute); st["status"] != "complete" {
+			t.Fatalf("XLSX load: %v", st)
+		}
+		if r := s.search("", map[string]any{"resource_id": xid, "fields": "compound,ic50,n,note", "sort": "_id"}); jsonText(r["records"]) != `[{"compound":"aspirin","ic50":1.25,"n":3,"note":"ok"},{"compound":"caffeine","ic50":40,"n":12,"note":"high, check"}]` {
+			t.Errorf("XLSX table: %s", jsonText(r["records"]))
 		}
 
 		// a replaced file reloads the table

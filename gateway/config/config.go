@@ -169,7 +169,7 @@ func Default() Config {
 			MaxCellBytes:   1 << 20,
 			MaxTableBytes:  10 << 30,
 			SQLTimeout:     10 * time.Second,
-			LoadFormats:    []string{"CSV", "TSV"},
+			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
 		},
 		Modules: Modules{

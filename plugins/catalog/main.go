@@ -154,7 +154,7 @@ func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options)
 			return nil, fmt.Errorf("%s: %w", contract.EnvDataStoreLimits, err)
 		}
 	} else {
-		lim.LoadFormats = []string{"CSV", "TSV"}
+		lim.LoadFormats = []string{"CSV", "TSV", "XLSX"}
 	}
 	ds, err := datastore.Open(ctx, datastore.Config{URL: url, Dir: dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
 		MaxRowsPerCall: lim.MaxRowsPerCall, MaxColumns: lim.MaxColumns, MaxCellBytes: lim.MaxCellBytes,
