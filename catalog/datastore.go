@@ -13,8 +13,8 @@ import (
 
 // LoaderOptions configure automatic loading into the DataStore.
 type LoaderOptions struct {
-	// Formats are the resource formats loaded automatically (upper case,
-	// e.g. CSV, TSV); empty turns automatic loading off.
+	// Formats are the resource formats loaded automatically (e.g. CSV,
+	// TSV, XLSX); empty turns automatic loading off.
 	Formats []string
 	// Config is the loader's configuration; its Loaded hook is set by the
 	// catalog.
@@ -29,7 +29,7 @@ func init() {
 	registerDS("datastore_info", true, "Fields and row count of a DataStore table.", dsInfo)
 	registerDS("datastore_search", true, "Search a DataStore table: filters, q, sort, fields, paging.", dsSearch)
 	registerDS("datastore_search_sql", true, "Run one read-only SELECT on DataStore tables.", dsSearchSQL)
-	registerDS("xloader_submit", false, "Queue a (re)load of a resource's CSV/TSV file into the DataStore.", dsSubmit)
+	registerDS("xloader_submit", false, "Queue a (re)load of a resource's CSV, TSV or XLSX file into the DataStore.", dsSubmit)
 	registerDS("xloader_status", true, "State, progress and log of a resource's last DataStore load.", dsStatus)
 }
 
