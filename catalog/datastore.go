@@ -286,13 +286,19 @@ func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newU
 }
 
 // afterDatasetWrite queues loads for the resources a package write added
-// or changed.
+// or changed, and drops the tables of the resources it deleted.
 func (s *Service) afterDatasetWrite(ctx context.Context, old, d *Dataset) {
-	if s.loader == nil || d == nil {
+	if s.ds == nil || d == nil {
 		return
 	}
 	for i := range d.Resources {
 		r := &d.Resources[i]
+		if r.State == StateDeleted {
+			if o := findRes(old, r.ID); o != nil && o.State != StateDeleted {
+				s.afterResourceDelete(ctx, r.ID)
+			}
+			continue
+		}
 		s.afterResourceWrite(ctx, findRes(old, r.ID), r, false)
 	}
 }
