@@ -138,6 +138,44 @@ func TestDataStoreActions(t *testing.T) {
 		}
 		s.fail("", "datastore_search", map[string]any{}, 409, "Validation Error")
 
+		// malformed input is a 4xx, never a 5xx
+		for i, c := range []struct {
+			action string
+			data   map[string]any
+		}{
+			{"datastore_search", map[string]any{"resource_id": rid, "fields": []any{1, 2}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "limit": "many"}},
+			{"datastore_search", map[string]any{"resource_id": rid, "offset": -5}},
+			{"datastore_search", map[string]any{"resource_id": rid, "filters": []any{"n", 1}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "q": []any{"x"}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "q": map[string]any{"compound": 5}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "sort": map[string]any{"n": "asc"}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "filters": map[string]any{"meta": "x"}}},
+			{"datastore_search", map[string]any{"resource_id": rid, "include_total": "maybe"}},
+			{"datastore_search", map[string]any{"resource_id": rid, "total_estimation_threshold": "x"}},
+			{"datastore_search", map[string]any{"resource_id": 42}},
+			{"datastore_create", map[string]any{"resource_id": rid, "fields": "not a list"}},
+			{"datastore_create", map[string]any{"resource_id": rid, "fields": []any{"n"}}},
+			{"datastore_create", map[string]any{"resource_id": rid, "records": map[string]any{"a": 1}}},
+			{"datastore_create", map[string]any{"resource_id": rid, "primary_key": "nope"}},
+			{"datastore_create", map[string]any{"resource_id": rid, "indexes": []any{"nope"}}},
+			{"datastore_create", map[string]any{"resource": map[string]any{"name": "no package"}}},
+			{"datastore_create", map[string]any{"resource_id": rid, "records": []any{map[string]any{"day": "yesterday"}}}},
+			{"datastore_create", map[string]any{"resource_id": rid, "records": []any{map[string]any{"n": 1e12}}}},
+			{"datastore_create", map[string]any{"resource_id": rid, "records": []any{map[string]any{"tags": "not json"}}}},
+			{"datastore_upsert", map[string]any{"resource_id": rid, "records": "x"}},
+			{"datastore_upsert", map[string]any{"resource_id": rid, "dry_run": "perhaps"}},
+			{"datastore_delete", map[string]any{"resource_id": rid, "filters": "x"}},
+			{"datastore_search_sql", map[string]any{"sql": 5}},
+			{"datastore_search_sql", map[string]any{"sql": "   "}},
+			{"datastore_info", map[string]any{}},
+		} {
+			code, out := s.call(ed, c.action, c.data)
+			if code < 400 || code >= 500 {
+				t.Errorf("bad input %d to %s: %d %v", i, c.action, code, out)
+			}
+		}
+
 		// upsert: upsert by primary key, insert, update, dry_run
 		s.ok(ed, "datastore_upsert", map[string]any{"resource_id": rid, "records": []any{
 			map[string]any{"compound": "caffeine", "n": 4}, map[string]any{"compound": "paracetamol", "n": 9}}})
