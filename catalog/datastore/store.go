@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -92,9 +91,8 @@ type Store struct {
 	rd  *sql.DB // reads (SQLite: read-only connections)
 	lim Limits
 	log *slog.Logger
-	// tables caches table metadata by resource id; invalidated by writes
-	// of this process and checked against the stored version on use.
-	mu     sync.Mutex
+	// loader is the background loader, stopped by Close (nil until
+	// StartLoader).
 	loader *Loader
 }
 
