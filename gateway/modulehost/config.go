@@ -35,10 +35,11 @@ type Config struct {
 	// MaxModuleBytes caps an uploaded module (default 64 MiB).
 	MaxModuleBytes int
 	// IdleRelease is how long a module may go without a call before it closes
-	// its instances and drops its compiled code; its next call compiles it
-	// again (from CacheDir when set) and starts an instance. Modules also
-	// start released, right after their checks at load. Default 2m; negative:
-	// never (every module keeps its code and instances).
+	// its instances and, when CacheDir is set, drops its compiled code; its
+	// next call loads the code again from CacheDir and starts an instance.
+	// Modules also start released, right after their checks at load. Without
+	// a CacheDir only idle instances beyond one are closed. Default 2m;
+	// negative: never (every module keeps its code and instances).
 	IdleRelease time.Duration
 	// QueueSize bounds the calls waiting for an instance of one module
 	// (default 64); CallerQueue bounds those of one caller (default 8).

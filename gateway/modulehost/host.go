@@ -147,7 +147,9 @@ func (h *Host) reap() func() {
 func (h *Host) release(ctx context.Context, idle time.Duration) {
 	freed := 0
 	for _, e := range h.reg.Load().modules {
-		if e.mod.Park(ctx, idle) {
+		// Parking needs wazero's on-disk cache: without one, bringing a
+		// module back is a full compilation (seconds for a Go module).
+		if h.cfg.CacheDir != "" && e.mod.Park(ctx, idle) {
 			h.metrics.parks.WithLabelValues(e.mod.Manifest().Name).Inc()
 			freed++
 		} else {
