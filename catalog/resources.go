@@ -111,6 +111,8 @@ func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, newUpload := r.Data["upload"].(FileRef)
+	s.afterResourceWrite(ctx, nil, findRes(next, newID), newUpload)
 	return resourceOf(next, newID, r.SiteURL), nil
 }
 
@@ -177,7 +179,9 @@ func resourcePatch(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, input func(old *Resource) map[string]any) (any, error) {
+	var before Resource
 	next, id, err := s.changeResource(ctx, r, verb, func(old *Resource, datasetID string) (*Resource, error) {
+		before = *old
 		at := now()
 		s.st.mu.RLock()
 		res, rerr := s.st.buildResource(input(old), old, datasetID, at)
@@ -190,6 +194,8 @@ func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, 
 	if err != nil {
 		return nil, err
 	}
+	_, newUpload := r.Data["upload"].(FileRef)
+	s.afterResourceWrite(ctx, &before, findRes(next, id), newUpload)
 	return resourceOf(next, id, r.SiteURL), nil
 }
 
@@ -199,5 +205,9 @@ func resourceDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		res.State = StateDeleted
 		return &res, nil
 	})
+	if err == nil {
+		id, _ := str(r.Data["id"])
+		s.afterResourceDelete(ctx, id)
+	}
 	return nil, err
 }
