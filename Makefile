@@ -85,6 +85,8 @@ bench: build
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/
+	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
+	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/
@@ -110,15 +112,17 @@ train:
 	GOMAXPROCS=2 $(GO) run ./modules/tox-train
 
 # ci-deps installs what the tests need on a fresh machine: Debian's chromium
-# for the browser tests, and Debian's rustc with the wasm32 standard library
-# and lld for the Rust example module. Go modules come from the module proxy.
+# for the browser tests, Debian's rustc with the wasm32 standard library
+# and lld for the Rust example module, and Debian's postgresql for the
+# DataStore tests (they start their own server; see catalog/datastore/pgtest). Go modules come from the module proxy.
 ci-deps:
 	@PKGS=""; \
 	command -v chromium >/dev/null 2>&1 || PKGS="$$PKGS chromium"; \
 	[ -n "$(RUSTC_WASM)" ] || PKGS="$$PKGS rustc libstd-rust-dev-wasm32 lld"; \
 	command -v wasm-opt >/dev/null 2>&1 || PKGS="$$PKGS binaryen"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || PKGS="$$PKGS postgresql"; \
 	if [ -n "$$PKGS" ]; then \
-		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser)"; \
+		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi

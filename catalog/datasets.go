@@ -93,6 +93,7 @@ func packageCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err := s.insertDataset(ctx, in.d); err != nil {
 		return nil, err
 	}
+	s.afterDatasetWrite(ctx, nil, in.d)
 	return s.show(in.d.ID, r.SiteURL), nil
 }
 
@@ -139,7 +140,9 @@ func packageUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
 // builds from the freshest stored dataset.
 func (s *Service) replaceWith(ctx context.Context, r *Request, id string, input func(base *Dataset) map[string]any) (any, error) {
 	c := r.Caller
+	var before *Dataset
 	next, err := s.mutateDataset(ctx, id, func(base *Dataset) (*Dataset, error) {
+		before = base
 		at := now()
 		s.st.mu.RLock()
 		in, verr := s.st.buildDataset(c, input(base), base, at, true)
@@ -153,6 +156,7 @@ func (s *Service) replaceWith(ctx context.Context, r *Request, id string, input 
 	if err != nil {
 		return nil, err
 	}
+	s.afterDatasetWrite(ctx, before, next)
 	return s.show(next.ID, r.SiteURL), nil
 }
 
@@ -210,7 +214,13 @@ func datasetPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	if d == nil {
 		return nil, ckan.NotFound("Dataset was not found")
 	}
-	return nil, s.purgeDataset(ctx, d.ID)
+	if err := s.purgeDataset(ctx, d.ID); err != nil {
+		return nil, err
+	}
+	for i := range d.Resources {
+		s.afterResourceDelete(ctx, d.Resources[i].ID)
+	}
+	return nil, nil
 }
 
 // datasetInputMap is d as a package_update data dict (package_patch starts

@@ -175,6 +175,10 @@ func resourceDict(d *Dataset, r *Resource, pos int, siteURL string) map[string]a
 	m["created"], m["last_modified"], m["metadata_modified"] = r.Created, r.LastModified, r.MetadataModified
 	m["cache_url"], m["cache_last_updated"] = r.CacheURL, r.CacheLastUpdated
 	m["resource_type"], m["url_type"], m["state"], m["position"] = r.ResourceType, r.URLType, r.State, pos
+	if _, ok := m["datastore_active"]; !ok {
+		// as CKAN's DataStore reports it: false until a table exists
+		m["datastore_active"] = false
+	}
 	return m
 }
 

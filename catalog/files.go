@@ -16,18 +16,11 @@ func init() {
 // resourceFile answers the gateway's download route: the file of resource
 // id, if the caller may read it, as {file_id, filename, package_id}.
 func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
-	id, _ := str(r.Data["id"])
-	if id == "" {
-		return nil, ckan.FieldError("id", ckan.MsgMissing)
-	}
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i := s.st.findResource(id)
-	if d == nil {
-		return nil, ckan.NotFound("Resource was not found.")
-	}
-	if !s.st.canRead(r.Caller, d) {
-		return nil, denied(r.Caller, "read resource %s", id)
+	d, i, err := s.st.readableResource(r)
+	if err != nil {
+		return nil, err
 	}
 	res := &d.Resources[i]
 	if res.FileID == "" {

@@ -45,20 +45,30 @@ func position(d *Dataset, i int) int {
 }
 
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
-	id, _ := str(r.Data["id"])
-	if id == "" {
-		return nil, ckan.FieldError("id", ckan.MsgMissing)
-	}
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i := s.st.findResource(id)
-	if d == nil {
-		return nil, ckan.NotFound("Resource was not found.")
-	}
-	if !s.st.canRead(r.Caller, d) {
-		return nil, denied(r.Caller, "read resource %s", id)
+	d, i, err := s.st.readableResource(r)
+	if err != nil {
+		return nil, err
 	}
 	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
+}
+
+// readableResource finds the active resource r.Data["id"] names and checks
+// that the caller may read it. Callers hold a read lock.
+func (st *state) readableResource(r *Request) (*Dataset, int, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	d, i := st.findResource(id)
+	if d == nil {
+		return nil, -1, ckan.NotFound("Resource was not found.")
+	}
+	if !st.canRead(r.Caller, d) {
+		return nil, -1, denied(r.Caller, "read resource %s", id)
+	}
+	return d, i, nil
 }
 
 func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -101,6 +111,8 @@ func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, newUpload := r.Data["upload"].(FileRef)
+	s.afterResourceWrite(ctx, nil, findRes(next, newID), newUpload)
 	return resourceOf(next, newID, r.SiteURL), nil
 }
 
@@ -167,7 +179,9 @@ func resourcePatch(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, input func(old *Resource) map[string]any) (any, error) {
+	var before Resource
 	next, id, err := s.changeResource(ctx, r, verb, func(old *Resource, datasetID string) (*Resource, error) {
+		before = *old
 		at := now()
 		s.st.mu.RLock()
 		res, rerr := s.st.buildResource(input(old), old, datasetID, at)
@@ -180,6 +194,8 @@ func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, 
 	if err != nil {
 		return nil, err
 	}
+	_, newUpload := r.Data["upload"].(FileRef)
+	s.afterResourceWrite(ctx, &before, findRes(next, id), newUpload)
 	return resourceOf(next, id, r.SiteURL), nil
 }
 
@@ -189,5 +205,9 @@ func resourceDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		res.State = StateDeleted
 		return &res, nil
 	})
+	if err == nil {
+		id, _ := str(r.Data["id"])
+		s.afterResourceDelete(ctx, id)
+	}
 	return nil, err
 }

@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/ckan"
+	"toxgate/catalog/datastore"
 	"toxgate/catalog/filestore"
 )
 
@@ -23,6 +24,12 @@ type Options struct {
 	Version string
 	// Logger receives the catalog's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// DataStore is the DataStore engine; nil leaves the datastore_* and
+	// xloader_* actions out.
+	DataStore *datastore.Store
+	// Loader configures automatic loading of tabular resources into the
+	// DataStore (used only with a DataStore).
+	Loader LoaderOptions
 	// ConcurrentWrites lets write actions run in parallel. Off by default:
 	// the embedded store (SQLite) takes one writer at a time and concurrent
 	// writers there wait on each other for up to hundreds of milliseconds,
@@ -45,6 +52,9 @@ type Service struct {
 	files   *filestore.Store
 	log     *slog.Logger
 	opts    Options
+	// ds and loader are the DataStore and its loader (nil without one).
+	ds     *datastore.Store
+	loader *datastore.Loader
 }
 
 // Request is one action call.
@@ -79,6 +89,8 @@ type handler func(ctx context.Context, s *Service, r *Request) (any, error)
 type actionDef struct {
 	Action
 	run handler
+	// datastore marks DataStore actions, served only with a DataStore.
+	datastore bool
 }
 
 var actions = map[string]actionDef{}
@@ -116,6 +128,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.reloadAll(ctx, m.Seq); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	s.startDataStore()
 	return s, nil
 }
 
@@ -123,6 +136,9 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 func (s *Service) Actions() []Action {
 	out := make([]Action, 0, len(actions))
 	for _, a := range actions {
+		if a.datastore && s.ds == nil {
+			continue
+		}
 		out = append(out, a.Action)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -132,6 +148,9 @@ func (s *Service) Actions() []Action {
 // Lookup reports whether name is a catalog action and whether it accepts GET.
 func (s *Service) Lookup(name string) (get, ok bool) {
 	a, ok := actions[name]
+	if a.datastore && s.ds == nil {
+		return false, false
+	}
 	return a.GET, ok
 }
 
@@ -139,7 +158,7 @@ func (s *Service) Lookup(name string) (get, ok bool) {
 // defines; anything else is an internal failure (logged here).
 func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	a, ok := actions[r.Action]
-	if !ok {
+	if !ok || (a.datastore && s.ds == nil) {
 		return nil, ckan.UnknownAction(r.Action)
 	}
 	if r.Data == nil {

@@ -21,6 +21,9 @@ type Config struct {
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
 	OIDC    OIDC    `yaml:"oidc"`
+
+	// DataStore configures the catalog's DataStore (tables of tabular resources).
+	DataStore DataStore `yaml:"datastore"`
 }
 
 // Server holds the HTTP listener settings and limits.
@@ -68,6 +71,20 @@ type Catalog struct {
 	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
 }
 
+// DataStore selects the DataStore's SQL engine and its limits. The catalog
+// plugin receives these as TOXGATE_DATASTORE_* environment variables.
+type DataStore struct {
+	URL            string        `yaml:"url" doc:"PostgreSQL URL (postgres://user:pass@host/db); empty: embedded SQLite under dir"`
+	Dir            string        `yaml:"dir" doc:"embedded engine directory (empty: datastore/ beside mongodb.data_dir)"`
+	MaxRowsPerCall int           `yaml:"max_rows_per_call" doc:"most records one datastore_create/datastore_upsert call may carry"`
+	MaxColumns     int           `yaml:"max_columns" doc:"most fields a table may have"`
+	MaxCellBytes   int           `yaml:"max_cell_bytes" doc:"largest value of one cell, in bytes of text"`
+	MaxTableBytes  int           `yaml:"max_table_bytes" doc:"largest table, as the sum of its values' text sizes"`
+	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"statement time limit of datastore_search_sql"`
+	LoadFormats    []string      `yaml:"load_formats" doc:"resource formats loaded automatically (empty: no automatic loading)"`
+	MaxLoadBytes   int           `yaml:"max_load_bytes" doc:"largest file the loader reads"`
+}
+
 // Modules configures the WebAssembly model host.
 type Modules struct {
 	Dir            string        `yaml:"dir" doc:"directory of .wasm model modules"`
@@ -83,6 +100,7 @@ type Modules struct {
 	QueueSize       int           `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
 	CallerQueue     int           `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
 	QueueTimeout    time.Duration `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
+	CallerRunning   int           `yaml:"caller_running" doc:"calls one caller may run at once across all models (0: half the CPUs)"`
 	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
 	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
 	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
@@ -146,6 +164,15 @@ func Default() Config {
 			Watch:          true,
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute},
+		DataStore: DataStore{
+			MaxRowsPerCall: 100000,
+			MaxColumns:     500,
+			MaxCellBytes:   1 << 20,
+			MaxTableBytes:  10 << 30,
+			SQLTimeout:     10 * time.Second,
+			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
+			MaxLoadBytes:   1 << 30,
+		},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",

@@ -319,6 +319,7 @@ func (c Config) Validate() error {
 		"modules.timeout": c.Modules.Timeout, "auth.session_ttl": c.Auth.SessionTTL,
 		"auth.verify_ttl": c.Auth.VerifyTTL, "catalog.upload_grace": c.Catalog.UploadGrace,
 		"catalog.sweep_interval": c.Catalog.SweepInterval,
+		"datastore.sql_timeout":  c.DataStore.SQLTimeout,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -331,6 +332,15 @@ func (c Config) Validate() error {
 		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
 		"modules.max_upload_bytes": c.Modules.MaxUploadBytes, "server.max_body_memory": c.Server.MaxBodyMemory,
 		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes,
+	} {
+		if n <= 0 {
+			bad(k, "must be a positive integer, got %d", n)
+		}
+	}
+	for k, n := range map[string]int{
+		"datastore.max_rows_per_call": c.DataStore.MaxRowsPerCall, "datastore.max_columns": c.DataStore.MaxColumns,
+		"datastore.max_cell_bytes": c.DataStore.MaxCellBytes, "datastore.max_table_bytes": c.DataStore.MaxTableBytes,
+		"datastore.max_load_bytes": c.DataStore.MaxLoadBytes,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)
@@ -360,6 +370,9 @@ func (c Config) Validate() error {
 	}
 	if c.MongoDB.URI != "" && !strings.HasPrefix(c.MongoDB.URI, "mongodb://") && !strings.HasPrefix(c.MongoDB.URI, "mongodb+srv://") {
 		bad("mongodb.uri", "must start with mongodb:// or mongodb+srv://")
+	}
+	if u := c.DataStore.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("datastore.url", "must start with postgres:// or postgresql:// (empty: embedded engine)")
 	}
 	if c.MongoDB.MaxPoolSize < 0 {
 		bad("mongodb.max_pool_size", "must not be negative")

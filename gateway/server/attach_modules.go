@@ -31,6 +31,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		QueueSize:       mc.QueueSize,
 		CallerQueue:     mc.CallerQueue,
 		QueueTimeout:    mc.QueueTimeout,
+		CallerRunning:   mc.CallerRunning,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
 		Watch:           mc.Watch,

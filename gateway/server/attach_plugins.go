@@ -2,16 +2,39 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"sort"
 
 	"github.com/valyala/fasthttp"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/config"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/pluginhost"
+	"toxgate/plugins/contract"
 )
+
+// dataStoreEnv is the DataStore's configuration for the catalog plugin. The
+// embedded engine's directory defaults to datastore/ beside the embedded
+// store's directory (./data/datastore by default).
+func dataStoreEnv(c config.DataStore, storeDir string) []string {
+	dir := c.Dir
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(filepath.Clean(storeDir)), "datastore")
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	limits, _ := json.Marshal(map[string]any{
+		"max_rows_per_call": c.MaxRowsPerCall, "max_columns": c.MaxColumns, "max_cell_bytes": c.MaxCellBytes,
+		"max_table_bytes": c.MaxTableBytes, "sql_timeout_ms": c.SQLTimeout.Milliseconds(), "load_formats": c.LoadFormats,
+		"max_load_bytes": c.MaxLoadBytes,
+	})
+	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
+}
 
 // attachPlugins starts the plugin programs (the catalog) and routes the CKAN
 // actions they declare; SIGHUP and POST /admin/plugins/{name}/reload reload them.
@@ -35,10 +58,10 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		MongoDatabase:  a.cfg.MongoDB.Database,
 		SiteURL:        a.cfg.Server.PublicURL,
 		LogLevel:       a.cfg.Log.Level,
-		Env: []string{
+		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
 			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
-		},
+		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
 	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
 	if err != nil {
 		return err

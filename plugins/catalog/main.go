@@ -13,6 +13,9 @@
 //	                          (for a MongoDB replica set; default one at a time)
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
+//	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
+//	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
+//	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
 //	TOXGATE_CATALOG_CPUPROFILE  a file: SIGUSR1 starts a CPU profile, the
 //	                          next SIGUSR1 writes it there (benchmarks)
 //
@@ -21,6 +24,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,6 +39,7 @@ import (
 
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
+	"toxgate/catalog/datastore"
 	"toxgate/plugins/contract"
 )
 
@@ -100,7 +105,13 @@ func open(log *slog.Logger) (*server, func(), error) {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
-	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent})
+	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent}
+	ds, err := openDataStore(ctx, log, &opts)
+	if err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, nil, err
+	}
+	svc, err := catalog.New(ctx, client.Database(dbName), opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
@@ -109,7 +120,53 @@ func open(log *slog.Logger) (*server, func(), error) {
 	interval := envDuration("TOXGATE_CATALOG_SWEEP_INTERVAL", time.Minute, log)
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	go svc.RunFileSweeper(sweepCtx, interval, grace)
-	return &server{svc: svc, log: log}, func() { stopSweep(); _ = client.Disconnect(context.Background()) }, nil
+	return &server{svc: svc, log: log}, func() {
+		stopSweep()
+		if ds != nil {
+			_ = ds.Close()
+		}
+		_ = client.Disconnect(context.Background())
+	}, nil
+}
+
+// dataStoreLimits is TOXGATE_DATASTORE_LIMITS.
+type dataStoreLimits struct {
+	MaxRowsPerCall int      `json:"max_rows_per_call"`
+	MaxColumns     int      `json:"max_columns"`
+	MaxCellBytes   int      `json:"max_cell_bytes"`
+	MaxTableBytes  int64    `json:"max_table_bytes"`
+	SQLTimeoutMS   int64    `json:"sql_timeout_ms"`
+	LoadFormats    []string `json:"load_formats"`
+	MaxLoadBytes   int64    `json:"max_load_bytes"`
+}
+
+// openDataStore opens the DataStore the environment names (none when
+// neither a URL nor a directory is set) and puts it into opts.
+func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options) (*datastore.Store, error) {
+	url, dir := os.Getenv(contract.EnvDataStoreURL), os.Getenv(contract.EnvDataStoreDir)
+	if url == "" && dir == "" {
+		log.Info("no DataStore configured; datastore actions are off")
+		return nil, nil
+	}
+	var lim dataStoreLimits
+	if raw := os.Getenv(contract.EnvDataStoreLimits); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &lim); err != nil {
+			return nil, fmt.Errorf("%s: %w", contract.EnvDataStoreLimits, err)
+		}
+	} else {
+		lim.LoadFormats = []string{"CSV", "TSV", "XLSX"}
+	}
+	ds, err := datastore.Open(ctx, datastore.Config{URL: url, Dir: dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
+		MaxRowsPerCall: lim.MaxRowsPerCall, MaxColumns: lim.MaxColumns, MaxCellBytes: lim.MaxCellBytes,
+		MaxTableBytes: lim.MaxTableBytes, SQLTimeout: time.Duration(lim.SQLTimeoutMS) * time.Millisecond,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("DataStore open", "engine", ds.Engine())
+	opts.DataStore = ds
+	opts.Loader = catalog.LoaderOptions{Formats: lim.LoadFormats, Config: datastore.LoaderConfig{MaxBytes: lim.MaxLoadBytes}}
+	return ds, nil
 }
 
 // envDuration reads a positive duration from the environment.

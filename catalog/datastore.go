@@ -1,0 +1,336 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"toxgate/catalog/ckan"
+	"toxgate/catalog/datastore"
+)
+
+// LoaderOptions configure automatic loading into the DataStore.
+type LoaderOptions struct {
+	// Formats are the resource formats loaded automatically (e.g. CSV,
+	// TSV, XLSX); empty turns automatic loading off.
+	Formats []string
+	// Config is the loader's configuration; its Loaded hook is set by the
+	// catalog.
+	Config datastore.LoaderConfig
+}
+
+func init() {
+	registerDS("datastore_create", false, "Create a DataStore table for a resource (or add fields) and insert records.", dsCreate)
+	registerDS("datastore_upsert", false, "Insert, upsert or update records of a DataStore table.", dsUpsert)
+	registerDS("datastore_delete", false, "Delete rows of a DataStore table (filters) or the whole table.", dsDelete)
+	registerDS("datastore_records_delete", false, "Delete the rows of a DataStore table that match filters.", dsRecordsDelete)
+	registerDS("datastore_info", true, "Fields and row count of a DataStore table.", dsInfo)
+	registerDS("datastore_search", true, "Search a DataStore table: filters, q, sort, fields, paging.", dsSearch)
+	registerDS("datastore_search_sql", true, "Run one read-only SELECT on DataStore tables.", dsSearchSQL)
+	registerDS("xloader_submit", false, "Queue a (re)load of a resource's CSV, TSV or XLSX file into the DataStore.", dsSubmit)
+	registerDS("xloader_status", true, "State, progress and log of a resource's last DataStore load.", dsStatus)
+}
+
+func registerDS(name string, get bool, desc string, run handler) {
+	actions[name] = actionDef{Action: Action{Name: name, GET: get, Description: desc}, run: run, datastore: true}
+}
+
+// startDataStore starts the loader when there is a DataStore.
+func (s *Service) startDataStore() {
+	s.ds = s.opts.DataStore
+	if s.ds == nil {
+		return
+	}
+	cfg := s.opts.Loader.Config
+	if cfg.OpenUpload == nil && s.files != nil {
+		cfg.OpenUpload = s.openUpload
+	}
+	cfg.Loaded = func(ctx context.Context, id string) {
+		if !s.opts.ConcurrentWrites {
+			s.writeMu.Lock()
+			defer s.writeMu.Unlock()
+		}
+		if err := s.Sync(ctx); err != nil {
+			s.log.Error("datastore: sync before marking a resource active", "err", err)
+		}
+		s.st.mu.RLock()
+		d, _ := s.st.findResource(id)
+		s.st.mu.RUnlock()
+		if d == nil {
+			// the resource was deleted while its file loaded
+			s.afterResourceDelete(ctx, id)
+			return
+		}
+		if err := s.setDatastoreActive(ctx, id, true); err != nil {
+			s.log.Error("datastore: mark resource active", "resource_id", id, "err", err)
+		}
+	}
+	s.loader = s.ds.StartLoader(cfg)
+}
+
+// openUpload opens an uploaded resource's file in the FileStore.
+func (s *Service) openUpload(ctx context.Context, job datastore.Job) (io.ReadCloser, error) {
+	if job.FileID == "" {
+		return nil, fmt.Errorf("the resource has no uploaded file")
+	}
+	info, err := s.files.Stat(ctx, job.FileID)
+	if err != nil {
+		return nil, fmt.Errorf("uploaded file %s: %w", job.FileID, err)
+	}
+	return s.files.Open(ctx, info, 0, -1)
+}
+
+// dsResource finds an active resource and checks the caller's right on its
+// dataset: read, or update when write is set.
+func (s *Service) dsResource(c Caller, id string, write bool) (*Dataset, *Resource, error) {
+	if id == "" {
+		return nil, nil, ckan.FieldError("resource_id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	d, i := s.st.findResource(id)
+	if d == nil {
+		return nil, nil, ckan.NotFound(fmt.Sprintf("Resource \"%s\" was not found.", id))
+	}
+	if write {
+		if !s.st.canEdit(c, d, PermUpdateDataset) {
+			return nil, nil, denied(c, "update resource %s", id)
+		}
+	} else if !s.st.canRead(c, d) {
+		return nil, nil, denied(c, "read resource %s", id)
+	}
+	return d, &d.Resources[i], nil
+}
+
+// setDatastoreActive records on the resource whether it has a table.
+func (s *Service) setDatastoreActive(ctx context.Context, id string, active bool) error {
+	s.st.mu.RLock()
+	d, i := s.st.findResource(id)
+	same := d != nil && d.Resources[i].Extras["datastore_active"] == active
+	s.st.mu.RUnlock()
+	if d == nil || same {
+		return nil
+	}
+	_, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
+		n := base.clone()
+		for j := range n.Resources {
+			if n.Resources[j].ID == id {
+				if n.Resources[j].Extras == nil {
+					n.Resources[j].Extras = map[string]any{}
+				}
+				n.Resources[j].Extras["datastore_active"] = active
+			}
+		}
+		return n, nil
+	})
+	return err
+}
+
+func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if rd, ok := r.Data["resource"].(map[string]any); ok && id == "" {
+		res, err := resourceCreate(ctx, s, &Request{Action: "resource_create", Caller: r.Caller, Data: rd, SiteURL: r.SiteURL})
+		if err != nil {
+			if ce, ok := err.(*ckan.Error); ok && ce.Fields != nil {
+				return nil, ckan.Validation(map[string]any{"resource": ce.Fields})
+			}
+			return nil, err
+		}
+		id, _ = res.(map[string]any)["id"].(string)
+	}
+	if id == "" {
+		return nil, ckan.FieldError("resource_id", ckan.MsgMissing)
+	}
+	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+		return nil, err
+	}
+	out, err := s.ds.Create(ctx, id, r.Data)
+	if err != nil {
+		return nil, err
+	}
+	return out, s.setDatastoreActive(ctx, id, true)
+}
+
+func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+		return nil, err
+	}
+	return s.ds.Upsert(ctx, id, r.Data)
+}
+
+func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+		return nil, err
+	}
+	out, dropped, err := s.ds.Delete(ctx, id, r.Data)
+	if err != nil {
+		return nil, err
+	}
+	if dropped {
+		return out, s.setDatastoreActive(ctx, id, false)
+	}
+	return out, nil
+}
+
+func dsRecordsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+		return nil, err
+	}
+	return s.ds.RecordsDelete(ctx, id, r.Data)
+}
+
+func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+		return nil, err
+	}
+	return s.ds.Info(ctx, id)
+}
+
+func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+		return nil, err
+	}
+	return s.ds.Search(ctx, id, r.Data)
+}
+
+func dsSearchSQL(ctx context.Context, s *Service, r *Request) (any, error) {
+	return s.ds.SearchSQL(ctx, r.Data, func(id string) error {
+		s.st.mu.RLock()
+		defer s.st.mu.RUnlock()
+		d, _ := s.st.findResource(id)
+		if d == nil || !s.st.canRead(r.Caller, d) {
+			return denied(r.Caller, "read resource %s", id)
+		}
+		return nil
+	})
+}
+
+func dsSubmit(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	_, res, err := s.dsResource(r.Caller, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loader.Submit(ctx, loadJob(res)); err != nil {
+		return nil, err
+	}
+	return true, nil
+}
+
+func dsStatus(ctx context.Context, s *Service, r *Request) (any, error) {
+	id := datastore.ResourceID(r.Data)
+	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+		return nil, err
+	}
+	return s.loader.Status(ctx, id)
+}
+
+func loadJob(r *Resource) datastore.Job {
+	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID}
+	if r.URLType != nil {
+		j.URLType = *r.URLType
+	}
+	return j
+}
+
+// loadable reports whether r is a file the loader takes: an upload or an
+// http(s) link, in one of the configured formats.
+func (s *Service) loadable(r *Resource) bool {
+	if s.loader == nil || len(s.opts.Loader.Formats) == 0 || r.State == StateDeleted {
+		return false
+	}
+	upload := r.URLType != nil && *r.URLType == "upload"
+	if !upload && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") {
+		return false
+	}
+	if r.URLType != nil && *r.URLType == "datastore" {
+		return false
+	}
+	format := strings.ToUpper(strings.TrimSpace(r.Format))
+	if format == "" {
+		u := r.URL
+		if i := strings.IndexAny(u, "?#"); i >= 0 {
+			u = u[:i]
+		}
+		format = strings.ToUpper(strings.TrimPrefix(path.Ext(u), "."))
+	}
+	for _, f := range s.opts.Loader.Formats {
+		if strings.EqualFold(f, format) {
+			return true
+		}
+	}
+	return false
+}
+
+// afterResourceWrite queues a load when a resource's file is new or
+// changed. A failure to queue is logged: the resource write stands and
+// xloader_submit can queue it again.
+func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newUpload bool) {
+	if r == nil || !s.loadable(r) {
+		return
+	}
+	if old != nil && !newUpload && old.URL == r.URL && ptrEq(old.URLType, r.URLType) && old.Format == r.Format && old.Hash == r.Hash && old.FileID == r.FileID &&
+		ptrEq(old.LastModified, r.LastModified) {
+		return
+	}
+	if err := s.loader.Submit(ctx, loadJob(r)); err != nil {
+		s.log.Error("datastore: queue load", "resource_id", r.ID, "err", err)
+	}
+}
+
+// afterDatasetWrite queues loads for the resources a package write added
+// or changed, and drops the tables of the resources it deleted.
+func (s *Service) afterDatasetWrite(ctx context.Context, old, d *Dataset) {
+	if s.ds == nil || d == nil {
+		return
+	}
+	for i := range d.Resources {
+		r := &d.Resources[i]
+		if r.State == StateDeleted {
+			if o := findRes(old, r.ID); o != nil && o.State != StateDeleted {
+				s.afterResourceDelete(ctx, r.ID)
+			}
+			continue
+		}
+		s.afterResourceWrite(ctx, findRes(old, r.ID), r, false)
+	}
+}
+
+func ptrEq(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// findRes returns resource id of d.
+func findRes(d *Dataset, id string) *Resource {
+	if d == nil {
+		return nil
+	}
+	for i := range d.Resources {
+		if d.Resources[i].ID == id {
+			return &d.Resources[i]
+		}
+	}
+	return nil
+}
+
+// afterResourceDelete drops the resource's table, as CKAN's DataStore does.
+func (s *Service) afterResourceDelete(ctx context.Context, id string) {
+	if s.ds == nil {
+		return
+	}
+	if _, _, err := s.ds.Delete(ctx, id, map[string]any{}); err != nil {
+		if ce, ok := err.(*ckan.Error); !ok || ce.Status != 404 {
+			s.log.Error("datastore: drop table of deleted resource", "resource_id", id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+// Package datastore is CKAN's DataStore: a resource's tabular data kept as a
+// table in a real SQL engine and queried through the datastore_* actions.
+// The engine is embedded SQLite (modernc.org/sqlite, pure Go) by default and
+// PostgreSQL (pgx) when a postgres:// URL is configured; both run the same
+// code, and the few differences live in dialect.go. The catalog (package
+// catalog) authorizes each call and serves the actions; this package knows
+// nothing of datasets or users. The loader (loader.go) fills tables from
+// CSV/TSV files in the background, as CKAN's XLoader does.
+package datastore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// Limits bound what one call or one table may hold; each has a clear error
+// when exceeded. Zero means the default.
+type Limits struct {
+	// MaxRowsPerCall is the most records one datastore_create or
+	// datastore_upsert call may carry.
+	MaxRowsPerCall int
+	// MaxColumns is the most fields a table may have.
+	MaxColumns int
+	// MaxCellBytes is the largest value of one cell (its text size).
+	MaxCellBytes int
+	// MaxTableBytes is the largest logical size of a table: the sum of the
+	// text sizes of the values written to it.
+	MaxTableBytes int64
+	// SQLTimeout is datastore_search_sql's statement time limit.
+	SQLTimeout time.Duration
+	// RowsMax is the most rows datastore_search returns in one call
+	// (CKAN's ckan.datastore.search.rows_max, 32000).
+	RowsMax int
+}
+
+// DefaultLimits are the limits when none are configured.
+var DefaultLimits = Limits{MaxRowsPerCall: 100000, MaxColumns: 500, MaxCellBytes: 1 << 20, MaxTableBytes: 10 << 30, SQLTimeout: 10 * time.Second, RowsMax: 32000}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxRowsPerCall > 0 {
+		d.MaxRowsPerCall = l.MaxRowsPerCall
+	}
+	if l.MaxColumns > 0 {
+		d.MaxColumns = l.MaxColumns
+	}
+	if l.MaxCellBytes > 0 {
+		d.MaxCellBytes = l.MaxCellBytes
+	}
+	if l.MaxTableBytes > 0 {
+		d.MaxTableBytes = l.MaxTableBytes
+	}
+	if l.SQLTimeout > 0 {
+		d.SQLTimeout = l.SQLTimeout
+	}
+	if l.RowsMax > 0 {
+		d.RowsMax = l.RowsMax
+	}
+	return d
+}
+
+// Config selects the engine.
+type Config struct {
+	// URL is a postgres:// (or postgresql://) URL; empty means the embedded
+	// SQLite file under Dir.
+	URL string
+	// Dir holds the embedded engine's file (datastore.db).
+	Dir string
+	// Limits bound tables and calls.
+	Limits Limits
+	// Logger receives the DataStore's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is an open DataStore.
+type Store struct {
+	d   *dialect
+	rw  *sql.DB // writes (SQLite: one connection, the engine's one writer)
+	rd  *sql.DB // reads (SQLite: read-only connections)
+	lim Limits
+	log *slog.Logger
+	// loader is the background loader, stopped by Close (nil until
+	// StartLoader).
+	loader *Loader
+}
+
+// Engine names the engine: "sqlite" or "postgres".
+func (s *Store) Engine() string { return s.d.name }
+
+// Open opens (and on first use creates) the DataStore.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{lim: cfg.Limits.withDefaults(), log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	var err error
+	switch {
+	case strings.HasPrefix(cfg.URL, "postgres://") || strings.HasPrefix(cfg.URL, "postgresql://"):
+		s.d = postgresDialect
+		if s.rw, err = sql.Open("pgx", cfg.URL); err != nil {
+			return nil, fmt.Errorf("datastore: open PostgreSQL: %w", err)
+		}
+		s.rw.SetMaxOpenConns(32)
+		s.rw.SetMaxIdleConns(32)
+		s.rd = s.rw
+	case cfg.URL == "":
+		s.d = sqliteDialect
+		if cfg.Dir == "" {
+			return nil, errors.New("datastore: no directory for the embedded engine")
+		}
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("datastore: %w", err)
+		}
+		path := filepath.Join(cfg.Dir, "datastore.db")
+		q := "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)&_txlock=immediate"
+		if s.rw, err = sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q); err != nil {
+			return nil, fmt.Errorf("datastore: open %s: %w", path, err)
+		}
+		s.rw.SetMaxOpenConns(1)
+		s.rw.SetMaxIdleConns(1)
+		s.rw.SetConnMaxLifetime(0)
+		if err := s.migrate(ctx); err != nil {
+			_ = s.rw.Close()
+			return nil, err
+		}
+		// reads: read-only connections that cannot write even if asked
+		rq := "mode=ro&_pragma=busy_timeout(30000)&_pragma=query_only(1)"
+		if s.rd, err = sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+rq); err != nil {
+			return nil, fmt.Errorf("datastore: open %s read-only: %w", path, err)
+		}
+		s.rd.SetMaxOpenConns(16)
+		s.rd.SetMaxIdleConns(16)
+		return s, s.rd.PingContext(ctx)
+	default:
+		return nil, fmt.Errorf("datastore: unsupported URL %q (want postgres:// or empty for the embedded engine)", redact(cfg.URL))
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.rw.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redact drops a URL's password for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Close stops the loader and closes the engine.
+func (s *Store) Close() error {
+	if s.loader != nil {
+		s.loader.stop()
+	}
+	err := s.rw.Close()
+	if s.rd != s.rw {
+		err = errors.Join(err, s.rd.Close())
+	}
+	return err
+}
+
+// Metadata tables. Resource ids are UUIDs, so they cannot collide.
+const (
+	tablesTable = "_datastore_tables"
+	jobsTable   = "_datastore_jobs"
+)
+
+func (s *Store) migrate(ctx context.Context) error {
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS ` + tablesTable + ` (id TEXT PRIMARY KEY, fields TEXT NOT NULL, primary_key TEXT NOT NULL, indexes TEXT NOT NULL, bytes BIGINT NOT NULL DEFAULT 0, modified TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS ` + jobsTable + ` (resource_id TEXT PRIMARY KEY, state TEXT NOT NULL, source TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', rows_loaded BIGINT NOT NULL DEFAULT 0, attempts INT NOT NULL DEFAULT 0, owner TEXT NOT NULL DEFAULT '', heartbeat BIGINT NOT NULL DEFAULT 0, created TEXT NOT NULL, updated TEXT NOT NULL, logs TEXT NOT NULL DEFAULT '[]')`,
+	} {
+		if _, err := s.rw.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("datastore: create metadata tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// table is a DataStore table's metadata.
+type table struct {
+	ID         string
+	Fields     []Field
+	kinds      map[string]kind
+	PrimaryKey []string
+	Indexes    []string
+	Bytes      int64
+}
+
+func (t *table) field(id string) (kind, bool) {
+	if id == "_id" {
+		return kind{base: "int8"}, true
+	}
+	k, ok := t.kinds[id]
+	return k, ok
+}
+
+// querier is a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// loadTable reads a table's metadata; nil when there is none.
+func (s *Store) loadTable(ctx context.Context, q querier, id string) (*table, error) {
+	var fields, pk, idx string
+	var bytes int64
+	err := q.QueryRowContext(ctx, `SELECT fields, primary_key, indexes, bytes FROM `+tablesTable+` WHERE id = `+s.d.ph(1), id).Scan(&fields, &pk, &idx, &bytes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("datastore: read metadata of %s: %w", id, err)
+	}
+	t := &table{ID: id, Bytes: bytes, kinds: map[string]kind{}}
+	if err := errors.Join(json.Unmarshal([]byte(fields), &t.Fields), json.Unmarshal([]byte(pk), &t.PrimaryKey), json.Unmarshal([]byte(idx), &t.Indexes)); err != nil {
+		return nil, fmt.Errorf("datastore: metadata of %s: %w", id, err)
+	}
+	for _, f := range t.Fields {
+		k, _ := parseType(f.Type)
+		t.kinds[f.ID] = k
+	}
+	return t, nil
+}
+
+// saveTable writes a table's metadata.
+func (s *Store) saveTable(ctx context.Context, q querier, t *table) error {
+	fields, _ := json.Marshal(t.Fields)
+	pk, _ := json.Marshal(nonNil(t.PrimaryKey))
+	idx, _ := json.Marshal(nonNil(t.Indexes))
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	p := s.d.ph
+	_, err := q.ExecContext(ctx, `INSERT INTO `+tablesTable+` (id, fields, primary_key, indexes, bytes, modified) VALUES (`+p(1)+`, `+p(2)+`, `+p(3)+`, `+p(4)+`, `+p(5)+`, `+p(6)+`)
+		ON CONFLICT (id) DO UPDATE SET fields = excluded.fields, primary_key = excluded.primary_key, indexes = excluded.indexes, bytes = excluded.bytes, modified = excluded.modified`,
+		t.ID, string(fields), string(pk), string(idx), t.Bytes, now)
+	if err != nil {
+		return fmt.Errorf("datastore: write metadata of %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+// Exists reports whether resource id has a DataStore table.
+func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
+	t, err := s.loadTable(ctx, s.rd, id)
+	return t != nil, err
+}
+
+// analyze refreshes the planner's statistics of a table where the engine
+// needs it; a failure only costs query speed, so it is logged.
+func (s *Store) analyze(ctx context.Context, table string) {
+	if q := s.d.analyze(table); q != "" {
+		if _, err := s.rw.ExecContext(ctx, q); err != nil {
+			s.log.Warn("datastore: analyze", "table", table, "err", err)
+		}
+	}
+}
+
+// begin starts a write transaction.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.rw.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("datastore: begin: %w", err)
+	}
+	return tx, nil
+}
