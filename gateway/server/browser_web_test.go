@@ -164,6 +164,14 @@ func eval[T any](tb *tab, js string) T {
 	return v
 }
 
+// waitURL waits until the page's address contains part and the page is loaded.
+func (tb *tab) waitURL(part string) {
+	tb.b.t.Helper()
+	waitFor(tb.b.t, 60*time.Second, tb.who+": page at "+part, func() bool {
+		return eval[bool](tb, fmt.Sprintf(`location.href.includes(%q) && document.readyState === "complete"`, part))
+	})
+}
+
 func (tb *tab) text(sel string) string {
 	return eval[string](tb, fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`, sel))
 }
@@ -256,6 +264,13 @@ func seedCatalog(t *testing.T, g *harness.Gateway) *webFixture {
 	slices.Sort(f.all)
 	f.csv = []byte("smiles,ic50_uM,label\nCCO,120,non-blocker\nc1ccccc1O,85,non-blocker\nCN1CCC(CC1)c1ccccc1,3.2,blocker\n")
 	f.csvRes = uploadResource(t, g, f.editor, "herg-public", "herg-ic50.csv", f.csv)
+	// The upload is loaded into the DataStore in the background: wait for
+	// it, so that every role's page previews the same table.
+	waitFor(t, 60*time.Second, "the CSV loaded into the DataStore", func() bool {
+		_, out := ckan(t, g, "resource_show", f.editor, map[string]any{"id": f.csvRes["id"]})
+		r, _ := out["result"].(map[string]any)
+		return r != nil && r["datastore_active"] == true
+	})
 	return f
 }
 
@@ -313,6 +328,9 @@ func TestWebCatalogPagesByRole(t *testing.T) {
 		if cell := tb.text("#preview-table tr:nth-child(4) td"); cell != "CN1CCC(CC1)c1ccccc1" {
 			t.Errorf("%s: preview's last row starts with %q", role.who, cell)
 		}
+		if note := tb.text("#preview-note"); !strings.Contains(note, "DataStore") {
+			t.Errorf("%s: preview note %q, want a DataStore table", role.who, note)
+		}
 		href := eval[string](tb, `document.querySelector("#download").getAttribute("href")`)
 		h := http.Header{}
 		if role.token != "" {
@@ -328,27 +346,42 @@ func TestWebCatalogPagesByRole(t *testing.T) {
 		}
 	}
 
-	// Search and facets (anonymous): the results follow each click as the API says.
+	// The DataStore preview's column filter gives what datastore_search gives.
 	tb := b.tab(g, "facets")
+	tb.open("/dataset/herg-public/resource/" + f.csvRes["id"].(string))
+	tb.do("filter the preview", chromedp.SetValue(chromedp.CSS("#filter-col"), "label"),
+		chromedp.SendKeys(chromedp.CSS("#filter-val"), "blocker"), chromedp.Click(chromedp.CSS("#filter-button")))
+	tb.waitURL("val=blocker")
+	_, ds := ckan(t, g, "datastore_search", "", map[string]any{"resource_id": f.csvRes["id"], "filters": map[string]any{"label": "blocker"}})
+	wantRows := len(ds["result"].(map[string]any)["records"].([]any))
+	if got := eval[int](tb, `document.querySelectorAll("#preview-table tr").length`) - 1; got != wantRows || wantRows != 1 {
+		t.Errorf("filtered preview: %d rows, datastore_search %d (want 1)", got, wantRows)
+	}
+	if cell := tb.text("#preview-table tr:nth-child(2) td"); cell != "CN1CCC(CC1)c1ccccc1" {
+		t.Errorf("filtered preview row starts with %q", cell)
+	}
+	tb.shot("datastore-filter", 1280)
+
+	// Search and facets (anonymous): the results follow each click as the API says.
 	tb.open("/dataset")
-	tb.do("search herg", chromedp.SendKeys(chromedp.CSS("#q"), "herg"), chromedp.Submit(chromedp.CSS("#search-form")),
-		chromedp.WaitVisible(chromedp.CSS("#result-count")))
+	tb.do("search herg", chromedp.SendKeys(chromedp.CSS("#q"), "herg"), chromedp.Click(chromedp.CSS("#search-button")))
+	tb.waitURL("q=herg")
 	want, _ := apiSearch(t, g, "", map[string]any{"q": "herg"})
 	if got := tb.pageNames(); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("search herg: page %v, API %v", got, want)
 	}
 	tb.open("/dataset")
 	before := tb.pageNames()
-	tb.do("click the liver tag facet", chromedp.Click(chromedp.CSS(`section[data-facet="tags"] a[data-value="liver"]`)),
-		chromedp.WaitVisible(chromedp.CSS(".filters")))
+	tb.do("click the liver tag facet", chromedp.Click(chromedp.CSS(`section[data-facet="tags"] a[data-value="liver"]`)))
+	tb.waitURL("tags=liver")
 	want, _ = apiSearch(t, g, "", map[string]any{"fq": `tags:"liver"`})
 	got := tb.pageNames()
 	if !slices.Equal(got, want) || slices.Equal(got, before) {
 		t.Errorf("tag facet liver: page %v (before %v), API %v", got, before, want)
 	}
 	tb.shot("facet-liver", 1280)
-	tb.do("click the JSON format facet", chromedp.Click(chromedp.CSS(`section[data-facet="res_format"] a[data-value="JSON"]`)),
-		chromedp.WaitVisible(chromedp.CSS(".filters")))
+	tb.do("click the JSON format facet", chromedp.Click(chromedp.CSS(`section[data-facet="res_format"] a[data-value="JSON"]`)))
+	tb.waitURL("res_format=JSON")
 	want, _ = apiSearch(t, g, "", map[string]any{"fq": `tags:"liver" res_format:"JSON"`})
 	if got := tb.pageNames(); !slices.Equal(got, want) || len(want) != 1 {
 		t.Errorf("tags liver + format JSON: page %v, API %v", got, want)

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,13 +30,19 @@ type resourceData struct {
 	CanEdit     bool
 }
 
-// preview is the start of a file: a table for CSV and TSV, else text.
+// preview is the start of a file (a table for CSV and TSV, else text), or
+// a page of a DataStore table with its column filters.
 type preview struct {
 	Header     []string
 	Rows       [][]string
 	Text       string
 	Note       string
 	Prev, Next string
+	// DataStore only: the filters applied and the form's state.
+	DataStore bool
+	Filters   []Filter
+	Columns   []string
+	Base      string
 }
 
 func (w *Web) resourcePage(r *req) {
@@ -75,6 +82,13 @@ func previewable(res *Resource) bool {
 // preview reads the start of an uploaded text file through the download
 // route (with the page's own cookie, so the same authorization applies).
 func (w *Web) preview(r *req, d *Dataset, res *Resource) (*preview, string) {
+	if res.DatastoreActive {
+		if p, err := w.datastorePreview(r, d, res); err == nil {
+			return p, ""
+		} else {
+			w.log.Warn("web: datastore preview", "resource", res.ID, "err", err)
+		}
+	}
 	if !res.Uploaded() {
 		return nil, "No preview: the resource is a link to another site."
 	}
@@ -153,4 +167,97 @@ func tablePreview(body []byte, tabs bool) *preview {
 		p.Rows = append(p.Rows, rec)
 	}
 	return p
+}
+
+// datastorePreview pages through a DataStore table with datastore_search:
+// PreviewRows rows from ?offset=, filtered by ?f_<column>=value (the
+// filter form adds one from ?col= and ?val=).
+func (w *Web) datastorePreview(r *req, d *Dataset, res *Resource) (*preview, error) {
+	args := r.ctx.QueryArgs()
+	offset, _ := strconv.Atoi(string(args.Peek("offset")))
+	offset = max(offset, 0)
+	filters := map[string]string{}
+	args.VisitAll(func(k, v []byte) {
+		if col, ok := strings.CutPrefix(string(k), "f_"); ok && col != "" && len(v) > 0 {
+			filters[col] = string(v)
+		}
+	})
+	if col, val := string(args.Peek("col")), string(args.Peek("val")); col != "" && val != "" {
+		filters[col] = val
+	}
+	q := map[string]any{"resource_id": res.ID, "limit": PreviewRows, "offset": offset, "records_format": "lists"}
+	if len(filters) > 0 {
+		q["filters"] = filters
+	}
+	var out struct {
+		Fields []struct {
+			ID string `json:"id"`
+		} `json:"fields"`
+		Records [][]any `json:"records"`
+		Total   int     `json:"total"`
+	}
+	if err := w.call(r, "datastore_search", q, &out); err != nil {
+		return nil, err
+	}
+	base := "/dataset/" + url.PathEscape(d.Name) + "/resource/" + url.PathEscape(res.ID)
+	p := &preview{DataStore: true, Base: base}
+	// _id is the DataStore's row number: not shown.
+	for _, f := range out.Fields {
+		if f.ID != "_id" {
+			p.Header = append(p.Header, f.ID)
+		}
+	}
+	p.Columns = p.Header
+	for _, rec := range out.Records {
+		row := make([]string, 0, len(rec))
+		for i, v := range rec {
+			if i < len(out.Fields) && out.Fields[i].ID != "_id" {
+				row = append(row, cell(v))
+			}
+		}
+		p.Rows = append(p.Rows, row)
+	}
+	state := url.Values{}
+	cols := make([]string, 0, len(filters))
+	for c := range filters {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	for _, c := range cols {
+		state.Set("f_"+c, filters[c])
+	}
+	at := func(off int, v url.Values) string {
+		u := url.Values{}
+		for k, vs := range v {
+			u[k] = vs
+		}
+		if off > 0 {
+			u.Set("offset", strconv.Itoa(off))
+		}
+		if len(u) == 0 {
+			return base + "#preview"
+		}
+		return base + "?" + u.Encode() + "#preview"
+	}
+	for _, c := range cols {
+		rest := url.Values{}
+		for k, vs := range state {
+			if k != "f_"+c {
+				rest[k] = vs
+			}
+		}
+		p.Filters = append(p.Filters, Filter{Field: c, Value: filters[c], RemoveHref: at(0, rest)})
+	}
+	if offset > 0 {
+		p.Prev = at(max(0, offset-PreviewRows), state)
+	}
+	if offset+len(out.Records) < out.Total {
+		p.Next = at(offset+PreviewRows, state)
+	}
+	if len(out.Records) == 0 {
+		p.Note = "No rows match."
+	} else {
+		p.Note = "Rows " + strconv.Itoa(offset+1) + "–" + strconv.Itoa(offset+len(out.Records)) + " of " + strconv.Itoa(out.Total) + " (DataStore table)."
+	}
+	return p, nil
 }
