@@ -17,7 +17,7 @@ import (
 // datasetForm is what the dataset form edits.
 type datasetForm struct {
 	Name, Title, Notes, Tags, OwnerOrg, LicenseID, Author, Maintainer, Version, URL string
-	Private                                                                       bool
+	Private                                                                         bool
 }
 
 type license struct {

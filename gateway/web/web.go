@@ -100,7 +100,7 @@ func New(o Options) (*Web, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04 UTC")
 		},
-		"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"date":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"has":         func(list []string, s string) bool { return contains(list, s) },
 		"join":        strings.Join,
 		"trunc":       truncate,
