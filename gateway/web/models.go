@@ -135,7 +135,8 @@ func (w *Web) canRun(r *req) bool {
 type schema struct {
 	Type        any                `json:"type"`
 	Description string             `json:"description"`
-	Unit        string             `json:"unit"`
+	Unit        string             `json:"x-unit"`
+	UnitPlain   string             `json:"unit"`
 	Minimum     *float64           `json:"minimum"`
 	Maximum     *float64           `json:"maximum"`
 	Enum        []any              `json:"enum"`
@@ -211,7 +212,7 @@ func formFields(rt ModelRoute, units map[string]string, posted map[string]string
 		if p == nil {
 			continue
 		}
-		f := ModelField{Name: n, Label: labelOf(n), Type: p.typeName(), Description: p.Description, Unit: p.Unit,
+		f := ModelField{Name: n, Label: labelOf(n), Type: p.typeName(), Description: p.Description, Unit: firstOf(p.Unit, p.UnitPlain),
 			Required: contains(s.Required, n), List: p.takesList()}
 		if f.Type == "array" && p.Items != nil {
 			f.ArrayOnly = true
@@ -250,6 +251,15 @@ func formFields(rt ModelRoute, units map[string]string, posted map[string]string
 		out = append(out, f)
 	}
 	return out
+}
+
+func firstOf(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
