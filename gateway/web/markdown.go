@@ -2,7 +2,10 @@ package web
 
 import (
 	"bytes"
+	"html"
 	"html/template"
+	"regexp"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -25,4 +28,16 @@ func markdown(src string) template.HTML {
 		return template.HTML(template.HTMLEscapeString(src))
 	}
 	return template.HTML(buf.String()) //nolint:gosec // goldmark without WithUnsafe emits no raw HTML
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// plainText is Markdown as plain text (for a search result's excerpt, as
+// CKAN's markdown_extract): rendered, then stripped of tags.
+func plainText(src string) string {
+	var buf bytes.Buffer
+	if err := md.Convert([]byte(src), &buf); err != nil {
+		return src
+	}
+	return strings.Join(strings.Fields(html.UnescapeString(tags.ReplaceAllString(buf.String(), " "))), " ")
 }

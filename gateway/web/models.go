@@ -536,7 +536,9 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 			if len(v) < 300 {
 				res.Summary = append(res.Summary, [2]string{k, v})
 			}
-		case json.Number, bool:
+		case json.Number:
+			res.Summary = append(res.Summary, [2]string{k, cell(v)})
+		case bool:
 			res.Summary = append(res.Summary, [2]string{k, fmt.Sprint(v)})
 		case map[string]any:
 			if len(v) <= 12 {

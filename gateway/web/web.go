@@ -107,6 +107,7 @@ func New(o Options) (*Web, error) {
 		"bytes":       humanBytes,
 		"stamp":       stamp,
 		"md":          markdown,
+		"plain":       plainText,
 		"resourceURL": resourceURL,
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
