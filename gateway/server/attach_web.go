@@ -94,9 +94,9 @@ func (b webBackend) Model(name string) (web.ModelInfo, bool) {
 }
 
 // RunModel calls a model path through the module host as the caller,
-// sharing the caller's fair share of the module's instances with the
-// caller's API calls.
-func (b webBackend) RunModel(path string, body []byte, accept string, caller identity.Caller) (int, string, []byte) {
+// sharing the caller's fair share of the module's instances (and the
+// caller's running-call cap) with the caller's API calls.
+func (b webBackend) RunModel(path string, body []byte, accept string, caller identity.Caller, remoteIP string) (int, string, []byte) {
 	if b.a.modules == nil {
 		return fasthttp.StatusServiceUnavailable, "application/json", []byte(`{"error":{"code":"unavailable","message":"the model host is not attached"}}`)
 	}
@@ -107,8 +107,11 @@ func (b webBackend) RunModel(path string, body []byte, accept string, caller ide
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.Header.Set("Accept", accept)
 	rc.Request.SetBody(body)
-	who := "user:" + caller.UserID
-	if caller.UserID == "" {
+	// The same caller key as the API's (attach_modules.go).
+	who := "ip:" + remoteIP
+	if caller.UserID != "" {
+		who = "user:" + caller.UserID
+	} else if caller.Name != "" {
 		who = "user:" + caller.Name
 	}
 	if !b.a.modules.ServeModelAs(&rc, who) {

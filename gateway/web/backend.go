@@ -27,8 +27,9 @@ type Backend interface {
 	// Model returns the index entry of a loaded model.
 	Model(name string) (ModelInfo, bool)
 	// RunModel posts a JSON body to a model path through the module host
-	// as caller and returns the answer's status, content type and body.
-	RunModel(path string, body []byte, accept string, caller identity.Caller) (status int, contentType string, out []byte)
+	// as caller (anonymous: the client at remoteIP, when models are open)
+	// and returns the answer's status, content type and body.
+	RunModel(path string, body []byte, accept string, caller identity.Caller, remoteIP string) (status int, contentType string, out []byte)
 }
 
 // ModelInfo is what a model page shows of a model (from the model index).

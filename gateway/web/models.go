@@ -422,7 +422,7 @@ func (w *Web) modelRun(r *req) {
 	if format == "csv" {
 		accept = "text/csv, application/json;q=0.5"
 	}
-	status, ctype, out := w.o.Backend.RunModel(rt.Path, body, accept, r.catalogCaller())
+	status, ctype, out := w.o.Backend.RunModel(rt.Path, body, accept, r.catalogCaller(), r.ctx.RemoteIP().String())
 	base := strings.Trim(strings.ReplaceAll(rt.Path, "/", "-"), "-")
 	if status == fasthttp.StatusOK && (format == "json" || format == "csv") {
 		securityHeaders(r.ctx)
