@@ -191,6 +191,21 @@ func (tb *tab) shot(name string, width int64) {
 	}), chromedp.EmulateViewport(1280, 900))
 }
 
+// fitsPhone reports whether the page fits a 390 px wide screen (no
+// horizontal scrolling of the page itself; wide tables scroll in their box).
+func (tb *tab) fitsPhone() bool {
+	tb.do("phone width", chromedp.EmulateViewport(390, 844))
+	defer tb.do("laptop width", chromedp.EmulateViewport(1280, 900))
+	return eval[bool](tb, `document.documentElement.scrollWidth <= window.innerWidth`)
+}
+
+// overflowing names the elements past a 390 px screen's right edge.
+func (tb *tab) overflowing() []string {
+	tb.do("phone width", chromedp.EmulateViewport(390, 844))
+	defer tb.do("laptop width", chromedp.EmulateViewport(1280, 900))
+	return eval[[]string](tb, `Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > 391).slice(0, 8).map(e => e.tagName + "#" + e.id + "." + e.className)`)
+}
+
 func (tb *tab) login(user, password string) {
 	tb.open("/login")
 	tb.do("log in "+user,
@@ -343,6 +358,13 @@ func TestWebCatalogPagesByRole(t *testing.T) {
 		if role.who == "anonymous" || role.who == "editor" {
 			tb.shot("resource", 1280)
 			tb.shot("resource", 390)
+			if !tb.fitsPhone() {
+				t.Errorf("%s: the resource page is wider than a 390 px phone: %v", role.who, tb.overflowing())
+			}
+			tb.open("/dataset")
+			if !tb.fitsPhone() {
+				t.Errorf("%s: /dataset is wider than a 390 px phone: %v", role.who, tb.overflowing())
+			}
 		}
 	}
 
@@ -562,6 +584,9 @@ func TestWebModelPages(t *testing.T) {
 	}
 	mia.shot("pbpk-result", 1280)
 	mia.shot("pbpk-result", 390)
+	if !mia.fitsPhone() {
+		t.Errorf("the PBPK result page is wider than a 390 px phone: %v", mia.overflowing())
+	}
 
 	mia.open("/models/herg")
 	mia.do("run hERG on a batch", chromedp.Clear(chromedp.CSS("#smiles-list")),
@@ -578,6 +603,9 @@ func TestWebModelPages(t *testing.T) {
 	}
 	mia.shot("herg-result", 1280)
 	mia.shot("herg-result", 390)
+	if !mia.fitsPhone() {
+		t.Errorf("the hERG result page is wider than a 390 px phone: %v", mia.overflowing())
+	}
 
 	// Save as JSON and CSV: the form posted as the buttons post it.
 	w := newWebClient(t, g)
