@@ -36,6 +36,9 @@ type Options struct {
 	// so one writer at a time is much faster. Turn it on for a MongoDB
 	// replica set.
 	ConcurrentWrites bool
+	// FilesDir keeps the bytes of uploaded files in a directory instead of
+	// the database (catalog.files_dir); "" keeps them in the database.
+	FilesDir string
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -117,7 +120,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		opts.SiteTitle = "toxgate"
 	}
 	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
-		files: filestore.New(db, opts.Logger)}
+		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}

@@ -69,6 +69,7 @@ type Catalog struct {
 	MaxResourceBytes int           `yaml:"max_resource_bytes" doc:"largest file a resource upload may hold (413 beyond)"`
 	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
 	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
+	FilesDir         string        `yaml:"files_dir" doc:"directory for the bytes of uploaded files, shared by every gateway (empty: in the MongoDB store)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
