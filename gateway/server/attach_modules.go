@@ -32,6 +32,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		QueueTimeout:    mc.QueueTimeout,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
+		BackgroundShare: float64(mc.BackgroundShare) / 100,
 		Watch:           mc.Watch,
 	}, a.log.With("component", "modulehost"), a.metrics.Registry())
 	if err != nil {
