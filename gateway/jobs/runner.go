@@ -337,7 +337,11 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 	if err := s.db.rows(j.ID).FindOne(ctx, bson.D{{Key: "_id", Value: inID(chunk)}}).Decode(&in); err != nil {
 		return nil, 0, fmt.Errorf("reading rows of chunk %d: %w", chunk, err)
 	}
-	items := make([]string, len(in.Rows))
+	rows, err := in.cells()
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]string, len(rows))
 	caller := modulehost.BackgroundPrefix + j.ID
 	call := func(body []byte) ([]byte, error) {
 		for attempt := 0; ; attempt++ {
@@ -357,7 +361,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		}
 	}
 	if !m.batch {
-		for i, row := range in.Rows {
+		for i, row := range rows {
 			body, err := m.rowInput(row)
 			if err != nil {
 				items[i] = rowError(err.Error())
@@ -376,7 +380,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		return items, countErrors(items), nil
 	}
 	var pending []int
-	for i, row := range in.Rows {
+	for i, row := range rows {
 		if cell(row, m.colIdx) == "" {
 			items[i] = rowError("no structure in column " + m.column)
 			continue
@@ -388,7 +392,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		for len(idx) > 0 {
 			smiles := make([]string, len(idx))
 			for k, i := range idx {
-				smiles[k] = cell(in.Rows[i], m.colIdx)
+				smiles[k] = cell(rows[i], m.colIdx)
 			}
 			out, err := call(m.batchInput(smiles))
 			if err == nil {
@@ -416,7 +420,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 			}
 			// A failure without a row named: score the rows one by one.
 			for _, i := range idx {
-				out, err := call(m.batchInput([]string{cell(in.Rows[i], m.colIdx)}))
+				out, err := call(m.batchInput([]string{cell(rows[i], m.colIdx)}))
 				if err != nil {
 					msg, ok := rowLevel(err)
 					if !ok {
@@ -630,18 +634,22 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 		if err := s.db.rows(j.ID).FindOne(ctx, bson.D{{Key: "_id", Value: inID(chunk)}}).Decode(&in); err != nil {
 			return "", fmt.Errorf("reading rows of chunk %d: %w", chunk, err)
 		}
+		rows, err := in.cells()
+		if err != nil {
+			return "", err
+		}
 		out, err := s.outRows(ctx, j, chunk)
 		if err != nil {
 			return "", err
 		}
-		if len(out.Items) != len(in.Rows) {
-			return "", fmt.Errorf("chunk %d has %d answers for %d rows", chunk, len(out.Items), len(in.Rows))
+		if len(out.Items) != len(rows) {
+			return "", fmt.Errorf("chunk %d has %d answers for %d rows", chunk, len(out.Items), len(rows))
 		}
-		for r, row := range in.Rows {
+		for r, row := range rows {
 			for i := range rec {
 				rec[i] = ""
 			}
-			copy(rec[:len(j.Columns)], row)
+			copy(rec[:len(j.Columns)], row[:min(len(row), len(j.Columns))])
 			ms, _ := members([]byte(out.Items[r]))
 			for _, m := range ms {
 				if m.key == "error" {

@@ -110,9 +110,9 @@ type Request struct {
 
 // Error is a refused request: HTTP status, code, message, field.
 type Error struct {
-	Status         int
-	Code, Message  string
-	Field          string
+	Status        int
+	Code, Message string
+	Field         string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -251,7 +251,7 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 			_ = s.db.rows(j.ID).Drop(context.WithoutCancel(ctx))
 		}
 	}()
-	var buf [][]string
+	var buf []string
 	flush := func() error {
 		if len(buf) == 0 {
 			return nil
@@ -264,10 +264,8 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 		return nil
 	}
 	header, err := readTable(io.Reader(rd), info.Filename, s.cfg.MaxRows, func(rec []string) error {
-		if j.Total == 0 && len(buf) == 0 && j.Columns == nil {
-			// header checked below, on the first row
-		}
-		buf = append(buf, rec)
+		b, _ := json.Marshal(rec)
+		buf = append(buf, string(b))
 		j.Total++
 		if len(buf) == s.cfg.ChunkRows {
 			return flush()

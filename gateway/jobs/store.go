@@ -19,6 +19,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -92,10 +93,22 @@ type lease struct {
 	Reason string `bson:"reason,omitempty"`
 }
 
-// inRows is a chunk of staged input rows.
+// inRows is a chunk of staged input rows, each a JSON array of its cells
+// (the embedded store keeps no nested arrays).
 type inRows struct {
-	ID   string     `bson:"_id"`
-	Rows [][]string `bson:"rows"`
+	ID   string   `bson:"_id"`
+	Rows []string `bson:"rows"`
+}
+
+// cells decodes the staged rows.
+func (in *inRows) cells() ([][]string, error) {
+	out := make([][]string, len(in.Rows))
+	for i, r := range in.Rows {
+		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
+			return nil, fmt.Errorf("staged row %d: %w", i, err)
+		}
+	}
+	return out, nil
 }
 
 // outRows holds a chunk's answers: one JSON object per input row, in order

@@ -65,7 +65,7 @@ type Config struct {
 
 // DefaultReservedPrefixes are the gateway's own paths, which modules may not claim.
 var DefaultReservedPrefixes = []string{
-	"/models", "/v2/", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
+	"/models", "/v2/", "/jobs", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
 	"/IsAlive", "/isalive", "/health", "/auth/", "/login", "/logout", "/static/", "/ui/",
 }
 
