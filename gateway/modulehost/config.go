@@ -56,6 +56,8 @@ type Config struct {
 	// at least one (default 0.5); they also yield free instances to
 	// interactive callers first.
 	BackgroundShare float64
+	// ServerVersion is the version GET /v2 reports.
+	ServerVersion string
 	// Watch reloads modules when files in ModulesDir change.
 	Watch bool
 	// ReservedPrefixes are path prefixes no module may claim (default: the
