@@ -29,7 +29,7 @@ type jobFixture struct {
 	modulesDir              string
 }
 
-func newJobFixture(t *testing.T, modules []string, opts ...harness.Option) *jobFixture {
+func newJobFixture(t testing.TB, modules []string, opts ...harness.Option) *jobFixture {
 	t.Helper()
 	bins := harness.Build(t)
 	dir := t.TempDir()
@@ -62,7 +62,7 @@ func newJobFixture(t *testing.T, modules []string, opts ...harness.Option) *jobF
 
 // library is a CSV of n rows (id, smiles, y) from the hERG data, with the
 // rows at bad replaced by an invalid SMILES.
-func library(t *testing.T, n int, bad ...int) []byte {
+func library(t testing.TB, n int, bad ...int) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "modules", "tox-data", "herg_karim.csv"))
 	if err != nil {
@@ -92,7 +92,7 @@ func library(t *testing.T, n int, bad ...int) []byte {
 	return buf.Bytes()
 }
 
-func (f *jobFixture) upload(t *testing.T, name string, data []byte) string {
+func (f *jobFixture) upload(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	code, out := uploadAction(t, f.g, f.editor, "resource_create", map[string]string{"package_id": f.pkg, "name": name}, name, data)
 	if code != 200 {
@@ -101,7 +101,7 @@ func (f *jobFixture) upload(t *testing.T, name string, data []byte) string {
 	return out["result"].(map[string]any)["id"].(string)
 }
 
-func jobCall(t *testing.T, g *harness.Gateway, method, path, token string, body any) (int, map[string]any) {
+func jobCall(t testing.TB, g *harness.Gateway, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
 	var b []byte
 	if body != nil {
@@ -118,7 +118,7 @@ func jobCall(t *testing.T, g *harness.Gateway, method, path, token string, body 
 	return resp.StatusCode, m
 }
 
-func (f *jobFixture) submit(t *testing.T, g *harness.Gateway, resID string) string {
+func (f *jobFixture) submit(t testing.TB, g *harness.Gateway, resID string) string {
 	t.Helper()
 	code, out := jobCall(t, g, http.MethodPost, "/jobs", f.editor, map[string]any{"model": "herg", "resource_id": resID, "smiles_column": "smiles", "package_id": f.pkg})
 	if code != http.StatusAccepted || out["state"] != "queued" || out["status_url"] != "/jobs/"+out["id"].(string) {
@@ -128,7 +128,7 @@ func (f *jobFixture) submit(t *testing.T, g *harness.Gateway, resID string) stri
 }
 
 // waitJob polls the job until cond holds (or the deadline passes).
-func waitJob(t *testing.T, g *harness.Gateway, token, id string, timeout time.Duration, what string, cond func(map[string]any) bool) map[string]any {
+func waitJob(t testing.TB, g *harness.Gateway, token, id string, timeout time.Duration, what string, cond func(map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last map[string]any
@@ -155,7 +155,7 @@ func over(m map[string]any) bool {
 }
 
 // resultTable checks the job's result resource and returns its rows.
-func (f *jobFixture) resultTable(t *testing.T, st map[string]any) (map[string]any, [][]string) {
+func (f *jobFixture) resultTable(t testing.TB, st map[string]any) (map[string]any, [][]string) {
 	t.Helper()
 	rid, _ := st["result_resource_id"].(string)
 	if st["state"] != "succeeded" || rid == "" {
@@ -171,7 +171,7 @@ func (f *jobFixture) resultTable(t *testing.T, st map[string]any) (map[string]an
 	return res, rows
 }
 
-func sha256File(t *testing.T, path string) string {
+func sha256File(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
