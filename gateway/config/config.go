@@ -86,6 +86,7 @@ type Modules struct {
 	QueueSize       int           `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
 	CallerQueue     int           `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
 	QueueTimeout    time.Duration `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
+	CallerRunning   int           `yaml:"caller_running" doc:"calls one caller may run at once across all models (0: half the CPUs)"`
 	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
 	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
 	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`

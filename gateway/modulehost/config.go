@@ -35,10 +35,11 @@ type Config struct {
 	// MaxModuleBytes caps an uploaded module (default 64 MiB).
 	MaxModuleBytes int
 	// IdleRelease is how long a module may go without a call before it closes
-	// its instances and drops its compiled code; its next call compiles it
-	// again (from CacheDir when set) and starts an instance. Modules also
-	// start released, right after their checks at load. Default 2m; negative:
-	// never (every module keeps its code and instances).
+	// its instances and, when CacheDir is set, drops its compiled code; its
+	// next call loads the code again from CacheDir and starts an instance.
+	// Modules also start released, right after their checks at load. Without
+	// a CacheDir only idle instances beyond one are closed. Default 2m;
+	// negative: never (every module keeps its code and instances).
 	IdleRelease time.Duration
 	// QueueSize bounds the calls waiting for an instance of one module
 	// (default 64); CallerQueue bounds those of one caller (default 8).
@@ -46,6 +47,11 @@ type Config struct {
 	// module's own call timeout), a call is refused with 429 and Retry-After.
 	QueueSize, CallerQueue int
 	QueueTimeout           time.Duration
+	// CallerRunning bounds the calls one caller runs at once across every
+	// module (0: half the CPUs, rounded up), so that one caller's calls
+	// cannot take every core from other callers' models; its further calls
+	// wait in its own queue (CallerQueue, QueueTimeout).
+	CallerRunning int
 	// BatchSliceItems and BatchSliceBytes bound the slices a batch request
 	// is cut into on routes that declare a batch member (defaults 50 items,
 	// 64 KiB): each slice waits for an instance in the caller's queue like a

@@ -38,6 +38,8 @@ type Host struct {
 	cache   wazero.CompilationCache
 
 	reg atomic.Pointer[registry]
+	// callers bounds each caller's running calls across all modules.
+	callers *callerCaps
 
 	mu       sync.Mutex        // serializes loads, swaps and removals
 	failures map[string]string // module file → why it has no serving module
@@ -81,7 +83,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 	if log == nil {
 		log = slog.Default()
 	}
-	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{}}
+	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{},
+		callers: newCallerCaps(cfg.CallerRunning, cfg.CallerQueue, cfg.QueueTimeout)}
 	var err error
 	if h.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
@@ -147,7 +150,9 @@ func (h *Host) reap() func() {
 func (h *Host) release(ctx context.Context, idle time.Duration) {
 	freed := 0
 	for _, e := range h.reg.Load().modules {
-		if e.mod.Park(ctx, idle) {
+		// Parking needs wazero's on-disk cache: without one, bringing a
+		// module back is a full compilation (seconds for a Go module).
+		if h.cfg.CacheDir != "" && e.mod.Park(ctx, idle) {
 			h.metrics.parks.WithLabelValues(e.mod.Manifest().Name).Inc()
 			freed++
 		} else {

@@ -190,12 +190,21 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte
 // call waits for the caller's turn at the module's gate, then runs input on
 // one instance under the module's deadline (the wait does not count).
 func (h *Host) call(ctx context.Context, r route, caller string, input []byte) ([]byte, error) {
+	limits := r.e.mod.Limits()
+	wait := h.cfg.QueueTimeout
+	if wait == 0 {
+		wait = time.Duration(limits.TimeoutMS) * time.Millisecond
+	}
+	done, err := h.callers.acquire(ctx, caller, wait)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := r.e.gate.acquire(ctx, caller); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	defer func() { r.e.gate.release(caller, time.Since(start)) }()
-	limits := r.e.mod.Limits()
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
 	return r.e.mod.Call(cctx, r.idx, input)
@@ -208,6 +217,8 @@ func rejectionMessage(model, reason string, secs int) string {
 		why = "you already have the most calls waiting for model " + model + " that one caller may have"
 	case RejectQueueFull:
 		why = "the queue of model " + model + " is full"
+	case RejectCallerRunning:
+		why = "you already run as many model calls at once as one caller may"
 	default:
 		why = "no instance of model " + model + " came free in time"
 	}

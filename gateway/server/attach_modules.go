@@ -30,6 +30,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		QueueSize:       mc.QueueSize,
 		CallerQueue:     mc.CallerQueue,
 		QueueTimeout:    mc.QueueTimeout,
+		CallerRunning:   mc.CallerRunning,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
 		BackgroundShare: float64(mc.BackgroundShare) / 100,

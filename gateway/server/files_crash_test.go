@@ -3,7 +3,13 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	mathrand "math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -80,6 +86,10 @@ func TestUploadSurvivesGatewayKill(t *testing.T) {
 		files, segs := storedFiles(t, g)
 		return files == 2 && segs == 2
 	})
+	// File traffic leaves readiness alone.
+	if resp, body := fetch(t, g, http.MethodGet, g.URL+"/readyz", nil); resp.StatusCode != 200 {
+		t.Fatalf("/readyz during an upload: %d %s", resp.StatusCode, body)
+	}
 	storeURI := g.StoreURI()
 	g.Kill9()
 	g.Relaunch()
@@ -154,5 +164,67 @@ func TestUploadSurvivesPluginKill(t *testing.T) {
 	info, err := os.Stat(newDir)
 	if err != nil || info.Mode().Perm() != 0o700 || newDir == oldSockDir {
 		t.Fatalf("new plugin socket directory %s: %v", newDir, err)
+	}
+}
+
+// A 300 MB upload and its download stream through the gateway: neither the
+// gateway nor the plugin holds the file in memory, and the bytes come back
+// with the hash the resource reports.
+func TestLargeUploadBoundedMemory(t *testing.T) {
+	f := newFileFixture(t)
+	g := f.g
+	const size = 300 << 20
+	pids := []int{g.PID()}
+	if pid, ok := pluginPID(t, g, f.admin); ok {
+		pids = append(pids, pid)
+	}
+	want := sha256.New()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		_ = mw.WriteField("package_id", f.public)
+		fw, _ := mw.CreateFormFile("upload", "omics-matrix.tsv")
+		_, err := io.CopyN(io.MultiWriter(fw, want), mathrand.NewChaCha8([32]byte{11, 12}), size)
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	var res map[string]any
+	_, upPeak := sampled(pids, func() {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/api/3/action/resource_create", pr)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Authorization", f.editor)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("upload: %d %v %v", resp.StatusCode, err, out)
+		}
+		res = out["result"].(map[string]any)
+	})
+	if res["hash"] != "sha256:"+hex.EncodeToString(want.Sum(nil)) || res["size"] != float64(size) {
+		t.Fatalf("uploaded resource: %v", res)
+	}
+	got := sha256.New()
+	var n int64
+	_, downPeak := sampled(pids, func() {
+		req, _ := http.NewRequest(http.MethodGet, res["url"].(string), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		n, _ = io.Copy(got, resp.Body)
+	})
+	if n != size || hex.EncodeToString(got.Sum(nil)) != hex.EncodeToString(want.Sum(nil)) {
+		t.Fatalf("download: %d bytes, hash differs", n)
+	}
+	t.Logf("peak RSS growth of gateway + plugin: upload %d MiB, download %d MiB (file %d MiB)", upPeak>>20, downPeak>>20, size>>20)
+	if upPeak > 128<<20 || downPeak > 128<<20 {
+		t.Fatalf("peak RSS growth %d / %d MiB: the file is held in memory", upPeak>>20, downPeak>>20)
 	}
 }

@@ -59,6 +59,8 @@ func TestModelFairShareUnderABatchFlood(t *testing.T) {
 		"TOXGATE_MODULES_DIR="+modulesDirWith(t, "herg"),
 		"TOXGATE_MODULES_POOL_SIZE=1",
 		"TOXGATE_MODULES_CALLER_QUEUE=3",
+		// The module's own queue is under test, not the cap across modules.
+		"TOXGATE_MODULES_CALLER_RUNNING=8",
 	))
 	admin := adminToken(t, g)
 	provision(t, g, admin, "flooder", "flooder-password-1", true, "models")

@@ -158,7 +158,11 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 	}
 	defer stopBare()
 	gw, err := harness.Launch(bins, harness.WithLogSink(io.Discard), harness.WithAllModules(),
-		harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"}, strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
+		harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false",
+			// One load generator is one caller: lift the per-caller shares so
+			// that the serving path is measured, not the fairness policy.
+			"TOXGATE_MODULES_CALLER_QUEUE=256", "TOXGATE_MODULES_CALLER_RUNNING=64"},
+			strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
 	if err != nil {
 		return err
 	}

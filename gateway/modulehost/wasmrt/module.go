@@ -211,7 +211,9 @@ func (m *Module) activate(ctx context.Context) error {
 			}
 			code = b
 		}
-		if err := m.compile(ctx, code, m.limits.MemoryPages); err != nil {
+		// The compilation outlives the call's deadline: it serves the calls
+		// after this one even when this one runs out of time.
+		if err := m.compile(context.WithoutCancel(ctx), code, m.limits.MemoryPages); err != nil {
 			return fmt.Errorf("wasmrt: compiling the module again: %w", err)
 		}
 	}
