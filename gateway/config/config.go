@@ -18,6 +18,7 @@ type Config struct {
 	Plugins Plugins `yaml:"plugins"`
 	Catalog Catalog `yaml:"catalog"`
 	Modules Modules `yaml:"modules"`
+	Jobs    Jobs    `yaml:"jobs"`
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
 	OIDC    OIDC    `yaml:"oidc"`
@@ -105,6 +106,17 @@ type Modules struct {
 	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
 	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
 	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
+	BackgroundShare int           `yaml:"background_percent" doc:"percent of a module's instances scoring jobs may hold at once (at least one)"`
+}
+
+// Jobs configures scoring jobs (POST /jobs): see gateway/jobs/README.md.
+type Jobs struct {
+	Workers      int           `yaml:"workers" doc:"chunks this gateway scores at once (0: none; jobs are still accepted)"`
+	ChunkRows    int           `yaml:"chunk_rows" doc:"rows of a chunk, the unit of work a gateway leases"`
+	CallRows     int           `yaml:"call_rows" doc:"rows of one model call of a job"`
+	Lease        time.Duration `yaml:"lease" doc:"how long a chunk stays with a gateway that stopped renewing its lease"`
+	PollInterval time.Duration `yaml:"poll_interval" doc:"how often a gateway looks for job work"`
+	MaxRows      int           `yaml:"max_rows" doc:"most rows of a job's input table"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -174,6 +186,7 @@ func Default() Config {
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
 		},
+		Jobs: Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",
@@ -189,6 +202,7 @@ func Default() Config {
 			CallerQueue:     8,
 			BatchSliceItems: 50,
 			BatchSliceBytes: 64 << 10,
+			BackgroundShare: 50,
 		},
 		Auth: Auth{
 			AdminUsername: "admin",
