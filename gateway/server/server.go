@@ -185,6 +185,7 @@ func (a *App) Handler() fasthttp.RequestHandler {
 		mws = append(mws, httpcore.AccessLog(a.accessLog))
 	}
 	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log))
+	mws = append(mws, httpcore.RefuseAmbiguousFraming())
 	return httpcore.Chain(a.router.Handler, mws...)
 }
 
