@@ -21,9 +21,10 @@ import (
 // Embedded is a FerretDB instance running inside this process, listening on
 // a free loopback port and keeping its data in SQLite files under a directory.
 type Embedded struct {
-	uri    string
-	cancel context.CancelFunc
-	done   chan struct{}
+	uri     string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	indexer *idIndexer
 }
 
 // StartEmbedded starts FerretDB (SQLite backend) with its data under dir,
@@ -62,6 +63,9 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("embedded store: not answering at %s: %w", e.uri, err)
 	}
+	e.indexer = &idIndexer{dir: abs, log: logger, done: map[string]bool{}}
+	e.indexer.sweep(ctx)
+	go e.indexer.run(runCtx)
 	return e, nil
 }
 
