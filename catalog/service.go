@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -100,6 +101,13 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.reloadAll(ctx, m.Seq); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.c.dropOldClaims(ctx); err != nil {
+			s.log.Warn("catalog: old revision claims stay", "err", err)
+		}
+	}()
 	return s, nil
 }
 

@@ -18,9 +18,10 @@ const maxAttempts = 8
 var errConflict = ckan.ValidationMessage("The dataset was changed by another request at the same time; please retry")
 
 // mutateDataset applies mutate to the freshest stored copy of dataset id and
-// writes the result only if the stored revision is still the one it read
-// (the revision is checked in the update filter). When another writer came
-// first it reads again and re-applies mutate, so no update is lost.
+// writes the result as the next revision, only if no other writer took that
+// revision first (each revision is claimed once, see collections.replace).
+// When another writer came first it reads again and re-applies mutate, so
+// no update is lost.
 func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {
 	defer s.lockFor(id)()
 	// The in-memory copy is current (requests sync first and this process's

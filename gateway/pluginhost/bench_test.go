@@ -152,6 +152,9 @@ func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	db := seed10k(b)
 	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
 		c.Transport = *benchTransport
+		if v := os.Getenv("BENCH_CATALOG_ENV"); v != "" {
+			c.Env = append(c.Env, v)
+		}
 		if *benchPluginProfile != "" {
 			c.Env = append(c.Env, "TOXGATE_CATALOG_CPUPROFILE="+*benchPluginProfile)
 		}
