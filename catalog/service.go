@@ -94,20 +94,17 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	if err := s.c.ensureClaims(ctx); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	readAt := time.Now()
 	m, err := s.c.readMarker(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.reloadAll(ctx, m.Seq); err != nil {
+	if err := s.reloadAll(ctx, m.Seq, readAt); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.c.dropOldClaims(ctx); err != nil {
-			s.log.Warn("catalog: old revision claims stay", "err", err)
-		}
-	}()
 	return s, nil
 }
 

@@ -256,15 +256,6 @@ func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, ke
 	return nil
 }
 
-// dropOldClaims deletes claims older than an hour: by then each one's
-// revision is written or given back, and later writers claim higher ones.
-func (c collections) dropOldClaims(ctx context.Context) error {
-	_, err := c.claims.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": time.Now().UTC().Add(-time.Hour)}})
-	if err != nil {
-		return fmt.Errorf("drop old claims: %w", err)
-	}
-	return nil
-}
 
 // findUser resolves a user by id, then by name; nil when unknown.
 func (c collections) findUser(ctx context.Context, idOrName string) (*User, error) {

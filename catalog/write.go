@@ -80,6 +80,9 @@ func (s *Service) insertDataset(ctx context.Context, d *Dataset) error {
 	if err != nil {
 		return fmt.Errorf("insert dataset: %w", err)
 	}
+	if err := s.c.note(ctx, kindDataset, d.ID); err != nil {
+		return err
+	}
 	return s.committedDataset(ctx, d)
 }
 
@@ -119,6 +122,9 @@ func (s *Service) committedDataset(ctx context.Context, d *Dataset) error {
 func (s *Service) purgeDataset(ctx context.Context, id string) error {
 	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("purge dataset %s: %w", id, err)
+	}
+	if err := s.c.note(ctx, kindDataset, id); err != nil {
+		return err
 	}
 	s.st.mu.Lock()
 	s.st.removeDataset(id)

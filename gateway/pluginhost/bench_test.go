@@ -524,6 +524,17 @@ func BenchmarkReloadUnderWrites(b *testing.B) {
 		b.Fatalf("%d requests failed; first: %v", n, firstFailure.Load())
 	}
 	var rr, rw []time.Duration
+	if os.Getenv("BENCH_DEBUG") != "" {
+		mu.Lock()
+		for i, w := range reloadWindows {
+			for _, x := range reads {
+				if x.at.After(w[0]) && x.at.Before(w[1]) && x.dur > 60*time.Millisecond {
+					fmt.Printf("reload %d (call %v): read at +%v took %v\n", i, reloadTook[i], x.at.Sub(w[0]), x.dur)
+				}
+			}
+		}
+		mu.Unlock()
+	}
 	for _, w := range reloadWindows {
 		r, wr := window(w[0], w[1])
 		rr, rw = append(rr, r...), append(rw, wr...)

@@ -419,6 +419,7 @@ func (m *managed) reload(ctx context.Context) error {
 		m.log.Error("plugin reload failed; the running process keeps serving", "err", err)
 		return err
 	}
+	m.warmUp(ctx, inst, manifest)
 	m.binStat = st
 	m.actions, m.lastErr = manifest.Actions, nil
 	old := m.cur.Swap(inst)
@@ -432,6 +433,44 @@ func (m *managed) reload(ctx context.Context) error {
 	}
 	return nil
 }
+
+// warmUp lets a new process catch up with the store before it takes
+// traffic, while the old process keeps serving: a plugin that keeps state
+// (the catalog holds everything in memory and re-reads what changed since
+// its load, which writers go on changing meanwhile) answers its first
+// calls only after that work. It sends the manifest's first
+// side-effect-free action until one answers within warmFast, at most
+// warmTries times; a plugin without such an action is not warmed.
+func (m *managed) warmUp(ctx context.Context, inst *instance, manifest *contract.Manifest) {
+	action := ""
+	for _, a := range manifest.Actions {
+		if a.GET && (action == "" || a.Name < action) {
+			action = a.Name
+		}
+	}
+	if action == "" {
+		return
+	}
+	start := time.Now()
+	for try := 1; try <= warmTries; try++ {
+		cctx, cancel := context.WithTimeout(ctx, m.h.cfg.CallTimeout)
+		t0 := time.Now()
+		_, err := inst.rpc.Call(cctx, &contract.Request{Action: action, Method: "GET", Deadline: time.Now().Add(m.h.cfg.CallTimeout)})
+		took := time.Since(t0)
+		cancel()
+		if err != nil || took < warmFast {
+			m.log.Info("plugin warmed up", "pid", inst.pid, "calls", try, "took", time.Since(start), "err", err)
+			return
+		}
+	}
+	m.log.Warn("plugin still slow after warm-up; swapping it in anyway", "pid", inst.pid, "took", time.Since(start))
+}
+
+// Warm-up of a reloaded plugin (see warmUp).
+const (
+	warmFast  = 20 * time.Millisecond
+	warmTries = 50
+)
 
 // setDown records that the plugin is not running.
 func (m *managed) setDown(err error) {
