@@ -256,7 +256,6 @@ func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, ke
 	return nil
 }
 
-
 // findUser resolves a user by id, then by name; nil when unknown.
 func (c collections) findUser(ctx context.Context, idOrName string) (*User, error) {
 	if idOrName == "" {
