@@ -38,6 +38,9 @@ type Service struct {
 	locks  map[string]*keyLock
 	// markMu serializes this process's updates of the change marker.
 	markMu sync.Mutex
+	// lastMarker is the marker this process last wrote (nil: unknown);
+	// guarded by markMu.
+	lastMarker *marker
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
 	st      *state

@@ -34,7 +34,7 @@ const markerID = "catalog"
 
 // markerKeep is how many recent changes the marker lists; a reader further
 // behind reloads everything.
-const markerKeep = 64
+const markerKeep = 16
 
 // changeEntry is one recorded change.
 type changeEntry struct {

@@ -184,19 +184,31 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
 	for attempt := 0; attempt < 50; attempt++ {
-		m, err := s.c.readMarker(ctx)
+		// the marker this process wrote last is still the stored one
+		// unless another process wrote since: then the CAS fails and the
+		// next attempt reads it
+		m := s.lastMarker
+		if attempt > 0 || m == nil {
+			read, err := s.c.readMarker(ctx)
+			if err != nil {
+				return err
+			}
+			m = &read
+		}
+		recent := make([]changeEntry, 0, len(m.Recent)+1)
+		recent = append(append(recent, m.Recent...), changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})
+		if len(recent) > markerKeep {
+			recent = recent[len(recent)-markerKeep:]
+		}
+		next := marker{Seq: m.Seq + 1, Recent: recent}
+		ok, err := s.c.casMarker(ctx, *m, next)
 		if err != nil {
+			s.lastMarker = nil
 			return err
 		}
-		next := marker{Seq: m.Seq + 1, Recent: append(m.Recent, changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})}
-		if len(next.Recent) > markerKeep {
-			next.Recent = next.Recent[len(next.Recent)-markerKeep:]
-		}
-		ok, err := s.c.casMarker(ctx, m, next)
-		if err != nil {
-			return err
-		}
+		s.lastMarker = nil
 		if ok {
+			s.lastMarker = &next
 			s.st.mu.Lock()
 			if s.st.applied == m.Seq {
 				s.st.applied = next.Seq

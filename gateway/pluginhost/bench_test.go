@@ -406,6 +406,31 @@ func latencyStats(ds []time.Duration) (maxMS, p99MS float64) {
 	return float64(s[len(s)-1].Microseconds()) / 1000, float64(s[len(s)*99/100].Microseconds()) / 1000
 }
 
+// startProfiles starts the CPU profiles asked for by -plugin-cpuprofile
+// (of process pid) and -host-cpuprofile; the returned function writes them.
+func startProfiles(pid int) func() {
+	profiling := *benchPluginProfile != "" && pid != 0
+	if profiling {
+		_ = syscall.Kill(pid, syscall.SIGUSR1) // start
+	}
+	var f *os.File
+	if *benchHostProfile != "" {
+		if g, err := os.Create(*benchHostProfile); err == nil && pprof.StartCPUProfile(g) == nil {
+			f = g
+		}
+	}
+	return func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if profiling {
+			_ = syscall.Kill(pid, syscall.SIGUSR1) // stop and write
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
 // BenchmarkReloadUnderWrites hot-reloads the catalog plugin (b.N times) on
 // 10,000 datasets while 4 clients patch datasets and 8 clients read them
 // (package_show), and reports the slowest read and write that overlapped a
@@ -565,6 +590,8 @@ func BenchmarkPackagePatch8(b *testing.B) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	stopProfiles := startProfiles(e.pid())
+	pluginCPU0, hostCPU0 := cpuTime(e.pid()), cpuTime(0)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -585,7 +612,13 @@ func BenchmarkPackagePatch8(b *testing.B) {
 	})
 	elapsed := time.Since(start)
 	b.StopTimer()
+	pluginCPU, hostCPU := cpuTime(e.pid())-pluginCPU0, cpuTime(0)-hostCPU0
+	stopProfiles()
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "patches/s")
+	if len(lat) > 0 {
+		b.ReportMetric(float64(pluginCPU.Microseconds())/float64(len(lat)), "plugin-cpu-us/patch")
+		b.ReportMetric(float64(hostCPU.Microseconds())/float64(len(lat)), "store+client-cpu-us/patch")
+	}
 	if len(lat) > 0 {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
