@@ -77,6 +77,14 @@ var benchHostProfile = flag.String("host-cpuprofile", "", "write this process's 
 // BenchmarkPackageCreate.
 var benchCreateClients = flag.Int("create-clients", 4, "concurrent clients per CPU in BenchmarkPackageCreate")
 
+// benchCatalogEnv is one more KEY=value for the catalog plugin of the HTTP
+// benchmarks, e.g. TOXGATE_CATALOG_CONCURRENT_WRITES=true.
+var benchCatalogEnv = flag.String("catalog-env", "", "KEY=value added to the catalog plugin's environment")
+
+// benchShowSlow makes BenchmarkReloadUnderWrites print each read slower
+// than this that overlapped a reload, with its offset from the reload's start.
+var benchShowSlow = flag.Duration("show-slow", 0, "print reads during reloads slower than this")
+
 var (
 	seedOnce sync.Once
 	seedDB   string
@@ -152,8 +160,8 @@ func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	db := seed10k(b)
 	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
 		c.Transport = *benchTransport
-		if v := os.Getenv("BENCH_CATALOG_ENV"); v != "" {
-			c.Env = append(c.Env, v)
+		if *benchCatalogEnv != "" {
+			c.Env = append(c.Env, *benchCatalogEnv)
 		}
 		if *benchPluginProfile != "" {
 			c.Env = append(c.Env, "TOXGATE_CATALOG_CPUPROFILE="+*benchPluginProfile)
@@ -549,11 +557,11 @@ func BenchmarkReloadUnderWrites(b *testing.B) {
 		b.Fatalf("%d requests failed; first: %v", n, firstFailure.Load())
 	}
 	var rr, rw []time.Duration
-	if os.Getenv("BENCH_DEBUG") != "" {
+	if *benchShowSlow > 0 {
 		mu.Lock()
 		for i, w := range reloadWindows {
 			for _, x := range reads {
-				if x.at.After(w[0]) && x.at.Before(w[1]) && x.dur > 60*time.Millisecond {
+				if x.at.After(w[0]) && x.at.Before(w[1]) && x.dur > *benchShowSlow {
 					fmt.Printf("reload %d (call %v): read at +%v took %v\n", i, reloadTook[i], x.at.Sub(w[0]), x.dur)
 				}
 			}
