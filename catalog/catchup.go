@@ -14,9 +14,11 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// The claims collection (catalog_claims) is capped: it keeps the newest
-// claimsCapDocs claims, which also serve as the list of recent changes for a
-// process too far behind for the change marker (see catchUp).
+// The claims collection (catalog_claims) is capped (on MongoDB it keeps at
+// most claimsCapDocs claims; the embedded store does not trim it, so
+// pruneClaims does) and the claims made in the last claimKeep serve as
+// the list of recent changes for a process too far behind for the change
+// marker (see catchUp).
 const (
 	claimsCapDocs  = 20000
 	claimsCapBytes = 16 << 20
@@ -26,6 +28,12 @@ const (
 	claimMargin = time.Minute
 	// fetchWorkers is how many records catch-up reads at once.
 	fetchWorkers = 4
+	// claimKeep is how long claims are kept; a process behind by more
+	// reloads everything. The embedded store does not trim capped
+	// collections by itself, so writers delete older claims every
+	// pruneEvery writes (see pruneClaims).
+	claimKeep  = 3 * time.Minute
+	pruneEvery = 1024
 )
 
 // genesisClaim marks when the claims collection was made: a process whose
@@ -239,4 +247,21 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 	s.apply(f, seq, readAt)
 	s.log.Info("catalog caught up from claims", "claims", len(refs), "read", len(need), "seq", seq, "took", time.Since(start))
 	return nil
+}
+
+// pruneClaims deletes, in the background, the claims older than claimKeep
+// once every pruneEvery writes of this process (one at a time).
+func (s *Service) pruneClaims() {
+	if s.writes.Add(1)%pruneEvery != 0 || !s.pruning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.pruning.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cut := time.Now().UTC().Add(-claimKeep)
+		if _, err := s.c.claims.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": cut}}); err != nil {
+			s.log.Warn("catalog: old claims not deleted", "err", err)
+		}
+	}()
 }

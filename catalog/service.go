@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -41,6 +42,10 @@ type Service struct {
 	// lastMarker is the marker this process last wrote (nil: unknown);
 	// guarded by markMu.
 	lastMarker *marker
+	// writes counts this process's recorded changes; pruning is true
+	// while old claims are being deleted (see pruneClaims).
+	writes  atomic.Int64
+	pruning atomic.Bool
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
 	st      *state

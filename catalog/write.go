@@ -214,6 +214,7 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 				s.st.applied = next.Seq
 			}
 			s.st.mu.Unlock()
+			s.pruneClaims()
 			// readers check this small document first; it is raised
 			// before the write returns, so the next request sees it
 			return s.c.raiseSeq(ctx, next.Seq)
