@@ -319,6 +319,7 @@ func (s *Service) pull(ctx context.Context) error {
 	}
 	oldest := m.Seq - int64(len(m.Recent)) + 1
 	if m.Seq < applied || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
+		s.log.Info("catalog: the change marker went back or is malformed; reloading", "marker_seq", m.Seq, "applied", applied)
 		return s.reloadAll(ctx, m.Seq, readAt)
 	}
 	if applied+1 < oldest {

@@ -227,6 +227,7 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 		return err
 	}
 	if !complete {
+		s.log.Info("catalog: the claims do not reach back to the last known state; reloading", "since", current)
 		return s.reloadAll(ctx, seq, readAt)
 	}
 	s.st.mu.RLock()

@@ -26,6 +26,7 @@ const (
 const (
 	kindDataset = "d"
 	kindOrg     = "o"
+	kindMarker  = "m" // claims of marker numbers only
 )
 
 // markerID is the _id of the one change marker document, alone in its
@@ -122,7 +123,10 @@ func (c collections) raiseSeq(ctx context.Context, seq int64) error {
 }
 
 // casMarker replaces the marker if its sequence number is still old.Seq;
-// ok is false when another writer came first.
+// ok is false when another writer came first. The new number is claimed
+// first (as record revisions are, see replace), because FerretDB applies
+// the {_id, seq} filter and the write as two steps that two processes can
+// interleave; the filter still guards against a stale old.
 func (c collections) casMarker(ctx context.Context, old, next marker) (bool, error) {
 	doc := bson.M{"_id": markerID, "seq": next.Seq, "recent": next.Recent}
 	if old.Seq == 0 {
@@ -135,11 +139,60 @@ func (c collections) casMarker(ctx context.Context, old, next marker) (bool, err
 		}
 		return true, nil
 	}
+	key := claimKey(kindMarker, markerID, next.Seq)
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return false, c.settleMarkerClaim(ctx, key, next.Seq)
+		}
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
 	r, err := c.changes.ReplaceOne(ctx, bson.M{"_id": markerID, "seq": old.Seq}, doc)
+	if err == nil && r.MatchedCount == 1 {
+		return true, nil
+	}
+	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
+		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("write change marker: %w", err)
 	}
-	return r.MatchedCount == 1, nil
+	return false, nil
+}
+
+// markerClaimStale is how old the claim of a marker number must be before
+// another writer may take the number (its writer died between the claim
+// and the marker write, which are milliseconds apart).
+const markerClaimStale = 2 * time.Second
+
+// settleMarkerClaim runs after losing the claim of marker number seq: it
+// waits a little while the number is claimed but not written, and removes
+// a stale claim.
+func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
+	m, err := c.readMarker(ctx)
+	if err != nil || m.Seq >= seq {
+		return err
+	}
+	var cl struct {
+		At time.Time `bson:"at"`
+	}
+	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read claim %s: %w", key, err)
+	}
+	if time.Since(cl.At) > markerClaimStale {
+		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
+			return fmt.Errorf("drop stale claim %s: %w", key, err)
+		}
+		return nil
+	}
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // findDataset loads one dataset by id; nil when absent.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -183,7 +184,8 @@ func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 func (s *Service) record(ctx context.Context, kind, id string) error {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
-	for attempt := 0; attempt < 50; attempt++ {
+	give := time.Now().Add(10 * time.Second)
+	for attempt := 0; attempt < 50 || time.Now().Before(give); attempt++ {
 		// the marker this process wrote last is still the stored one
 		// unless another process wrote since: then the CAS fails and the
 		// next attempt reads it
