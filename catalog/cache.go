@@ -346,6 +346,12 @@ const loadBatch = 256
 // reloadAll rebuilds the in-memory catalog from the store; seq is the marker
 // value read before loading, by a read that started at readAt.
 func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) error {
+	return s.load(ctx, seq, readAt, false)
+}
+
+// load is reloadAll; gentle pauses after each batch of datasets for as
+// long as the batch took (see Options.GentleLoad).
+func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
 	fresh := newState()
 	cur, err := s.c.orgs.Find(ctx, bson.M{})
@@ -364,7 +370,17 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 		return fmt.Errorf("load datasets: %w", err)
 	}
 	defer func() { _ = cur.Close(ctx) }()
-	for cur.Next(ctx) {
+	batchStart := time.Now()
+	for n := 1; cur.Next(ctx); n++ {
+		if gentle && n%loadBatch == 0 {
+			took := time.Since(batchStart)
+			select {
+			case <-time.After(took):
+			case <-ctx.Done():
+				return fmt.Errorf("load datasets: %w", ctx.Err())
+			}
+			batchStart = time.Now()
+		}
 		d := new(Dataset)
 		if err := cur.Decode(d); err != nil {
 			return fmt.Errorf("decode dataset: %w", err)
@@ -383,7 +399,7 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 	s.st.applied = seq
 	s.st.appliedAt = readAt
 	s.st.mu.Unlock()
-	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start))
+	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
 	return nil
 }
 

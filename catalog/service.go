@@ -30,6 +30,11 @@ type Options struct {
 	// so one writer at a time is much faster. Turn it on for a MongoDB
 	// replica set.
 	ConcurrentWrites bool
+	// GentleLoad makes New load the catalog at half pace (it pauses after
+	// each batch for as long as the batch took), for a process that
+	// replaces a running one: that one serves meanwhile, and its requests
+	// wait less for the machine.
+	GentleLoad bool
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -110,7 +115,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.reloadAll(ctx, m.Seq, readAt); err != nil {
+	if err := s.load(ctx, m.Seq, readAt, opts.GentleLoad); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	return s, nil

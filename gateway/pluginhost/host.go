@@ -328,8 +328,9 @@ func (i *instance) retire(ctx context.Context) {
 	i.client.Kill()
 }
 
-// launch starts a new process of the plugin binary and checks it answers.
-func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, error) {
+// launch starts a new process of the plugin binary and checks it answers;
+// replacing tells it that a running process serves until it is ready.
+func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contract.Manifest, error) {
 	cfg := m.h.cfg
 	cmd := exec.Command(m.cfg.Path)
 	cmd.Env = []string{
@@ -340,6 +341,9 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 	}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	if replacing {
+		cmd.Env = append(cmd.Env, contract.EnvReplacing+"=1")
 	}
 	cmd.Env = append(cmd.Env, cfg.Env...)
 	cc := &plugin.ClientConfig{
@@ -397,7 +401,7 @@ func (m *managed) start(ctx context.Context) error {
 		return nil
 	}
 	m.binStat, _ = statBinary(m.cfg.Path)
-	inst, manifest, err := m.launch(ctx)
+	inst, manifest, err := m.launch(ctx, false)
 	if err != nil {
 		m.lastErr = err
 		return err
@@ -412,7 +416,7 @@ func (m *managed) start(ctx context.Context) error {
 func (m *managed) reload(ctx context.Context) error {
 	m.mu.Lock()
 	st, _ := statBinary(m.cfg.Path)
-	inst, manifest, err := m.launch(ctx)
+	inst, manifest, err := m.launch(ctx, m.cur.Load() != nil)
 	if err != nil {
 		m.mu.Unlock()
 		m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "failed").Inc()

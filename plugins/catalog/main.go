@@ -98,7 +98,8 @@ func open(log *slog.Logger) (*server, func(), error) {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
-	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent})
+	gentle := os.Getenv(contract.EnvReplacing) == "1"
+	svc, err := catalog.New(ctx, client.Database(dbName), catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle})
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err

@@ -28,6 +28,10 @@ const (
 	EnvTransport = "TOXGATE_PLUGIN_TRANSPORT"
 	// EnvLogLevel is the plugin's slog level: debug, info, warn or error.
 	EnvLogLevel = "TOXGATE_LOG_LEVEL"
+	// EnvReplacing is "1" when the process starts to take over from a
+	// running one (hot reload): that one serves until this one is ready,
+	// so the plugin may start gently, leaving the machine to the requests.
+	EnvReplacing = "TOXGATE_PLUGIN_REPLACING"
 )
 
 // Transports.
