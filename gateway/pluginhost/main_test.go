@@ -231,6 +231,9 @@ func (e *env) pid() int {
 
 var _ = contract.Handshake
 
+// debugOut is where the tests' host logs go: the file named by
+// PLUGINHOST_DEBUG_LOG (with PLUGINHOST_DEBUG_LEVEL=info the plugins' own
+// logs too, e.g. "catalog loaded"), else nowhere.
 func debugOut() io.Writer {
 	if p := os.Getenv("PLUGINHOST_DEBUG_LOG"); p != "" {
 		f, err := os.Create(p)
