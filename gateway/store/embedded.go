@@ -63,7 +63,7 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("embedded store: not answering at %s: %w", e.uri, err)
 	}
-	e.indexer = &idIndexer{dir: abs, log: logger, done: map[string]bool{}}
+	e.indexer = &idIndexer{dir: abs, log: logger}
 	e.indexer.sweep(ctx)
 	go e.indexer.run(runCtx)
 	return e, nil

@@ -28,9 +28,8 @@ const idIndexEvery = time.Second
 // (~200 ms for one dataset among 10,000; ~1 ms with it). Collections made
 // later (by plugins) are indexed within idIndexEvery.
 type idIndexer struct {
-	dir  string
-	log  *slog.Logger
-	done map[string]bool // "file\x00table" already indexed
+	dir string
+	log *slog.Logger
 }
 
 // sweep indexes every collection table of every database file in dir.
@@ -53,7 +52,10 @@ func (x *idIndexer) sweepFile(ctx context.Context, file string) error {
 		return err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT table_name FROM "_ferretdb_collections"`)
+	// tables of collections whose index is missing (also after a
+	// collection was dropped and made again under the same table name)
+	rows, err := db.QueryContext(ctx, `SELECT c.table_name FROM "_ferretdb_collections" c
+		WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m WHERE m.type = 'index' AND m.name = c.table_name || ?)`, idIndexSuffix)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return nil // a database file FerretDB has not set up yet
@@ -67,9 +69,7 @@ func (x *idIndexer) sweepFile(ctx context.Context, file string) error {
 			rows.Close()
 			return err
 		}
-		if !x.done[file+"\x00"+t] {
-			tables = append(tables, t)
-		}
+		tables = append(tables, t)
 	}
 	rows.Close()
 	for _, t := range tables {
@@ -81,7 +81,6 @@ func (x *idIndexer) sweepFile(ctx context.Context, file string) error {
 			}
 			return fmt.Errorf("index %s: %w", t, err)
 		}
-		x.done[file+"\x00"+t] = true
 		if d := time.Since(start); d > 50*time.Millisecond {
 			x.log.Info("embedded store: _id index made", "table", t, "took", d)
 		}
