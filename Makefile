@@ -82,11 +82,16 @@ bench: build
 	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/server/
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
+	@echo "== catalog: patches with 8 clients (target >= 100/s) and hot reloads under writes (target: no request over 100 ms), 10,000 datasets"
+	$(BENCH) -bench 'PackagePatch8' -benchtime 400x ./gateway/pluginhost/
+	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
+	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
+	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/server/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/

@@ -11,6 +11,22 @@ import (
 
 func init() {
 	registerInternal("resource_file", "The stored file of an uploaded resource, for the gateway's download route.", resourceFile)
+	registerInternal("package_writable", "Whether the caller may add resources to a dataset, for the gateway's scoring jobs.", packageWritable)
+}
+
+// packageWritable answers the gateway's scoring jobs before they start:
+// {package_id, package_name} if the caller may edit dataset id (and so add a
+// resource to it), else CKAN's 404 or 403.
+func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
+	id, _ := str(r.Data["id"])
+	if id == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	d, err := s.editable(r.Caller, id, PermUpdateDataset, "edit", "Package was not found.")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"package_id": d.ID, "package_name": d.Name}, nil
 }
 
 // resourceFile answers the gateway's download route: the file of resource

@@ -68,6 +68,9 @@ type Info struct {
 	// Touched is when the writer last reported progress (pending files) or
 	// when the file was completed.
 	Touched time.Time `bson:"touched"`
+	// Backend is where the bytes are: "" for segment collections,
+	// BackendDir for a file in the store's directory.
+	Backend string `bson:"backend,omitempty"`
 }
 
 // Hash is the resource hash CKAN clients see: "sha256:<hex>".
@@ -79,6 +82,7 @@ type Store struct {
 	files      *mongo.Collection
 	log        *slog.Logger
 	touchEvery time.Duration
+	dir        string // bytes of new files go here when set (WithDir)
 }
 
 // New returns a Store on db; log may be nil.
@@ -170,6 +174,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return nil
 	}
 	if err := s.dropSegments(ctx, id); err != nil {
+		return err
+	}
+	if err := s.removeDirFile(id); err != nil {
 		return err
 	}
 	if _, err := s.files.DeleteOne(ctx, bson.M{"_id": id}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -29,6 +30,13 @@ func openStore(t *testing.T) *Store {
 	}
 	t.Cleanup(func() { _ = st.Close(context.Background()) })
 	return New(st.DB(), quiet)
+}
+
+// eachBackend runs f on a store keeping bytes in segment collections and
+// on one keeping them in a files directory.
+func eachBackend(t *testing.T, f func(t *testing.T, s *Store)) {
+	t.Run("segments", func(t *testing.T) { f(t, openStore(t)) })
+	t.Run("dir", func(t *testing.T) { f(t, openStore(t).WithDir(t.TempDir())) })
 }
 
 func randomBytes(n int, seed uint64) []byte {
@@ -76,88 +84,103 @@ func read(t *testing.T, s *Store, info Info, off, n int64) []byte {
 }
 
 func TestWriteReadRanges(t *testing.T) {
-	s := openStore(t)
-	size := SegmentChunks*ChunkSize + 3*ChunkSize + 12345 // two segments, a short last chunk
-	data := randomBytes(size, 1)
-	info := write(t, s, "viability.csv", data)
-	sum := sha256.Sum256(data)
-	if info.SHA256 != hex.EncodeToString(sum[:]) || info.Size != int64(size) || info.Mimetype != "text/csv" {
-		t.Fatalf("info = %+v", info)
-	}
-	got, err := s.Stat(context.Background(), info.ID)
-	if err != nil || got.SHA256 != info.SHA256 || got.State != StateComplete {
-		t.Fatalf("stat = %+v, %v", got, err)
-	}
-	if b := read(t, s, info, 0, -1); !bytes.Equal(b, data) {
-		t.Fatal("whole file differs")
-	}
-	for _, r := range [][2]int64{{0, 1}, {ChunkSize - 1, 2}, {int64(size) - 5, 5}, {int64(SegmentChunks*ChunkSize) - 10, 20}, {777, 3 * ChunkSize}, {int64(size), 0}} {
-		if b := read(t, s, info, r[0], r[1]); !bytes.Equal(b, data[r[0]:r[0]+r[1]]) {
-			t.Fatalf("range %v differs", r)
+	eachBackend(t, func(t *testing.T, s *Store) {
+		size := SegmentChunks*ChunkSize + 3*ChunkSize + 12345 // two segments, a short last chunk
+		data := randomBytes(size, 1)
+		info := write(t, s, "viability.csv", data)
+		sum := sha256.Sum256(data)
+		if info.SHA256 != hex.EncodeToString(sum[:]) || info.Size != int64(size) || info.Mimetype != "text/csv" {
+			t.Fatalf("info = %+v", info)
 		}
-	}
+		got, err := s.Stat(context.Background(), info.ID)
+		if err != nil || got.SHA256 != info.SHA256 || got.State != StateComplete {
+			t.Fatalf("stat = %+v, %v", got, err)
+		}
+		if b := read(t, s, info, 0, -1); !bytes.Equal(b, data) {
+			t.Fatal("whole file differs")
+		}
+		for _, r := range [][2]int64{{0, 1}, {ChunkSize - 1, 2}, {int64(size) - 5, 5}, {int64(SegmentChunks*ChunkSize) - 10, 20}, {777, 3 * ChunkSize}, {int64(size), 0}} {
+			if b := read(t, s, info, r[0], r[1]); !bytes.Equal(b, data[r[0]:r[0]+r[1]]) {
+				t.Fatalf("range %v differs", r)
+			}
+		}
+	})
 }
 
 func TestEmptyFileAndLimit(t *testing.T) {
-	s := openStore(t)
-	info := write(t, s, "empty.txt", nil)
-	if info.Size != 0 || info.SHA256 != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
-		t.Fatalf("empty: %+v", info)
-	}
-	if b := read(t, s, info, 0, -1); len(b) != 0 {
-		t.Fatal("empty file read bytes")
-	}
-	w, err := s.Create(context.Background(), "big.bin", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(make([]byte, 11)); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("write past limit: %v", err)
-	}
-	if err := w.Abort(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Stat(context.Background(), w.ID()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("aborted file found: %v", err)
-	}
+	eachBackend(t, func(t *testing.T, s *Store) {
+		info := write(t, s, "empty.txt", nil)
+		if info.Size != 0 || info.SHA256 != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+			t.Fatalf("empty: %+v", info)
+		}
+		if b := read(t, s, info, 0, -1); len(b) != 0 {
+			t.Fatal("empty file read bytes")
+		}
+		w, err := s.Create(context.Background(), "big.bin", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(make([]byte, 11)); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("write past limit: %v", err)
+		}
+		if err := w.Abort(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Stat(context.Background(), w.ID()); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("aborted file found: %v", err)
+		}
+	})
 }
 
 // A pending file is never served, and a sweep removes abandoned uploads,
 // unreferenced files and stray segments, but not referenced or fresh files.
 func TestSweep(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	kept := write(t, s, "kept.csv", randomBytes(1000, 2))
-	write(t, s, "orphan.csv", randomBytes(ChunkSize+1, 3))
-	w, err := s.Create(ctx, "cut.csv", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(randomBytes(ChunkSize+10, 4)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Stat(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("pending file served: %v", err)
-	}
-	// A segment whose metadata is gone (a deletion cut short).
-	stray := newFileID()
-	if _, err := s.db.Collection(segmentName(stray, 0)).InsertOne(ctx, bson.M{"_id": chunkID(0), "n": 0, "data": []byte("x")}); err != nil {
-		t.Fatal(err)
-	}
-	refs := func(id string) bool { return id == kept.ID }
-	st, err := s.Sweep(ctx, refs, time.Hour)
-	if err != nil || st.Pending != 0 || st.Unreferenced != 0 || st.Segments != 1 {
-		t.Fatalf("sweep with grace: %+v, %v", st, err)
-	}
-	st, err = s.Sweep(ctx, refs, 0)
-	if err != nil || st.Pending != 1 || st.Unreferenced != 1 || st.Segments != 0 {
-		t.Fatalf("sweep: %+v, %v", st, err)
-	}
-	files, _ := s.List(ctx)
-	segs, _ := s.segmentCollections(ctx)
-	if len(files) != 1 || files[0].ID != kept.ID || len(segs) != 1 || len(segs[kept.ID]) != 1 {
-		t.Fatalf("left: files %+v segments %v", files, segs)
-	}
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		kept := write(t, s, "kept.csv", randomBytes(1000, 2))
+		write(t, s, "orphan.csv", randomBytes(ChunkSize+1, 3))
+		w, err := s.Create(ctx, "cut.csv", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(randomBytes(ChunkSize+10, 4)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Stat(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("pending file served: %v", err)
+		}
+		// A segment whose metadata is gone (a deletion cut short).
+		stray := newFileID()
+		if _, err := s.db.Collection(segmentName(stray, 0)).InsertOne(ctx, bson.M{"_id": chunkID(0), "n": 0, "data": []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		strays := 1
+		if s.dir != "" { // and a file in the directory whose metadata is gone
+			if err := os.WriteFile(s.dirPath(newFileID()), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			strays++
+		}
+		refs := func(id string) bool { return id == kept.ID }
+		st, err := s.Sweep(ctx, refs, time.Hour)
+		if err != nil || st.Pending != 0 || st.Unreferenced != 0 || st.Segments != strays {
+			t.Fatalf("sweep with grace: %+v, %v", st, err)
+		}
+		st, err = s.Sweep(ctx, refs, 0)
+		if err != nil || st.Pending != 1 || st.Unreferenced != 1 || st.Segments != 0 {
+			t.Fatalf("sweep: %+v, %v", st, err)
+		}
+		files, _ := s.List(ctx)
+		segs, _ := s.segmentCollections(ctx)
+		onDisk, _ := s.dirFiles()
+		if s.dir != "" {
+			if len(files) != 1 || files[0].ID != kept.ID || len(segs) != 0 || len(onDisk) != 1 || onDisk[0] != kept.ID {
+				t.Fatalf("left: files %+v segments %v on disk %v", files, segs, onDisk)
+			}
+		} else if len(files) != 1 || files[0].ID != kept.ID || len(segs) != 1 || len(segs[kept.ID]) != 1 {
+			t.Fatalf("left: files %+v segments %v", files, segs)
+		}
+	})
 }
 
 func TestGuessMimetype(t *testing.T) {

@@ -22,7 +22,8 @@ type Reader struct {
 	cur    *mongo.Cursor
 	seg    int64 // segment of cur
 	pend   []byte
-	byID   bool // fetch chunks one by one by _id
+	byID   bool          // fetch chunks one by one by _id
+	file   io.ReadCloser // the range of a file in the store's directory
 }
 
 // Open returns a reader of length bytes of the complete file id starting at
@@ -41,6 +42,17 @@ func (s *Store) Open(ctx context.Context, info Info, offset, length int64) (*Rea
 	if length == 0 {
 		return r, nil
 	}
+	if info.Backend == BackendDir {
+		if s.dir == "" {
+			return nil, fmt.Errorf("filestore: %s is in a files directory, and none is configured", info.ID)
+		}
+		f, err := s.openDirRange(info, offset, length)
+		if err != nil {
+			return nil, err
+		}
+		r.file = f
+		return r, nil
+	}
 	r.next = offset / ChunkSize
 	r.skip = int(offset % ChunkSize)
 	r.last = (offset + length - 1) / ChunkSize
@@ -49,6 +61,11 @@ func (s *Store) Open(ctx context.Context, info Info, offset, length int64) (*Rea
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
+	if r.file != nil {
+		n, err := r.file.Read(p)
+		r.remain -= int64(n)
+		return n, err
+	}
 	for len(r.pend) == 0 {
 		if r.remain == 0 {
 			return 0, io.EOF
@@ -157,5 +174,8 @@ func (r *Reader) closeCursor() {
 // Close ends the reader.
 func (r *Reader) Close() error {
 	r.closeCursor()
+	if r.file != nil {
+		return r.file.Close()
+	}
 	return nil
 }

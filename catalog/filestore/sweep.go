@@ -11,7 +11,8 @@ type SweepStats struct {
 	Pending int
 	// Unreferenced is the number of complete files no record points at.
 	Unreferenced int
-	// Segments is the number of segment collections without a file.
+	// Segments is the number of segment collections, and files in the
+	// files directory, without metadata.
 	Segments int
 }
 
@@ -29,6 +30,10 @@ func (s *Store) Sweep(ctx context.Context, referenced func(id string) bool, grac
 	// Segments first: a writer inserts a file's metadata before its first
 	// chunk, so every segment listed here has its metadata in the list below.
 	segs, err := s.segmentCollections(ctx)
+	if err != nil {
+		return st, err
+	}
+	onDisk, err := s.dirFiles()
 	if err != nil {
 		return st, err
 	}
@@ -67,6 +72,15 @@ func (s *Store) Sweep(ctx context.Context, referenced func(id string) bool, grac
 			}
 			st.Segments++
 		}
+	}
+	for _, id := range onDisk {
+		if known[id] {
+			continue
+		}
+		if err := s.removeDirFile(id); err != nil {
+			return st, err
+		}
+		st.Segments++
 	}
 	return st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"os"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -32,6 +33,7 @@ type Writer struct {
 	touched  time.Time
 	err      error
 	finished bool
+	file     *os.File // the part being written, with a directory backend
 }
 
 // errAbandoned means a sweep removed the file while it was written (its
@@ -43,10 +45,24 @@ var errAbandoned = errors.New("upload was idle too long and has been removed; se
 func (s *Store) Create(ctx context.Context, filename string, maxBytes int64) (*Writer, error) {
 	at := time.Now().UTC()
 	info := Info{ID: newFileID(), State: StatePending, Filename: filename, Created: at, Touched: at}
+	if s.dir != "" {
+		info.Backend = BackendDir
+	}
 	if _, err := s.files.InsertOne(ctx, info); err != nil {
 		return nil, fmt.Errorf("filestore: create: %w", err)
 	}
-	return &Writer{s: s, ctx: ctx, info: info, max: maxBytes, buf: make([]byte, 0, ChunkSize), sum: sha256.New(), touched: at}, nil
+	w := &Writer{s: s, ctx: ctx, info: info, max: maxBytes, sum: sha256.New(), touched: at}
+	if s.dir != "" {
+		f, err := s.openPart(info.ID)
+		if err != nil {
+			_ = s.Delete(ctx, info.ID)
+			return nil, err
+		}
+		w.file = f
+	} else {
+		w.buf = make([]byte, 0, ChunkSize)
+	}
+	return w, nil
 }
 
 // ID is the new file's id.
@@ -66,6 +82,19 @@ func (w *Writer) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	written := 0
+	if w.file != nil {
+		if len(w.head) < 512 {
+			w.head = append(w.head, p[:min(512-len(w.head), len(p))]...)
+		}
+		w.sum.Write(p)
+		n, err := w.file.Write(p)
+		w.info.Size += int64(n)
+		if err != nil {
+			w.err = fmt.Errorf("filestore: write %s: %w", w.info.ID, err)
+			return n, w.err
+		}
+		p, written = nil, n
+	}
 	for len(p) > 0 {
 		if len(w.head) < 512 {
 			k := min(512-len(w.head), len(p))
@@ -124,6 +153,13 @@ func (w *Writer) Commit() (Info, error) {
 	if err := w.flush(); err != nil {
 		return Info{}, err
 	}
+	if w.file != nil {
+		if err := w.s.commitPart(w.file, w.info.ID); err != nil {
+			w.err = err
+			return Info{}, err
+		}
+		w.file = nil
+	}
 	w.finished = true
 	w.info.SHA256 = hex.EncodeToString(w.sum.Sum(nil))
 	w.info.Chunks = w.n
@@ -148,6 +184,10 @@ func (w *Writer) Abort(ctx context.Context) error {
 	w.finished = true
 	if w.err == nil {
 		w.err = fmt.Errorf("filestore: %s aborted", w.info.ID)
+	}
+	if w.file != nil {
+		_ = w.file.Close()
+		w.file = nil
 	}
 	return w.s.Delete(ctx, w.info.ID)
 }

@@ -18,12 +18,14 @@ type Config struct {
 	Plugins Plugins `yaml:"plugins"`
 	Catalog Catalog `yaml:"catalog"`
 	Modules Modules `yaml:"modules"`
+	Jobs    Jobs    `yaml:"jobs"`
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
 	OIDC    OIDC    `yaml:"oidc"`
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
+	Metrics   Metrics   `yaml:"metrics"`
 }
 
 // Server holds the HTTP listener settings and limits.
@@ -69,6 +71,7 @@ type Catalog struct {
 	MaxResourceBytes int           `yaml:"max_resource_bytes" doc:"largest file a resource upload may hold (413 beyond)"`
 	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
 	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
+	FilesDir         string        `yaml:"files_dir" doc:"directory for the bytes of uploaded files, shared by every gateway (empty: in the MongoDB store)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -104,6 +107,17 @@ type Modules struct {
 	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
 	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
 	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
+	BackgroundShare int           `yaml:"background_percent" doc:"percent of a module's instances scoring jobs may hold at once (at least one)"`
+}
+
+// Jobs configures scoring jobs (POST /jobs): see gateway/jobs/README.md.
+type Jobs struct {
+	Workers      int           `yaml:"workers" doc:"chunks this gateway scores at once (0: none; jobs are still accepted)"`
+	ChunkRows    int           `yaml:"chunk_rows" doc:"rows of a chunk, the unit of work a gateway leases"`
+	CallRows     int           `yaml:"call_rows" doc:"rows of one model call of a job"`
+	Lease        time.Duration `yaml:"lease" doc:"how long a chunk stays with a gateway that stopped renewing its lease"`
+	PollInterval time.Duration `yaml:"poll_interval" doc:"how often a gateway looks for job work"`
+	MaxRows      int           `yaml:"max_rows" doc:"most rows of a job's input table"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -140,6 +154,12 @@ type OIDC struct {
 	UserClaim  string `yaml:"user_claim" doc:"claim holding the user name"`
 }
 
+// Metrics sets where the Prometheus metrics are served and who may read them.
+type Metrics struct {
+	Addr  string `yaml:"addr" doc:"serve /metrics on this host:port only, not on server.addr (empty: on server.addr)"`
+	Token string `yaml:"token" doc:"bearer token a scraper must send for /metrics (empty: none needed)"`
+}
+
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
@@ -173,6 +193,7 @@ func Default() Config {
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
 		},
+		Jobs: Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",
@@ -188,6 +209,7 @@ func Default() Config {
 			CallerQueue:     8,
 			BatchSliceItems: 50,
 			BatchSliceBytes: 64 << 10,
+			BackgroundShare: 50,
 		},
 		Auth: Auth{
 			AdminUsername: "admin",

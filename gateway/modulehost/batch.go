@@ -2,6 +2,7 @@ package modulehost
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,12 +128,12 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 
 // callBatch runs the slices in order and joins their outputs; an error of a
 // slice is the answer, its field renumbered for the whole request.
-func (h *Host) callBatch(r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
+func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
 	var head []member
 	at := -1
 	var items []json.RawMessage
 	for _, s := range slices {
-		out, err := h.call(r, caller, s.body)
+		out, err := h.call(ctx, r, caller, s.body)
 		if err != nil {
 			var ge *abi.Error
 			if errors.As(err, &ge) {

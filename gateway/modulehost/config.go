@@ -57,6 +57,13 @@ type Config struct {
 	// 64 KiB): each slice waits for an instance in the caller's queue like a
 	// call of its own, so a batch cannot hold an instance for long.
 	BatchSliceItems, BatchSliceBytes int
+	// BackgroundShare is the fraction of a module's instances that
+	// background callers (BackgroundPrefix: scoring jobs) may hold at once,
+	// at least one (default 0.5); they also yield free instances to
+	// interactive callers first.
+	BackgroundShare float64
+	// ServerVersion is the version GET /v2 reports.
+	ServerVersion string
 	// Watch reloads modules when files in ModulesDir change.
 	Watch bool
 	// ReservedPrefixes are path prefixes no module may claim (default: the
@@ -66,7 +73,7 @@ type Config struct {
 
 // DefaultReservedPrefixes are the gateway's own paths, which modules may not claim.
 var DefaultReservedPrefixes = []string{
-	"/models", "/v2/", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
+	"/models", "/v2/", "/jobs", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
 	"/IsAlive", "/isalive", "/health", "/auth/", "/login", "/logout", "/static/", "/ui/",
 }
 
@@ -113,6 +120,9 @@ func (c Config) withDefaults() Config {
 	if c.BatchSliceBytes == 0 {
 		c.BatchSliceBytes = 64 << 10
 	}
+	if c.BackgroundShare == 0 {
+		c.BackgroundShare = 0.5
+	}
 	if c.ReservedPrefixes == nil {
 		c.ReservedPrefixes = DefaultReservedPrefixes
 	}
@@ -133,6 +143,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 {
 		errs = append(errs, errors.New("queue size, caller queue, queue timeout and batch slice sizes must not be negative"))
+	}
+	if c.BackgroundShare < 0 || c.BackgroundShare > 1 {
+		errs = append(errs, fmt.Errorf("background share %v must be between 0 and 1", c.BackgroundShare))
 	}
 	if c.Watch && c.ModulesDir == "" {
 		errs = append(errs, errors.New("watch needs a modules dir"))

@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,9 +25,16 @@ const (
 // recently), so each caller holding calls converges to an equal share of the
 // pool, and a caller alone may use all of it. The queue is bounded per module
 // and per caller; past the bounds, or after waiting maxWait, a call is refused.
+//
+// Background callers (names starting with BackgroundPrefix: scoring jobs) have
+// low priority: a free slot goes to an interactive caller first, they hold at
+// most bgCap slots at once, and they wait without the queue's bounds or
+// maxWait (their number is bounded by the job workers).
 type gate struct {
 	slots, maxQueue, maxPerCaller int
 	maxWait                       time.Duration
+	bgCap                         int
+	bgRunning                     int
 
 	mu      sync.Mutex
 	running int
@@ -38,6 +46,7 @@ type gate struct {
 }
 
 type callerState struct {
+	bg         bool
 	running    int
 	waiting    []*waiter
 	lastServed uint64
@@ -58,7 +67,7 @@ func (r *rejection) Error() string { return "model call refused: " + r.reason }
 
 func newGate(slots, maxQueue, maxPerCaller int, maxWait time.Duration) *gate {
 	return &gate{slots: max(1, slots), maxQueue: maxQueue, maxPerCaller: max(1, maxPerCaller),
-		maxWait: maxWait, callers: map[string]*callerState{}}
+		maxWait: maxWait, bgCap: max(1, slots), callers: map[string]*callerState{}}
 }
 
 // acquire waits for a slot for caller. On success the caller must call
@@ -68,15 +77,18 @@ func (g *gate) acquire(ctx context.Context, caller string) error {
 	g.mu.Lock()
 	c := g.callers[caller]
 	if c == nil {
-		c = &callerState{}
+		c = &callerState{bg: strings.HasPrefix(caller, BackgroundPrefix)}
 		g.callers[caller] = c
 	}
-	if g.running < g.slots && g.queued == 0 {
+	// Whenever a slot is free, whoever still waits is a background caller
+	// held by bgCap (release hands free slots out at once).
+	if g.running < g.slots && (!c.bg || g.bgRunning < g.bgCap && g.queued == 0) {
 		g.grantLocked(c)
 		g.mu.Unlock()
 		return nil
 	}
 	switch {
+	case c.bg:
 	case len(c.waiting) >= g.maxPerCaller:
 		return g.rejectLocked(caller, c, RejectCallerQueueFull)
 	case g.queued >= g.maxQueue:
@@ -87,13 +99,17 @@ func (g *gate) acquire(ctx context.Context, caller string) error {
 	g.queued++
 	g.mu.Unlock()
 
-	timer := time.NewTimer(g.maxWait)
-	defer timer.Stop()
+	var expired <-chan time.Time
+	if !c.bg {
+		timer := time.NewTimer(g.maxWait)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	var err error
 	select {
 	case <-w.ready:
 		return nil
-	case <-timer.C:
+	case <-expired:
 		err = &rejection{reason: RejectWaitTimeout}
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -141,16 +157,23 @@ func (g *gate) release(caller string, held time.Duration) {
 	c := g.callers[caller]
 	g.running--
 	c.running--
+	if c.bg {
+		g.bgRunning--
+	}
 	g.forgetLocked(caller, c)
 	for g.running < g.slots && g.queued > 0 {
 		var next *callerState
 		for _, x := range g.callers {
-			if len(x.waiting) == 0 {
+			if len(x.waiting) == 0 || x.bg && g.bgRunning >= g.bgCap {
 				continue
 			}
-			if next == nil || x.running < next.running || x.running == next.running && x.lastServed < next.lastServed {
+			if next == nil || next.bg && !x.bg ||
+				next.bg == x.bg && (x.running < next.running || x.running == next.running && x.lastServed < next.lastServed) {
 				next = x
 			}
+		}
+		if next == nil {
+			break // only background callers wait, at their cap
 		}
 		w := next.waiting[0]
 		next.waiting = next.waiting[1:]
@@ -162,6 +185,9 @@ func (g *gate) release(caller string, held time.Duration) {
 }
 
 func (g *gate) grantLocked(c *callerState) {
+	if c.bg {
+		g.bgRunning++
+	}
 	g.running++
 	c.running++
 	g.seq++
@@ -198,5 +224,12 @@ func (h *Host) newGate(mod *wasmrt.Module) *gate {
 	if wait == 0 {
 		wait = time.Duration(l.TimeoutMS) * time.Millisecond
 	}
-	return newGate(l.PoolSize, h.cfg.QueueSize, h.cfg.CallerQueue, wait)
+	g := newGate(l.PoolSize, h.cfg.QueueSize, h.cfg.CallerQueue, wait)
+	g.bgCap = max(1, int(float64(g.slots)*h.cfg.BackgroundShare))
+	return g
 }
+
+// BackgroundPrefix starts the caller names of background work (scoring
+// jobs): low priority at each module's gate, at most Config.BackgroundShare
+// of its instances.
+const BackgroundPrefix = "job:"

@@ -415,7 +415,7 @@ func TestAdminUploadAndDelete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dir, "counter.wasm")); err != nil {
 		t.Fatalf("upload not persisted: %v", err)
 	}
-	if r := e.post("/counter/next", `{"n":41}`); string(r.body) != `{"version":"1","next":42}` {
+	if r := e.post("/counter/next", `{"n":41}`); !strings.HasPrefix(string(r.body), `{"version":"1","next":42,"provenance":{"model":"counter","version":"1.0.0","module_sha256":"`) {
 		t.Fatalf("uploaded model = %d %s", r.status, r.body)
 	}
 	if r := e.do("POST", "/admin/modules", "application/wasm", wasm, admin...); r.status != 200 || !strings.Contains(string(r.body), `"unchanged":true`) {

@@ -28,6 +28,7 @@ func (h *Host) Routes() []Route {
 	return []Route{
 		{Method: fasthttp.MethodGet, Path: "/models", Handler: h.handleIndex},
 		{Method: fasthttp.MethodGet, Path: "/models/{name}", Handler: h.handleModel},
+		{Method: fasthttp.MethodGet, Path: "/v2", Handler: h.HandleServerMetadata},
 		{Method: fasthttp.MethodGet, Path: "/v2/health/live", Handler: h.handleLive},
 		{Method: fasthttp.MethodGet, Path: "/v2/health/ready", Handler: h.handleReady},
 		{Method: fasthttp.MethodGet, Path: "/v2/models/{name}", Handler: h.handleOIPModel},
@@ -159,6 +160,16 @@ type OIPModelMetadata struct {
 	Platform string           `json:"platform"`
 	Inputs   []TensorMetadata `json:"inputs"`
 	Outputs  []TensorMetadata `json:"outputs"`
+	// Routes lists every route's tensors; inputs and outputs above are
+	// the first route's (infer takes parameters.route for the others).
+	Routes []OIPRouteMetadata `json:"routes"`
+}
+
+// OIPRouteMetadata is one route of a model in its OIP metadata.
+type OIPRouteMetadata struct {
+	Route   string           `json:"route"`
+	Inputs  []TensorMetadata `json:"inputs"`
+	Outputs []TensorMetadata `json:"outputs"`
 }
 
 func (h *Host) handleOIPModel(ctx *fasthttp.RequestCtx) {
@@ -171,6 +182,13 @@ func (h *Host) handleOIPModel(ctx *fasthttp.RequestCtx) {
 		Inputs: tensors(m.Routes[0].InputSchema), Outputs: tensors(m.Routes[0].Output.Schema)}
 	if len(md.Outputs) == 0 {
 		md.Outputs = []TensorMetadata{{Name: "output", Datatype: "BYTES", Shape: []int64{-1}}}
+	}
+	for _, r := range m.Routes {
+		rm := OIPRouteMetadata{Route: r.Path, Inputs: tensors(r.InputSchema), Outputs: tensors(r.Output.Schema)}
+		if len(rm.Outputs) == 0 {
+			rm.Outputs = []TensorMetadata{{Name: "output", Datatype: "BYTES", Shape: []int64{-1}}}
+		}
+		md.Routes = append(md.Routes, rm)
 	}
 	writeJSON(ctx, fasthttp.StatusOK, md)
 }

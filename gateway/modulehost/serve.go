@@ -107,53 +107,20 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 
 // serveOn runs one call on route r; it returns false if the module was retired.
 func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []byte) bool {
-	mod := r.e.mod
-	man := mod.Manifest()
-	rt := man.Routes[r.idx]
-	limits := mod.Limits()
-	if len(body) > limits.MaxInputBytes {
-		WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-			"the body has "+itoa(len(body))+" bytes; this model accepts at most "+itoa(limits.MaxInputBytes), "")
-		return true
-	}
-	if ie := validateInput(r.e.schemas[r.idx], body); ie != nil {
-		status, code := fasthttp.StatusUnprocessableEntity, CodeInvalidInput
-		if strings.HasPrefix(ie.message, "the body is not valid JSON") {
-			status, code = fasthttp.StatusBadRequest, CodeInvalidJSON
-		}
-		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		WriteError(ctx, status, code, ie.message, ie.field)
-		return true
-	}
-	start := time.Now()
-	var out []byte
-	var err error
-	if slices := h.slices(rt.Batch, body); slices != nil {
-		out, err = h.callBatch(r, caller, rt.Batch, slices)
-	} else {
-		out, err = h.call(r, caller, body)
-	}
-	if errors.Is(err, wasmrt.ErrRetired) {
+	out, cerr, retired := h.invokeOn(context.Background(), r, caller, body)
+	if retired {
 		return false
 	}
-	ctx.Response.Header.Set("X-Model", man.Name+"/"+man.Version)
-	var rej *rejection
-	if errors.As(err, &rej) {
-		h.metrics.rejected.WithLabelValues(man.Name, rej.reason).Inc()
-		h.metrics.calls.WithLabelValues(man.Name, CodeTooManyRequests).Inc()
-		secs := int(rej.retryAfter / time.Second)
-		ctx.Response.Header.Set("Retry-After", itoa(secs))
-		WriteError(ctx, fasthttp.StatusTooManyRequests, CodeTooManyRequests, rejectionMessage(man.Name, rej.reason, secs), "")
+	man := r.e.mod.Manifest()
+	rt := man.Routes[r.idx]
+	setProvenance(&ctx.Response.Header, r.e)
+	if cerr != nil {
+		if cerr.RetryAfter > 0 {
+			ctx.Response.Header.Set("Retry-After", itoa(int(cerr.RetryAfter/time.Second)))
+		}
+		WriteError(ctx, cerr.Status, cerr.Code, cerr.Message, cerr.Field)
 		return true
 	}
-	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
-	if err != nil {
-		status, code, msg, field := errorFor(err, limits)
-		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		WriteError(ctx, status, code, msg, field)
-		return true
-	}
-	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
 	if rt.Output.Table != nil && wantsCSV(string(ctx.Request.Header.Peek("Accept"))) {
 		if csvBody, err := tableCSV(out, rt.Output.Table); err == nil {
 			setFilename(ctx, rt.Output.Filename, ".csv")
@@ -166,29 +133,79 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 	}
 	setFilename(ctx, rt.Output.Filename, ".json")
 	ctx.Response.Header.SetContentType("application/json")
-	ctx.SetBody(out)
+	ctx.SetBody(withProvenance(out, r.e))
 	return true
+}
+
+// invokeOn validates body and runs it on route r as caller: the answer, or
+// the error a client gets; retired is true if the module was swapped out.
+func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte) (out []byte, cerr *CallError, retired bool) {
+	mod := r.e.mod
+	man := mod.Manifest()
+	rt := man.Routes[r.idx]
+	limits := mod.Limits()
+	if len(body) > limits.MaxInputBytes {
+		return nil, &CallError{Status: fasthttp.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+			Message: "the body has " + itoa(len(body)) + " bytes; this model accepts at most " + itoa(limits.MaxInputBytes)}, false
+	}
+	if ie := validateInput(r.e.schemas[r.idx], body); ie != nil {
+		status, code := fasthttp.StatusUnprocessableEntity, CodeInvalidInput
+		if strings.HasPrefix(ie.message, "the body is not valid JSON") {
+			status, code = fasthttp.StatusBadRequest, CodeInvalidJSON
+		}
+		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
+		return nil, &CallError{Status: status, Code: code, Message: ie.message, Field: ie.field}, false
+	}
+	start := time.Now()
+	var err error
+	if slices := h.slices(rt.Batch, body); slices != nil {
+		out, err = h.callBatch(ctx, r, caller, rt.Batch, slices)
+	} else {
+		out, err = h.call(ctx, r, caller, body)
+	}
+	if errors.Is(err, wasmrt.ErrRetired) {
+		return nil, nil, true
+	}
+	var rej *rejection
+	if errors.As(err, &rej) {
+		h.metrics.rejected.WithLabelValues(man.Name, rej.reason).Inc()
+		h.metrics.calls.WithLabelValues(man.Name, CodeTooManyRequests).Inc()
+		secs := int(rej.retryAfter / time.Second)
+		return nil, &CallError{Status: fasthttp.StatusTooManyRequests, Code: CodeTooManyRequests,
+			Message: rejectionMessage(man.Name, rej.reason, secs), RetryAfter: rej.retryAfter}, false
+	}
+	if err != nil && ctx.Err() != nil && !errors.As(err, new(*abi.Error)) {
+		return nil, &CallError{Status: fasthttp.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the call was canceled: " + ctx.Err().Error()}, false
+	}
+	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
+	if err != nil {
+		status, code, msg, field := errorFor(err, limits)
+		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
+		return nil, &CallError{Status: status, Code: code, Message: msg, Field: field}, false
+	}
+	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
+	return out, nil, false
 }
 
 // call waits for the caller's turn at the module's gate, then runs input on
 // one instance under the module's deadline (the wait does not count).
-func (h *Host) call(r route, caller string, input []byte) ([]byte, error) {
+func (h *Host) call(ctx context.Context, r route, caller string, input []byte) ([]byte, error) {
 	limits := r.e.mod.Limits()
 	wait := h.cfg.QueueTimeout
 	if wait == 0 {
 		wait = time.Duration(limits.TimeoutMS) * time.Millisecond
 	}
-	done, err := h.callers.acquire(context.Background(), caller, wait)
+	done, err := h.callers.acquire(ctx, caller, wait)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if err := r.e.gate.acquire(context.Background(), caller); err != nil {
+	if err := r.e.gate.acquire(ctx, caller); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	defer func() { r.e.gate.release(caller, time.Since(start)) }()
-	cctx, cancel := context.WithTimeout(context.Background(), time.Duration(limits.TimeoutMS)*time.Millisecond)
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
 	return r.e.mod.Call(cctx, r.idx, input)
 }

@@ -97,6 +97,18 @@ func (h *Host) CallInternal(action, siteURL string, caller Identity, body []byte
 		Body: body, SiteURL: siteURL, Caller: caller})
 }
 
+// Call runs action (one served over HTTP or an internal one) outside of an
+// HTTP request, as caller, with body of contentType and optionally a file
+// the gateway stored, and returns the plugin's reply (status, CKAN envelope).
+func (h *Host) Call(action, siteURL string, caller Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error) {
+	r, ok := (*h.routes.Load())[action]
+	if !ok {
+		return nil, fmt.Errorf("pluginhost: no plugin serves %s", action)
+	}
+	return h.call(r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: contentType,
+		Body: body, SiteURL: siteURL, Caller: caller, Upload: upload})
+}
+
 // errDown means the plugin has no running process.
 var errDown = errors.New("plugin is down")
 

@@ -19,6 +19,8 @@ func Attach(ctx context.Context, a *App) error {
 		{"identity", a.attachIdentity},
 		{"plugins", a.attachPlugins},
 		{"modules", a.attachModules},
+		{"jobs", a.attachJobs},
+		{"metrics", a.attachMetrics},
 	}
 	for _, s := range steps {
 		if err := s.attach(ctx); err != nil {

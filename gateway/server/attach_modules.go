@@ -34,6 +34,8 @@ func (a *App) attachModules(ctx context.Context) error {
 		CallerRunning:   mc.CallerRunning,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
+		BackgroundShare: float64(mc.BackgroundShare) / 100,
+		ServerVersion:   a.version,
 		Watch:           mc.Watch,
 	}, a.log.With("component", "modulehost"), a.metrics.Registry())
 	if err != nil {
@@ -69,14 +71,20 @@ func (a *App) attachModules(ctx context.Context) error {
 	// client's address.
 	serve := func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 		httpcore.SetRoute(ctx, string(ctx.Path()))
-		caller := "ip:" + ctx.RemoteIP().String()
-		if c.UserID != "" {
-			caller = "user:" + c.UserID
-		} else if c.Name != "" {
-			caller = "user:" + c.Name
-		}
-		host.ServeModelAs(ctx, caller)
+		host.ServeModelAs(ctx, callerName(ctx, c))
 	}
+	infer := func(ctx *fasthttp.RequestCtx) {
+		c := identity.Caller{}
+		if mc.RequireToken {
+			var ok bool
+			if c, ok = a.authorize(ctx, identity.RoleModels); !ok {
+				return
+			}
+		}
+		host.ServeInfer(ctx, callerName(ctx, c))
+	}
+	a.router.POST("/v2/models/{name}/infer", infer)
+	a.router.POST("/v2/models/{name}/versions/{version}/infer", infer)
 	a.AddFallback(func(ctx *fasthttp.RequestCtx) bool {
 		if !host.IsModelPath(ctx.Path()) {
 			return false
@@ -123,4 +131,17 @@ func (a *App) docActions() []apidocs.Action {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// callerName is the caller whose share of a module's instances a call uses:
+// the authenticated user, else (models open to anonymous callers) the
+// client's address.
+func callerName(ctx *fasthttp.RequestCtx, c identity.Caller) string {
+	switch {
+	case c.UserID != "":
+		return "user:" + c.UserID
+	case c.Name != "":
+		return "user:" + c.Name
+	}
+	return "ip:" + ctx.RemoteIP().String()
 }

@@ -36,6 +36,19 @@ func dataStoreEnv(c config.DataStore, storeDir string) []string {
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
 
+// filesDir is catalog.files_dir as an absolute path ("" when unset: file
+// bytes live in the MongoDB store).
+func (a *App) filesDir() string {
+	d := a.cfg.Catalog.FilesDir
+	if d == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
 // attachPlugins starts the plugin programs (the catalog) and routes the CKAN
 // actions they declare; SIGHUP and POST /admin/plugins/{name}/reload reload them.
 func (a *App) attachPlugins(ctx context.Context) error {
@@ -61,6 +74,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
 			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
+			"TOXGATE_CATALOG_FILES_DIR=" + a.filesDir(),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
 	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
 	if err != nil {
@@ -81,7 +95,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		}
 		return nil
 	})
-	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)), host, filehttp.Config{
+	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)).WithDir(a.filesDir()), host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
 	}, a.metrics.Registry())
 	a.files = files

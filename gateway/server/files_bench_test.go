@@ -20,12 +20,18 @@ import (
 )
 
 // BenchmarkFileTransfer uploads and downloads one file (TOXGATE_BENCH_FILE_MB,
-// default 512 MiB) through the gateway on its embedded store, beside copying
+// default 512 MiB) through the gateway, with the bytes in its embedded store
+// (store) and in a files directory (dir, catalog.files_dir), beside copying
 // the same bytes to a local file in the same run, and samples the resident
 // memory of the gateway and the catalog plugin during each transfer.
 //
 //	TOXGATE_BIN_DIR=$PWD/bin go test -run '^$' -bench FileTransfer -benchtime 1x ./gateway/server/
 func BenchmarkFileTransfer(b *testing.B) {
+	b.Run("store", func(b *testing.B) { benchFileTransfer(b, "") })
+	b.Run("dir", func(b *testing.B) { benchFileTransfer(b, b.TempDir()) })
+}
+
+func benchFileTransfer(b *testing.B, filesDir string) {
 	mb := 512
 	if v, err := strconv.Atoi(os.Getenv("TOXGATE_BENCH_FILE_MB")); err == nil && v > 0 {
 		mb = v
@@ -35,7 +41,7 @@ func BenchmarkFileTransfer(b *testing.B) {
 	src := filepath.Join(dir, "src.bin")
 	writeRandomFile(b, src, size)
 
-	g := harness.Start(b)
+	g := harness.Start(b, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+filesDir))
 	admin := adminToken(b, g)
 	benchAction(b, g, admin, "organization_create", map[string]any{"name": "bench"})
 	benchAction(b, g, admin, "package_create", map[string]any{"name": "bench-files", "owner_org": "bench"})
@@ -59,8 +65,12 @@ func BenchmarkFileTransfer(b *testing.B) {
 		b.ReportMetric(downMBs/copyMBs, "download/copy")
 		b.ReportMetric(float64(upPeak)/(1<<20), "upload_peak_rss_growth_MiB")
 		b.ReportMetric(float64(downPeak)/(1<<20), "download_peak_rss_growth_MiB")
-		fmt.Printf("file transfer, %d MiB: local copy %.0f MB/s; upload %.1f MB/s (%.1f%% of the copy), peak RSS growth of gateway+plugin %d MiB; download %.1f MB/s (%.1f%%), peak RSS growth %d MiB\n",
-			mb, copyMBs, upMBs, 100*upMBs/copyMBs, upPeak>>20, downMBs, 100*downMBs/copyMBs, downPeak>>20)
+		where := "embedded store"
+		if filesDir != "" {
+			where = "files directory"
+		}
+		fmt.Printf("file transfer, %s, %d MiB: local copy %.0f MB/s; upload %.1f MB/s (%.1f%% of the copy), peak RSS growth of gateway+plugin %d MiB; download %.1f MB/s (%.1f%%), peak RSS growth %d MiB\n",
+			where, mb, copyMBs, upMBs, 100*upMBs/copyMBs, upPeak>>20, downMBs, 100*downMBs/copyMBs, downPeak>>20)
 	}
 }
 

@@ -57,7 +57,7 @@ func partialUpload(t *testing.T, g *harness.Gateway, token, resID string, file [
 
 // downloadIs checks that the resource's download serves whole bytes that
 // match the hash resource_show reports, and returns them.
-func downloadIs(t *testing.T, g *harness.Gateway, token, resID string) []byte {
+func downloadIs(t testing.TB, g *harness.Gateway, token, resID string) []byte {
 	t.Helper()
 	_, out := ckan(t, g, "resource_show", token, map[string]any{"id": resID})
 	r := out["result"].(map[string]any)

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -402,4 +403,41 @@ func TestFilesSharedByTwoGateways(t *testing.T) {
 		t.Fatalf("download from the first gateway: %v %d, %d bytes", err, resp.StatusCode, len(body))
 	}
 	_ = io.Discard
+}
+
+// With catalog.files_dir the bytes are files in a directory that gateways
+// share: a file uploaded through one gateway downloads (whole and by range)
+// from the other, a replaced file leaves the directory, and nothing but the
+// held file is left.
+func TestFilesDirBackendSharedByTwoGateways(t *testing.T) {
+	dir := t.TempDir()
+	f := newFileFixture(t, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+dir))
+	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_CATALOG_FILES_DIR="+dir))
+	data := testBytes(2500000, 9)
+	code, out := uploadAction(t, other, f.editor, "resource_create", map[string]string{"package_id": f.public}, "dir.csv", data)
+	if code != 200 || out["result"].(map[string]any)["hash"] != "sha256:"+sha(data) {
+		t.Fatalf("upload through the second gateway: %d %v", code, out)
+	}
+	res := out["result"].(map[string]any)
+	path := res["url"].(string)[strings.Index(res["url"].(string), "/dataset/"):]
+	if resp, body, err := f.g.Do(context.Background(), http.MethodGet, path, nil, nil); err != nil || resp.StatusCode != 200 || !bytes.Equal(body, data) {
+		t.Fatalf("download from the first gateway: %v", err)
+	}
+	if resp, body, _ := f.g.Do(context.Background(), http.MethodGet, path, http.Header{"Range": {"bytes=1048570-1048599"}}, nil); resp.StatusCode != 206 || !bytes.Equal(body, data[1048570:1048600]) {
+		t.Fatalf("range from the directory: %d", resp.StatusCode)
+	}
+	if files, segs := storedFiles(t, f.g); files != 1 || segs != 0 {
+		t.Fatalf("metadata %d, segment collections %d; want 1, 0", files, segs)
+	}
+	data2 := testBytes(1000, 10)
+	if code, out := uploadAction(t, f.g, f.editor, "resource_patch", map[string]string{"id": res["id"].(string)}, "dir2.csv", data2); code != 200 {
+		t.Fatalf("replace: %d %v", code, out)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("the files directory holds %d entries after a replacement, want 1", len(entries))
+	}
+	if info, err := os.Stat(dir + "/" + entries[0].Name()); err != nil || info.Size() != int64(len(data2)) {
+		t.Fatalf("the file left is not the new one: %v", err)
+	}
 }

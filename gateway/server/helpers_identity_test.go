@@ -114,7 +114,7 @@ func adminToken(t testing.TB, g *harness.Gateway) string {
 }
 
 // ckan calls a CKAN action with a JSON body (POST) and an optional token.
-func ckan(t *testing.T, g *harness.Gateway, action, token string, data map[string]any) (int, map[string]any) {
+func ckan(t testing.TB, g *harness.Gateway, action, token string, data map[string]any) (int, map[string]any) {
 	t.Helper()
 	if data == nil {
 		data = map[string]any{}
@@ -136,7 +136,7 @@ func ckan(t *testing.T, g *harness.Gateway, action, token string, data map[strin
 }
 
 // provision creates a user through CKAN's user_create as the sysadmin.
-func provision(t *testing.T, g *harness.Gateway, adminTok, name, password string, active bool, roles ...string) string {
+func provision(t testing.TB, g *harness.Gateway, adminTok, name, password string, active bool, roles ...string) string {
 	t.Helper()
 	data := map[string]any{"name": name, "email": name + "@example.org", "password": password,
 		"first_name": "Test", "last_name": strings.ToUpper(name[:1]) + name[1:], "roles": roles}
@@ -151,7 +151,7 @@ func provision(t *testing.T, g *harness.Gateway, adminTok, name, password string
 }
 
 // tokenFor makes an API token for a user through api_token_create as the sysadmin.
-func tokenFor(t *testing.T, g *harness.Gateway, adminTok, user string, extra map[string]any) string {
+func tokenFor(t testing.TB, g *harness.Gateway, adminTok, user string, extra map[string]any) string {
 	t.Helper()
 	data := map[string]any{"user": user, "name": "t-" + user}
 	for k, v := range extra {

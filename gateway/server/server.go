@@ -218,7 +218,7 @@ func (a *App) Handler() fasthttp.RequestHandler {
 	if a.cfg.Log.Access {
 		mws = append(mws, httpcore.AccessLog(a.accessLog))
 	}
-	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log),
+	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log), httpcore.RefuseAmbiguousFraming(),
 		httpcore.Bodies(a.bodyPolicy, a.bodies, func(reason string) { a.bodyRejected.WithLabelValues(reason).Inc() }))
 	return httpcore.Chain(a.router.Handler, mws...)
 }

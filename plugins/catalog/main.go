@@ -13,6 +13,7 @@
 //	                          (for a MongoDB replica set; default one at a time)
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
+//	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -105,7 +106,9 @@ func open(log *slog.Logger) (*server, func(), error) {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
-	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent}
+	gentle := os.Getenv(contract.EnvReplacing) == "1"
+	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
+		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/httpcore"
+)
+
+// HandleCreate serves POST /jobs for c: 202 with {id, state, status_url}
+// and Location once the input is staged and the job queued.
+func (s *Service) HandleCreate(ctx *fasthttp.RequestCtx, c Caller) {
+	var req Request
+	dec := json.NewDecoder(bytesReader(ctx.PostBody()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, "invalid_json", "the body must be a JSON object {model, resource_id, package_id, smiles_column}: "+err.Error(), "")
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	st, err := s.Create(rctx, c, req)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("Location", st.StatusURL)
+	httpcore.WriteJSON(ctx, fasthttp.StatusAccepted, map[string]any{"id": st.ID, "state": st.State, "status_url": st.StatusURL, "total": st.Total})
+}
+
+// HandleGet serves GET /jobs/{id}.
+func (s *Service) HandleGet(ctx *fasthttp.RequestCtx, c Caller) {
+	id, _ := ctx.UserValue("id").(string)
+	st, err := s.Get(ctx, c, id)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, st)
+}
+
+// HandleCancel serves DELETE /jobs/{id}.
+func (s *Service) HandleCancel(ctx *fasthttp.RequestCtx, c Caller) {
+	id, _ := ctx.UserValue("id").(string)
+	st, err := s.Cancel(ctx, c, id)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, st)
+}
+
+// HandleList serves GET /jobs: the caller's jobs, newest first.
+func (s *Service) HandleList(ctx *fasthttp.RequestCtx, c Caller) {
+	list, err := s.List(ctx, c)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"jobs": list})
+}
+
+func writeErr(ctx *fasthttp.RequestCtx, err error) {
+	var e *Error
+	if errors.As(err, &e) {
+		httpcore.WriteError(ctx, e.Status, e.Code, e.Message, e.Field)
+		return
+	}
+	httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, "unavailable", err.Error(), "")
+}
