@@ -541,10 +541,19 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 		case bool:
 			res.Summary = append(res.Summary, [2]string{k, fmt.Sprint(v)})
 		case map[string]any:
+			// A small object of figures (provenance, units): "key: value" pairs.
 			if len(v) <= 12 {
-				b, _ := json.Marshal(v)
-				if len(b) < 400 {
-					res.Summary = append(res.Summary, [2]string{k, string(b)})
+				sub := make([]string, 0, len(v))
+				for sk := range v {
+					sub = append(sub, sk)
+				}
+				sort.Strings(sub)
+				parts := make([]string, 0, len(v))
+				for _, sk := range sub {
+					parts = append(parts, sk+": "+cell(v[sk]))
+				}
+				if line := strings.Join(parts, "; "); len(line) < 400 {
+					res.Summary = append(res.Summary, [2]string{k, line})
 				}
 			}
 		}
