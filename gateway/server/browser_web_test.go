@@ -206,6 +206,14 @@ func (tb *tab) overflowing() []string {
 	return eval[[]string](tb, `Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > 391).slice(0, 8).map(e => e.tagName + "#" + e.id + "." + e.className)`)
 }
 
+// spills names the elements that reach past the page's content column
+// (not counting those inside boxes that scroll on their own).
+func (tb *tab) spills() []string {
+	return eval[[]string](tb, `(() => { const edge = document.querySelector("main").getBoundingClientRect().right + 1;
+		return Array.from(document.querySelectorAll("main *")).filter(e => !e.closest(".scroll, pre, details") && e.getBoundingClientRect().right > edge)
+			.slice(0, 8).map(e => e.tagName + "#" + e.id + "." + e.className); })()`)
+}
+
 func (tb *tab) login(user, password string) {
 	tb.open("/login")
 	tb.do("log in "+user,
@@ -582,6 +590,9 @@ func TestWebModelPages(t *testing.T) {
 	if ok := eval[bool](mia, `document.querySelector("#result-plot").naturalWidth > 0`); !ok {
 		t.Errorf("the SVG plot did not load in the browser")
 	}
+	if out := mia.spills(); len(out) > 0 {
+		t.Errorf("PBPK result page at 1280 px: elements past the content column: %v", out)
+	}
 	mia.shot("pbpk-result", 1280)
 	mia.shot("pbpk-result", 390)
 	if !mia.fitsPhone() {
@@ -600,6 +611,9 @@ func TestWebModelPages(t *testing.T) {
 		if !strings.Contains(head, col) {
 			t.Errorf("hERG result table header %q lacks %s", head, col)
 		}
+	}
+	if out := mia.spills(); len(out) > 0 {
+		t.Errorf("hERG result page at 1280 px: elements past the content column: %v", out)
 	}
 	mia.shot("herg-result", 1280)
 	mia.shot("herg-result", 390)
