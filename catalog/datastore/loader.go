@@ -133,6 +133,10 @@ func (l *Loader) Submit(ctx context.Context, job Job) error {
 	return nil
 }
 
+// stateLoaded is a job whose table is swapped in but whose resource is not
+// yet marked datastore_active (reported as running).
+const stateLoaded = "loaded"
+
 // Status is xloader_status: the state of the last load of a resource.
 func (l *Loader) Status(ctx context.Context, id string) (map[string]any, error) {
 	var state, errText, created, updated, logs string
@@ -145,6 +149,9 @@ func (l *Loader) Status(ctx context.Context, id string) (map[string]any, error) 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("datastore: load status: %w", err)
+	}
+	if state == stateLoaded {
+		state = "running" // the table is in place; the resource is being marked
 	}
 	var logList []any
 	_ = json.Unmarshal([]byte(logs), &logList)
@@ -193,7 +200,7 @@ func (l *Loader) claim(ctx context.Context) (claimed, bool) {
 	}
 	p := l.s.d.ph
 	stale := time.Now().Add(-l.cfg.Lease).UnixMilli()
-	rows, err := l.s.rw.QueryContext(ctx, `SELECT resource_id, source, attempts FROM `+jobsTable+` WHERE state = 'pending' OR (state = 'running' AND heartbeat < `+p(1)+`) ORDER BY updated LIMIT 10`, stale)
+	rows, err := l.s.rw.QueryContext(ctx, `SELECT resource_id, source, attempts FROM `+jobsTable+` WHERE state = 'pending' OR (state IN ('running', 'loaded') AND heartbeat < `+p(1)+`) ORDER BY updated LIMIT 10`, stale)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.s.log.Error("datastore loader: list jobs", "err", err)
@@ -219,7 +226,7 @@ func (l *Loader) claim(ctx context.Context) (claimed, bool) {
 		}
 		hb := time.Now().UnixMilli()
 		res, err := l.s.rw.ExecContext(ctx, `UPDATE `+jobsTable+` SET state = 'running', owner = `+p(1)+`, heartbeat = `+p(2)+`, attempts = attempts + 1, updated = `+p(3)+`
-			WHERE resource_id = `+p(4)+` AND (state = 'pending' OR (state = 'running' AND heartbeat < `+p(5)+`))`, l.owner, hb, nowText(), c.id, stale)
+			WHERE resource_id = `+p(4)+` AND (state = 'pending' OR (state IN ('running', 'loaded') AND heartbeat < `+p(5)+`))`, l.owner, hb, nowText(), c.id, stale)
 		if err != nil {
 			continue
 		}
@@ -257,7 +264,7 @@ func (l *Loader) finish(ctx context.Context, id, owner, state, msg string, rows 
 	q := `UPDATE ` + jobsTable + ` SET state = ` + p(1) + `, error = ` + p(2) + `, rows_loaded = ` + p(3) + `, updated = ` + p(4) + ` WHERE resource_id = ` + p(5)
 	args := []any{state, msg, rows, nowText(), id}
 	if owner != "" {
-		q += ` AND owner = ` + p(6) + ` AND state = 'running'`
+		q += ` AND owner = ` + p(6) + ` AND state IN ('running', 'loaded')`
 		args = append(args, owner)
 	}
 	if _, err := l.s.rw.ExecContext(ctx, q, args...); err != nil {
@@ -266,6 +273,9 @@ func (l *Loader) finish(ctx context.Context, id, owner, state, msg string, rows 
 	level := "INFO"
 	if state == "error" {
 		level = "ERROR"
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("Load %s: %d rows", state, rows)
 	}
 	l.logLine(ctx, id, level, msg)
 }
@@ -339,10 +349,15 @@ func (l *Loader) run(ctx context.Context, job claimed) {
 		log.Warn("datastore load failed", "err", err)
 		l.finish(ctx, id, l.owner, "error", err.Error(), rows)
 	default:
-		log.Info("datastore load complete", "rows", rows, "seconds", time.Since(start).Seconds())
+		// The resource is marked datastore_active before the job reads
+		// complete, so a client that saw "complete" finds the flag set; a
+		// process that stops in between leaves the job "loaded", redone
+		// after the lease.
 		if l.cfg.Loaded != nil {
 			l.cfg.Loaded(ctx, id)
 		}
+		l.finish(ctx, id, l.owner, "complete", "", rows) // error stays empty
+		log.Info("datastore load complete", "rows", rows, "seconds", time.Since(start).Seconds())
 	}
 }
 
@@ -582,7 +597,7 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 	// the swap: the staging table becomes the resource's table, with its
 	// metadata and the job's completion, all or nothing
 	p := s.d.ph
-	res, err := tx.ExecContext(ctx, `UPDATE `+jobsTable+` SET state = 'complete', error = '', rows_loaded = `+p(1)+`, updated = `+p(2)+` WHERE resource_id = `+p(3)+` AND owner = `+p(4)+` AND state = 'running'`,
+	res, err := tx.ExecContext(ctx, `UPDATE `+jobsTable+` SET state = '`+stateLoaded+`', error = '', rows_loaded = `+p(1)+`, updated = `+p(2)+` WHERE resource_id = `+p(3)+` AND owner = `+p(4)+` AND state = 'running'`,
 		loaded, nowText(), id, l.owner)
 	if err != nil {
 		return loaded, fmt.Errorf("record completion: %w", err)

@@ -65,6 +65,11 @@ func newEnv(t *testing.T, cfg Config, modules map[string]string) *env {
 		cfg.ModulesDir = t.TempDir()
 	}
 	cfg.CacheDir = compileCache
+	if cfg.CallerRunning == 0 {
+		// Every test client is one caller (its address); the cap across
+		// models has its own test (TestCallerRunningCapAcrossModules).
+		cfg.CallerRunning = 64
+	}
 	for name, src := range modules {
 		modtest.Install(t, src, cfg.ModulesDir, name)
 	}
