@@ -136,10 +136,14 @@ func TestBrowserJourney(t *testing.T) {
 	if s := text("#step-email"); !strings.Contains(s, "verified") {
 		t.Fatalf("after verification the e-mail step says %q", s)
 	}
+	// Opening the form and filling it are idempotent, so they are tried
+	// again when the browser drops a node it had just found (a navigation
+	// finishing under a loaded machine); the submit is not.
+	do("dana opens the password form",
+		retryStale(chromedp.Click(C("#change-password")), chromedp.WaitVisible(C("#password-form")),
+			chromedp.SetValue(C("#current_password"), "dana-initial-1"),
+			chromedp.SetValue(C("#new_password"), "dana-chosen-pass"), chromedp.SetValue(C("#confirm"), "dana-chosen-pass")))
 	do("dana changes the password",
-		chromedp.Click(C("#change-password")), chromedp.WaitVisible(C("#password-form")),
-		chromedp.SendKeys(C("#current_password"), "dana-initial-1"),
-		chromedp.SendKeys(C("#new_password"), "dana-chosen-pass"), chromedp.SendKeys(C("#confirm"), "dana-chosen-pass"),
 		shot("password-change"), chromedp.Click(C("#save-password")),
 		chromedp.WaitVisible(C("#profile")), shot("dashboard"))
 	loc, err := chromedp.Run(ctx, chromedp.Location())
@@ -184,4 +188,25 @@ func TestBrowserJourney(t *testing.T) {
 	if code, body := callModel(); code != 401 {
 		t.Fatalf("model call with the revoked token: %d %s, want 401", code, body)
 	}
+}
+
+// retryStale runs actions, again (up to three times in all) when the browser
+// answers that a node it just found no longer exists: a document replaced
+// between the lookup and the action. Only for idempotent actions.
+func retryStale(actions ...chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var err error
+		for range 3 {
+			err = nil
+			for _, a := range actions {
+				if _, err = a(ctx, tg); err != nil {
+					break
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") {
+				return err
+			}
+		}
+		return err
+	})
 }
