@@ -42,6 +42,9 @@ func tableCSV(output []byte, t *abi.Table) ([]byte, error) {
 		}
 		for j, c := range cols {
 			rec[j] = cell(row[c])
+			if c == "error" {
+				rec[j] = errorCell(row[c])
+			}
 		}
 		w.Write(rec)
 	}
@@ -62,6 +65,21 @@ func cell(v json.RawMessage) string {
 		}
 	}
 	return string(v)
+}
+
+// errorCell renders a row's error: an object's "field: message", else as cell.
+func errorCell(v json.RawMessage) string {
+	var e struct {
+		Message *string `json:"message"`
+		Field   string  `json:"field"`
+	}
+	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &e) != nil || e.Message == nil {
+		return cell(v)
+	}
+	if e.Field != "" && !strings.Contains(*e.Message, e.Field) {
+		return e.Field + ": " + *e.Message
+	}
+	return *e.Message
 }
 
 // orderedKeys returns the member names of a JSON object in document order.

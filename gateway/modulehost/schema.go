@@ -65,9 +65,7 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 	if !errors.As(err, &ve) {
 		return &inputError{message: err.Error()}
 	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
+	ve = mostSpecific(ve)
 	field := strings.Join(ve.InstanceLocation, ".")
 	join := func(name string) string {
 		if field == "" {
@@ -82,10 +80,47 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 		}
 	case *kind.MaxLength:
 		return &inputError{field: field, message: "has " + itoa(k.Got) + " characters; this model accepts at most " + itoa(k.Want)}
+	case *kind.MaxItems:
+		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at most " + itoa(k.Want) + " " + itemsOf(field) + " per call"}
+	case *kind.MinItems:
+		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at least " + itoa(k.Want) + " per call"}
 	case *kind.AdditionalProperties:
 		if len(k.Properties) > 0 {
 			return &inputError{field: join(k.Properties[0]), message: "is not an accepted field"}
 		}
 	}
 	return &inputError{field: field, message: ve.ErrorKind.LocalizedString(printer)}
+}
+
+// itemsOf names the items of list field: "SMILES" for smiles, else "items".
+func itemsOf(field string) string {
+	if strings.EqualFold(field[strings.LastIndexByte(field, '.')+1:], "smiles") {
+		return "SMILES"
+	}
+	return "items"
+}
+
+// mostSpecific descends to the leaf error that explains the failure. Among
+// the causes of a oneOf/anyOf, a branch refused only for its type (a string
+// branch, for a list) explains less than one that accepted the type and
+// failed further in (the list branch, for a list too long).
+func mostSpecific(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		next := ve.Causes[0]
+		for _, c := range ve.Causes {
+			if _, typeOnly := leaf(c).ErrorKind.(*kind.Type); !typeOnly {
+				next = c
+				break
+			}
+		}
+		ve = next
+	}
+	return ve
+}
+
+func leaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
 }
