@@ -133,6 +133,10 @@ func filesOf(dir, name string) []dataFile {
 			Description: desc, Source: r.source + " " + r.path, Licence: r.licence, Kind: "training data"})
 	}
 	own := filepath.Join(dir, name)
+	where := "the model card"
+	if st, err := os.Stat(filepath.Join(own, "SOURCES.md")); err == nil && st.Mode().IsRegular() {
+		where = "modules/" + name + "/SOURCES.md"
+	}
 	_ = filepath.WalkDir(own, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -148,8 +152,12 @@ func filesOf(dir, name string) []dataFile {
 		switch {
 		case isData(d.Name()):
 			out = append(out, dataFile{Path: p, Rel: rel, Name: d.Name(), Format: formatOf(d.Name()),
-				Description: "Data shipped with module " + name + " (modules/" + rel + "); sources and licences in the model card.",
+				Description: "Data shipped with module " + name + " (modules/" + rel + "); sources and licences in " + where + ".",
 				Kind:        "module data"})
+		case rel == name+"/SOURCES.md":
+			out = append(out, dataFile{Path: p, Rel: rel, Name: d.Name(), Format: "Markdown",
+				Description: "Sources and licences of the data shipped with module " + name + " (modules/" + rel + ").",
+				Kind:        "sources"})
 		case strings.HasPrefix(d.Name(), "CV") && strings.HasSuffix(d.Name(), ".md"):
 			out = append(out, dataFile{Path: p, Rel: rel, Name: d.Name(), Format: "Markdown",
 				Description: "Cross-validation report of model " + name + " (modules/" + rel + "), written by modules/tox-train.",
