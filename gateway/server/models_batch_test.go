@@ -76,3 +76,36 @@ func TestBatchRowErrors(t *testing.T) {
 		t.Fatalf("1001 SMILES: %d %s", code, out)
 	}
 }
+
+// A simulation's time series comes as CSV on Accept: text/csv: the time
+// column, then one column per compartment, as many rows as time points.
+func TestSimulationTimeSeriesAsCSV(t *testing.T) {
+	g, _ := modelsGateway(t, []string{"pbpk-doxorubicin", "tk-2d"}, harness.WithEnv("TOXGATE_CATALOG_PUBLISH_MODELS=false"))
+	admin := adminToken(t, g)
+	provision(t, g, admin, "modeler", "modeler-password-1", true, "models")
+	tok := "Bearer " + tokenFor(t, g, admin, "modeler", nil)
+	for _, c := range []struct{ path, body, time, series string }{
+		{"/pbpk/doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190}`, "time_h", "time_series"},
+		{"/TK/2D/evaluate", `{"compound":"DOX"}`, "time_h", ""},
+	} {
+		code, _, js := postJSON(t, g, c.path, c.body, http.Header{"Authorization": {tok}})
+		var o map[string]any
+		if code != 200 || json.Unmarshal(js, &o) != nil {
+			t.Fatalf("%s JSON: %d %.300s", c.path, code, js)
+		}
+		holder := o
+		if c.series != "" {
+			holder = o[c.series].(map[string]any)
+		}
+		times := holder[c.time].([]any)
+		code, h, out := postJSON(t, g, c.path, c.body, http.Header{"Authorization": {tok}, "Accept": {"text/csv"}})
+		recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+		if code != 200 || err != nil || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") || len(recs) != len(times)+1 || recs[0][0] != c.time || len(recs[0]) < 3 {
+			t.Fatalf("%s CSV: %d %s %v %.300s", c.path, code, h.Get("Content-Type"), err, out)
+		}
+		if last := recs[len(recs)-1][0]; last != fmt.Sprint(times[len(times)-1]) {
+			t.Fatalf("%s CSV: last time %s, JSON %v", c.path, last, times[len(times)-1])
+		}
+		t.Logf("%s CSV columns: %v", c.path, recs[0])
+	}
+}
