@@ -159,6 +159,9 @@ func (p *Publisher) PublishAll(ctx context.Context) error {
 	if len(ready) == 0 {
 		return nil
 	}
+	if _, err := os.Stat(p.cfg.DataDir); err != nil {
+		p.log.Warn("models_data_dir not found: the models' datasets get their cards and links but no data files", "dir", p.cfg.DataDir, "err", err)
+	}
 	if err := p.ensureOrg(); err != nil {
 		return err
 	}
@@ -307,8 +310,11 @@ func (p *Publisher) publish(ctx context.Context, m modulehost.ModelInfo, st *pas
 			return err
 		}
 	}
+	// Without the data directory (a gateway installed without the source
+	// tree) the files another gateway published are left as they are.
+	_, dirErr := os.Stat(p.cfg.DataDir)
 	for id := range have {
-		if !want[id] {
+		if !want[id] && dirErr == nil {
 			if _, err := p.call("resource_delete", map[string]any{"id": id}, nil); err != nil && statusOf(err) != http.StatusNotFound {
 				return err
 			}
