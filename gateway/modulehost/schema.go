@@ -102,15 +102,20 @@ func itemsOf(field string) string {
 
 // mostSpecific descends to the leaf error that explains the failure. Among
 // the causes of a oneOf/anyOf, a branch refused only for its type (a string
-// branch, for a list) explains less than one that accepted the type and
-// failed further in (the list branch, for a list too long).
+// branch, for a list) explains less than one that accepted the value and
+// failed further in: deeper in the value (an item of the list), or on
+// another keyword at the same place (a list too long).
 func mostSpecific(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
 	for len(ve.Causes) > 0 {
-		next := ve.Causes[0]
+		next, best := ve.Causes[0], -1
 		for _, c := range ve.Causes {
-			if _, typeOnly := leaf(c).ErrorKind.(*kind.Type); !typeOnly {
-				next = c
-				break
+			l := leaf(c)
+			score := 2 * len(l.InstanceLocation)
+			if _, typeOnly := l.ErrorKind.(*kind.Type); !typeOnly {
+				score++
+			}
+			if score > best {
+				next, best = c, score
 			}
 		}
 		ve = next

@@ -37,8 +37,10 @@ type Input struct {
 }
 
 // InputSchema is the JSON Schema of Input.
-var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string","minLength":1,"maxLength":%d}}]}}}`,
-	MaxBatch, MaxSMILESLength, MaxBatch, MaxSMILESLength)
+// A list's items have no length bounds in it: an empty or too long SMILES
+// of a list gets its row's error (Predict checks), as an unreadable one does.
+var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]}}}`,
+	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch)
 
 // Example is the original platform's example request.
 const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
@@ -339,6 +341,12 @@ func ErrorRow(smiles string, i int, err error) Row {
 
 // Predict standardises one SMILES and returns the task predictions.
 func (s *Server) Predict(smiles string, dense []float32) ([]ml.Prediction, error) {
+	switch {
+	case smiles == "":
+		return nil, fmt.Errorf("smiles: empty")
+	case len(smiles) > MaxSMILESLength:
+		return nil, fmt.Errorf("smiles: has %d characters; this model accepts at most %d", len(smiles), MaxSMILESLength)
+	}
 	m, err := ml.Standardize(smiles)
 	if err != nil {
 		return nil, err
