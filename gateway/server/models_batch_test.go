@@ -22,8 +22,8 @@ func TestBatchRowErrors(t *testing.T) {
 	admin := adminToken(t, g)
 	provision(t, g, admin, "screener", "screener-password-1", true, "models")
 	tok := http.Header{"Authorization": {"Bearer " + tokenFor(t, g, admin, "screener", nil)}}
-	list := []string{"CCO", "CC(C)Xx", "c1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCN", "C1CC", "CCCl"}
-	bad := map[int]bool{1: true, 5: true}
+	list := []string{"CCO", "CC(C)Xx", "c1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCN", "C1CC", "CCCl", "", strings.Repeat("C", 4001), "O"}
+	bad := map[int]bool{1: true, 5: true, 7: true, 8: true}
 	body, _ := json.Marshal(map[string]any{"smiles": list})
 
 	for _, route := range []string{"/hERG/evaluate", "/AHR/evaluate"} {
@@ -65,7 +65,11 @@ func TestBatchRowErrors(t *testing.T) {
 		}
 	}
 
-	code, _, out := postJSON(t, g, "/hERG/evaluate", `{"smiles":"CC(C)Xx"}`, tok)
+	code, _, out := postJSON(t, g, "/hERG/evaluate", `{"smiles":["CCO","CCN",42]}`, tok)
+	if code != 422 || !strings.Contains(string(out), `"field":"smiles.2"`) {
+		t.Fatalf("a number in the list: %d %s", code, out)
+	}
+	code, _, out = postJSON(t, g, "/hERG/evaluate", `{"smiles":"CC(C)Xx"}`, tok)
 	if code != 422 || !strings.Contains(string(out), `"field":"smiles"`) {
 		t.Fatalf("single bad SMILES: %d %s", code, out)
 	}
