@@ -82,6 +82,9 @@ bench: build
 	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/server/
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
+	@echo "== catalog: patches with 8 clients (target >= 100/s) and hot reloads under writes (target: no request over 100 ms), 10,000 datasets"
+	$(BENCH) -bench 'PackagePatch8' -benchtime 400x ./gateway/pluginhost/
+	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"toxgate/catalog/search"
 )
@@ -24,6 +25,9 @@ type state struct {
 	orgByName map[string]string
 	index     *search.Index
 	applied   int64
+	// appliedAt is when the marker read that made applied current started
+	// (catchUp reads the claims made since, less claimMargin).
+	appliedAt time.Time
 	// publicNames caches package_list's sorted names; nil after any change.
 	publicNames atomic.Pointer[[]string]
 	// rendered holds each dataset's encoded dict (*renderedDataset by
@@ -288,6 +292,7 @@ func (s *Service) syncLoop() {
 
 // pull applies the changes recorded in the marker since the last pull.
 func (s *Service) pull(ctx context.Context) error {
+	readAt := time.Now()
 	seq, ok, err := s.c.readSeq(ctx)
 	if err != nil {
 		return err
@@ -313,68 +318,40 @@ func (s *Service) pull(ctx context.Context) error {
 		return nil
 	}
 	oldest := m.Seq - int64(len(m.Recent)) + 1
-	if m.Seq < applied || applied+1 < oldest || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
-		return s.reloadAll(ctx, m.Seq)
+	if m.Seq < applied || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
+		s.log.Info("catalog: the change marker went back or is malformed; reloading", "marker_seq", m.Seq, "applied", applied)
+		return s.reloadAll(ctx, m.Seq, readAt)
+	}
+	if applied+1 < oldest {
+		return s.catchUp(ctx, m.Seq, readAt)
 	}
 	pending := m.Recent[len(m.Recent)-int(m.Seq-applied):]
-	if len(pending) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
-	var ds []*Dataset
-	var os []*Organization
-	var goneDS, goneOrg []string
+	refs := make([]changeRef, 0, len(pending))
 	for _, e := range pending {
-		if seen[e.Kind+e.ID] {
-			continue
-		}
-		seen[e.Kind+e.ID] = true
-		switch e.Kind {
-		case kindDataset:
-			d, err := s.c.findDataset(ctx, e.ID)
-			if err != nil {
-				return err
-			}
-			if d == nil {
-				goneDS = append(goneDS, e.ID)
-			} else {
-				ds = append(ds, d)
-			}
-		case kindOrg:
-			o, err := s.c.findOrg(ctx, e.ID)
-			if err != nil {
-				return err
-			}
-			if o == nil {
-				goneOrg = append(goneOrg, e.ID)
-			} else {
-				os = append(os, o)
-			}
-		}
+		refs = append(refs, changeRef{kind: e.Kind, id: e.ID})
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	for _, o := range os {
-		s.st.putOrg(o)
+	f, err := s.fetch(ctx, refs)
+	if err != nil {
+		return err
 	}
-	for _, id := range goneOrg {
-		s.st.removeOrg(id)
-	}
-	for _, d := range ds {
-		s.st.putDataset(d)
-	}
-	for _, id := range goneDS {
-		s.st.removeDataset(id)
-	}
-	if m.Seq > s.st.applied {
-		s.st.applied = m.Seq
-	}
+	s.apply(f, m.Seq, readAt)
 	return nil
 }
 
+// loadBatch is how many datasets one read of a full load returns: small
+// batches keep the store's work (and its memory) in small steps, so that
+// the requests it serves meanwhile wait less behind it.
+const loadBatch = 256
+
 // reloadAll rebuilds the in-memory catalog from the store; seq is the marker
-// value read before loading.
-func (s *Service) reloadAll(ctx context.Context, seq int64) error {
+// value read before loading, by a read that started at readAt.
+func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) error {
+	return s.load(ctx, seq, readAt, false)
+}
+
+// load is reloadAll; gentle pauses after each batch of datasets for as
+// long as the batch took (see Options.GentleLoad).
+func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
 	fresh := newState()
 	cur, err := s.c.orgs.Find(ctx, bson.M{})
@@ -388,12 +365,22 @@ func (s *Service) reloadAll(ctx context.Context, seq int64) error {
 	for _, o := range orgs {
 		fresh.putOrg(o)
 	}
-	cur, err = s.c.datasets.Find(ctx, bson.M{})
+	cur, err = s.c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(loadBatch))
 	if err != nil {
 		return fmt.Errorf("load datasets: %w", err)
 	}
 	defer func() { _ = cur.Close(ctx) }()
-	for cur.Next(ctx) {
+	batchStart := time.Now()
+	for n := 1; cur.Next(ctx); n++ {
+		if gentle && n%loadBatch == 0 {
+			took := time.Since(batchStart)
+			select {
+			case <-time.After(took):
+			case <-ctx.Done():
+				return fmt.Errorf("load datasets: %w", ctx.Err())
+			}
+			batchStart = time.Now()
+		}
 		d := new(Dataset)
 		if err := cur.Decode(d); err != nil {
 			return fmt.Errorf("decode dataset: %w", err)
@@ -410,8 +397,9 @@ func (s *Service) reloadAll(ctx context.Context, seq int64) error {
 	s.st.publicNames.Store(nil)
 	s.st.rendered.Clear()
 	s.st.applied = seq
+	s.st.appliedAt = readAt
 	s.st.mu.Unlock()
-	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start))
+	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
 	return nil
 }
 

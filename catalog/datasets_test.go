@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"bytes"
+	"fmt"
+	"log/slog"
 	"strings"
 
 	"sync"
@@ -353,4 +356,65 @@ func TestChangesFoundWithoutSequenceDocument(t *testing.T) {
 	if seq, ok, err := f.svc.c.readSeq(t.Context()); err != nil || !ok || seq != m.Seq {
 		t.Fatalf("sequence document %d %v %v, marker %d", seq, ok, err, m.Seq)
 	}
+}
+
+// TestFarBehindInstanceCatchesUpFromClaims: an instance that missed more
+// changes than the change marker lists (creates, patches, a purge, an
+// organization change) finds every one of them at its next request, by
+// re-reading the records named in the claims since it was last current,
+// not by reloading everything.
+func TestFarBehindInstanceCatchesUpFromClaims(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	other, err := New(t.Context(), f.db, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cerr := callSvc(t, other, Caller{}, "package_list", nil); cerr != nil {
+		t.Fatal(cerr)
+	}
+	f.ok("editor", "package_create", map[string]any{"name": "to-purge", "owner_org": "tox-lab"})
+	for i := 0; i < markerKeep; i++ {
+		f.ok("editor", "package_create", map[string]any{"name": fmt.Sprintf("far-%02d", i), "owner_org": "tox-lab", "title": "created"})
+	}
+	for i := 0; i < 10; i++ {
+		f.ok("editor", "package_patch", map[string]any{"id": fmt.Sprintf("far-%02d", i), "title": "patched"})
+	}
+	f.ok("sysadmin", "dataset_purge", map[string]any{"id": "to-purge"})
+	f.ok("sysadmin", "organization_patch", map[string]any{"id": "tox-lab", "title": "Toxicology Lab, renamed"})
+
+	for i := 0; i < markerKeep; i++ {
+		want := "created"
+		if i < 10 {
+			want = "patched"
+		}
+		got, cerr := callSvc(t, other, Caller{}, "package_show", map[string]any{"id": fmt.Sprintf("far-%02d", i)})
+		if cerr != nil || got.(map[string]any)["title"] != want {
+			t.Fatalf("far-%02d on the instance behind: %v %v, want title %q", i, got, cerr, want)
+		}
+		if o := got.(map[string]any)["organization"].(map[string]any); o["title"] != "Toxicology Lab, renamed" {
+			t.Fatalf("organization change not seen: %v", o)
+		}
+	}
+	if _, cerr := callSvc(t, other, Caller{}, "package_show", map[string]any{"id": "to-purge"}); cerr == nil || cerr.Status != 404 {
+		t.Fatalf("purged dataset on the instance behind: %v", cerr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "caught up from claims") || strings.Count(logs.String(), "catalog loaded") != 1 {
+		t.Fatalf("the instance behind did not catch up from the claims (or reloaded everything):\n%s", logs.String())
+	}
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

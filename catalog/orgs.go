@@ -298,6 +298,9 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 		}
 		return nil, fmt.Errorf("insert organization: %w", err)
 	}
+	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+		return nil, err
+	}
 	if err := s.committedOrg(ctx, o); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -39,6 +41,11 @@ type Options struct {
 	// FilesDir keeps the bytes of uploaded files in a directory instead of
 	// the database (catalog.files_dir); "" keeps them in the database.
 	FilesDir string
+	// GentleLoad makes New load the catalog at half pace (it pauses after
+	// each batch for as long as the batch took), for a process that
+	// replaces a running one: that one serves meanwhile, and its requests
+	// wait less for the machine.
+	GentleLoad bool
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -48,6 +55,13 @@ type Service struct {
 	locks  map[string]*keyLock
 	// markMu serializes this process's updates of the change marker.
 	markMu sync.Mutex
+	// lastMarker is the marker this process last wrote (nil: unknown);
+	// guarded by markMu.
+	lastMarker *marker
+	// writes counts this process's recorded changes; pruning is true
+	// while old claims are being deleted (see pruneClaims).
+	writes  atomic.Int64
+	pruning atomic.Bool
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
 	st      *state
@@ -124,11 +138,15 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	if err := s.c.ensureClaims(ctx); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	readAt := time.Now()
 	m, err := s.c.readMarker(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.reloadAll(ctx, m.Seq); err != nil {
+	if err := s.load(ctx, m.Seq, readAt, opts.GentleLoad); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -17,12 +19,14 @@ const (
 	CollChanges       = "catalog_marker"
 	CollChangeSeq     = "catalog_marker_seq"
 	CollUsers         = "users"
+	CollClaims        = "catalog_claims"
 )
 
 // change kinds in the change marker.
 const (
 	kindDataset = "d"
 	kindOrg     = "o"
+	kindMarker  = "m" // claims of marker numbers only
 )
 
 // markerID is the _id of the one change marker document, alone in its
@@ -31,7 +35,7 @@ const markerID = "catalog"
 
 // markerKeep is how many recent changes the marker lists; a reader further
 // behind reloads everything.
-const markerKeep = 64
+const markerKeep = 16
 
 // changeEntry is one recorded change.
 type changeEntry struct {
@@ -48,7 +52,7 @@ type marker struct {
 }
 
 type collections struct {
-	datasets, orgs, changes, changeSeq, users *mongo.Collection
+	datasets, orgs, changes, changeSeq, users, claims *mongo.Collection
 }
 
 func newCollections(db *mongo.Database) collections {
@@ -58,6 +62,7 @@ func newCollections(db *mongo.Database) collections {
 		changes:   db.Collection(CollChanges),
 		changeSeq: db.Collection(CollChangeSeq),
 		users:     db.Collection(CollUsers),
+		claims:    db.Collection(CollClaims),
 	}
 }
 
@@ -118,7 +123,10 @@ func (c collections) raiseSeq(ctx context.Context, seq int64) error {
 }
 
 // casMarker replaces the marker if its sequence number is still old.Seq;
-// ok is false when another writer came first.
+// ok is false when another writer came first. The new number is claimed
+// first (as record revisions are, see replace), because FerretDB applies
+// the {_id, seq} filter and the write as two steps that two processes can
+// interleave; the filter still guards against a stale old.
 func (c collections) casMarker(ctx context.Context, old, next marker) (bool, error) {
 	doc := bson.M{"_id": markerID, "seq": next.Seq, "recent": next.Recent}
 	if old.Seq == 0 {
@@ -131,11 +139,60 @@ func (c collections) casMarker(ctx context.Context, old, next marker) (bool, err
 		}
 		return true, nil
 	}
+	key := claimKey(kindMarker, markerID, next.Seq)
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return false, c.settleMarkerClaim(ctx, key, next.Seq)
+		}
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
 	r, err := c.changes.ReplaceOne(ctx, bson.M{"_id": markerID, "seq": old.Seq}, doc)
+	if err == nil && r.MatchedCount == 1 {
+		return true, nil
+	}
+	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
+		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("write change marker: %w", err)
 	}
-	return r.MatchedCount == 1, nil
+	return false, nil
+}
+
+// markerClaimStale is how old the claim of a marker number must be before
+// another writer may take the number (its writer died between the claim
+// and the marker write, which are milliseconds apart).
+const markerClaimStale = 2 * time.Second
+
+// settleMarkerClaim runs after losing the claim of marker number seq: it
+// waits a little while the number is claimed but not written, and removes
+// a stale claim.
+func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
+	m, err := c.readMarker(ctx)
+	if err != nil || m.Seq >= seq {
+		return err
+	}
+	var cl struct {
+		At time.Time `bson:"at"`
+	}
+	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read claim %s: %w", key, err)
+	}
+	if time.Since(cl.At) > markerClaimStale {
+		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
+			return fmt.Errorf("drop stale claim %s: %w", key, err)
+		}
+		return nil
+	}
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // findDataset loads one dataset by id; nil when absent.
@@ -164,23 +221,92 @@ func (c collections) findOrg(ctx context.Context, id string) (*Organization, err
 	return &o, nil
 }
 
-// replaceDataset writes d if the stored revision is still prev; ok is false
-// when another write came first.
+// replaceDataset writes d (revision prev+1) if no other writer took that
+// revision first; ok is false when one did.
 func (c collections) replaceDataset(ctx context.Context, d *Dataset, prev int64) (bool, error) {
-	r, err := c.datasets.ReplaceOne(ctx, bson.M{"_id": d.ID, "rev": prev}, d)
-	if err != nil {
-		return false, fmt.Errorf("write dataset %s: %w", d.ID, err)
-	}
-	return r.MatchedCount == 1, nil
+	return c.replace(ctx, c.datasets, kindDataset, d.ID, prev+1, d)
 }
 
-// replaceOrg writes o if the stored revision is still prev.
+// replaceOrg writes o (revision prev+1) if no other writer took that
+// revision first.
 func (c collections) replaceOrg(ctx context.Context, o *Organization, prev int64) (bool, error) {
-	r, err := c.orgs.ReplaceOne(ctx, bson.M{"_id": o.ID, "rev": prev}, o)
-	if err != nil {
-		return false, fmt.Errorf("write organization %s: %w", o.ID, err)
+	return c.replace(ctx, c.orgs, kindOrg, o.ID, prev+1, o)
+}
+
+// claimStale is how old a claim whose revision was never written must be
+// before another writer may take the revision (its writer died between
+// the claim and the write).
+const claimStale = 30 * time.Second
+
+// claimKey is the _id of the claim of revision rev of record id.
+func claimKey(kind, id string, rev int64) string {
+	return kind + ":" + id + "@" + strconv.FormatInt(rev, 10)
+}
+
+// replace is the optimistic write of one record: it first claims revision
+// rev by inserting {_id: "<kind>:<id>@<rev>"} into catalog_claims (a unique
+// _id, so exactly one writer of any process gets each revision), then
+// replaces the record by its _id alone. On FerretDB's SQLite backend only a
+// lone _id filter reaches SQL (and its index, see gateway/store): a filter
+// of {_id, rev} would decode every document of the collection until the
+// match. ok is false when another writer claimed rev first; a claim whose
+// write failed is given back.
+func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
+	key := claimKey(kind, id, rev)
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return false, c.settleClaim(ctx, coll, key, id, rev)
+		}
+		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	return r.MatchedCount == 1, nil
+	r, err := coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	if err == nil && r.MatchedCount == 1 {
+		return true, nil
+	}
+	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
+		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", key, err)
+	}
+	return false, nil // the record is gone (purged)
+}
+
+// settleClaim runs after losing the claim of revision rev: when the
+// revision is not written yet, it waits a little for its writer, or, when
+// the claim is stale, removes it so that the next attempt can take it.
+func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
+	var cur struct {
+		Rev int64 `bson:"rev"`
+	}
+	err := coll.FindOne(ctx, bson.M{"_id": id}).Decode(&cur)
+	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && cur.Rev >= rev) {
+		return nil // written (or purged): the caller reads it again
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", id, err)
+	}
+	var cl struct {
+		At time.Time `bson:"at"`
+	}
+	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil // given back meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("read claim %s: %w", key, err)
+	}
+	if time.Since(cl.At) > claimStale {
+		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
+			return fmt.Errorf("drop stale claim %s: %w", key, err)
+		}
+		return nil
+	}
+	select { // its writer is between the claim and the write
+	case <-time.After(20 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // findUser resolves a user by id, then by name; nil when unknown.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -18,9 +19,10 @@ const maxAttempts = 8
 var errConflict = ckan.ValidationMessage("The dataset was changed by another request at the same time; please retry")
 
 // mutateDataset applies mutate to the freshest stored copy of dataset id and
-// writes the result only if the stored revision is still the one it read
-// (the revision is checked in the update filter). When another writer came
-// first it reads again and re-applies mutate, so no update is lost.
+// writes the result as the next revision, only if no other writer took that
+// revision first (each revision is claimed once, see collections.replace).
+// When another writer came first it reads again and re-applies mutate, so
+// no update is lost.
 func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {
 	defer s.lockFor(id)()
 	// The in-memory copy is current (requests sync first and this process's
@@ -81,6 +83,9 @@ func (s *Service) insertDataset(ctx context.Context, d *Dataset) error {
 	if err != nil {
 		return fmt.Errorf("insert dataset: %w", err)
 	}
+	if err := s.c.note(ctx, kindDataset, d.ID); err != nil {
+		return err
+	}
 	return s.committedDataset(ctx, d)
 }
 
@@ -123,6 +128,9 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 	s.st.mu.RUnlock()
 	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("purge dataset %s: %w", id, err)
+	}
+	if err := s.c.note(ctx, kindDataset, id); err != nil {
+		return err
 	}
 	defer s.freeFiles(ctx, before, nil)
 	s.st.mu.Lock()
@@ -182,25 +190,39 @@ func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 func (s *Service) record(ctx context.Context, kind, id string) error {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
-	for attempt := 0; attempt < 50; attempt++ {
-		m, err := s.c.readMarker(ctx)
+	give := time.Now().Add(10 * time.Second)
+	for attempt := 0; attempt < 50 || time.Now().Before(give); attempt++ {
+		// the marker this process wrote last is still the stored one
+		// unless another process wrote since: then the CAS fails and the
+		// next attempt reads it
+		m := s.lastMarker
+		if attempt > 0 || m == nil {
+			read, err := s.c.readMarker(ctx)
+			if err != nil {
+				return err
+			}
+			m = &read
+		}
+		recent := make([]changeEntry, 0, len(m.Recent)+1)
+		recent = append(append(recent, m.Recent...), changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})
+		if len(recent) > markerKeep {
+			recent = recent[len(recent)-markerKeep:]
+		}
+		next := marker{Seq: m.Seq + 1, Recent: recent}
+		ok, err := s.c.casMarker(ctx, *m, next)
 		if err != nil {
+			s.lastMarker = nil
 			return err
 		}
-		next := marker{Seq: m.Seq + 1, Recent: append(m.Recent, changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})}
-		if len(next.Recent) > markerKeep {
-			next.Recent = next.Recent[len(next.Recent)-markerKeep:]
-		}
-		ok, err := s.c.casMarker(ctx, m, next)
-		if err != nil {
-			return err
-		}
+		s.lastMarker = nil
 		if ok {
+			s.lastMarker = &next
 			s.st.mu.Lock()
 			if s.st.applied == m.Seq {
 				s.st.applied = next.Seq
 			}
 			s.st.mu.Unlock()
+			s.pruneClaims()
 			// readers check this small document first; it is raised
 			// before the write returns, so the next request sees it
 			return s.c.raiseSeq(ctx, next.Seq)

@@ -3,6 +3,8 @@ package ckan
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -114,5 +116,26 @@ func TestCoercion(t *testing.T) {
 	}
 	if n, err := Natural(map[string]any{"limit": json.Number("5")}, "limit", 0); err != nil || n != 5 {
 		t.Errorf("limit=5: %v %v", n, err)
+	}
+}
+
+func TestJSONPCallbackOnlyIdentifierCharacters(t *testing.T) {
+	for _, cb := range []string{"cb", "jQuery1_2.x$", "a.b.c", "$", "_9"} {
+		r := Serve(Request{Action: "status_show", Method: "GET", Query: "callback=" + url.QueryEscape(cb)}, true,
+			func(map[string]any, bool) (any, error) { return 1, nil })
+		if r.Status != 200 || r.ContentType != ContentTypeJSONP || !strings.HasPrefix(string(r.Body), cb+"(") {
+			t.Errorf("callback %q: %d %s %s", cb, r.Status, r.ContentType, r.Body)
+		}
+	}
+	for _, cb := range []string{"alert(1);cb", "<script>", "a b", "cb//", "a-b", "x\n", "é", "a(", "cb;"} {
+		ran := false
+		r := Serve(Request{Action: "status_show", Method: "GET", Query: "callback=" + url.QueryEscape(cb)}, true,
+			func(map[string]any, bool) (any, error) { ran = true; return 1, nil })
+		if r.Status != 400 || r.ContentType != ContentTypeJSON || !strings.Contains(string(r.Body), "Invalid callback") || ran {
+			t.Errorf("callback %q: %d %s %s (action ran: %v)", cb, r.Status, r.ContentType, r.Body, ran)
+		}
+		if strings.Contains(string(r.Body), cb) {
+			t.Errorf("callback %q echoed: %s", cb, r.Body)
+		}
 	}
 }

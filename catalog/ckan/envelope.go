@@ -93,10 +93,16 @@ type Call func(data map[string]any, asAnonymous bool) (any, error)
 // Serve handles one action request the CKAN way: POST-only actions refuse GET,
 // the data dict is parsed, a "callback" key is removed and makes the call
 // anonymous, the result or error is wrapped in the envelope, and a GET with
-// callback in the query string and status 200 is wrapped as JSONP.
+// callback in the query string and status 200 is wrapped as JSONP. A
+// callback with other characters than ValidCallback allows is refused with
+// CKAN's bare 400 before the action runs.
 func Serve(r Request, sideEffectFree bool, call Call) Response {
 	if r.Method != "POST" && !sideEffectFree {
 		return Failure(r.SiteURL, r.Action, POSTRequired())
+	}
+	cb := jsonpCallback(r)
+	if cb != "" && !ValidCallback(cb) {
+		return Failure(r.SiteURL, r.Action, BadRequest("Invalid callback: only letters, digits, \"_\", \".\" and \"$\" are allowed"))
 	}
 	data, perr := ParseData(r, sideEffectFree)
 	if perr != nil {
@@ -111,13 +117,43 @@ func Serve(r Request, sideEffectFree bool, call Call) Response {
 	} else {
 		resp = Success(r.SiteURL, r.Action, result)
 	}
-	if r.Method == "GET" && resp.Status == 200 && r.Query != "" {
-		if q, err := url.ParseQuery(r.Query); err == nil && q.Get("callback") != "" {
-			cb := q.Get("callback")
-			body := make([]byte, 0, len(cb)+len(resp.Body)+3)
-			body = append(append(append(append(body, cb...), '('), resp.Body...), ");"...)
-			resp.Body, resp.ContentType = body, ContentTypeJSONP
-		}
+	if cb != "" && resp.Status == 200 {
+		body := make([]byte, 0, len(cb)+len(resp.Body)+3)
+		body = append(append(append(append(body, cb...), '('), resp.Body...), ");"...)
+		resp.Body, resp.ContentType = body, ContentTypeJSONP
 	}
 	return resp
+}
+
+// jsonpCallback is the JSONP callback of a GET request's query string ("" if
+// none): only those are wrapped, as CKAN does.
+func jsonpCallback(r Request) string {
+	if r.Method != "GET" || r.Query == "" {
+		return ""
+	}
+	q, err := url.ParseQuery(r.Query)
+	if err != nil {
+		return ""
+	}
+	return q.Get("callback")
+}
+
+// ValidCallback reports whether cb may name a JSONP callback: a non-empty
+// run of ASCII letters, digits, "_", "." and "$" (a JavaScript identifier
+// or a dotted path of them), so that the reply is a single function call
+// whatever the caller sends. Replies wrapped as JSONP also carry
+// X-Content-Type-Options: nosniff (set by the gateway on every action reply).
+func ValidCallback(cb string) bool {
+	if cb == "" {
+		return false
+	}
+	for i := 0; i < len(cb); i++ {
+		c := cb[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '$':
+		default:
+			return false
+		}
+	}
+	return true
 }

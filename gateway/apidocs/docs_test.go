@@ -109,6 +109,20 @@ func TestOpenAPIDocumentsModelsCatalogAndAuthAndFollowsModules(t *testing.T) {
 			t.Errorf("model operation lacks %s: %s", want, b)
 		}
 	}
+	// A number's unit (x-unit) is kept and named in its description.
+	if !strings.Contains(string(b), `"x-unit":"g/mol"`) || !strings.Contains(string(b), `needed between mass and molar units [g/mol]`) {
+		t.Errorf("model operation lacks the unit of molar_mass: %s", b)
+	}
+	// Catalog actions document their request fields.
+	create, _ := json.Marshal(doc.Paths["/api/3/action/package_create"]["post"])
+	for _, want := range []string{`"owner_org"`, `"required":["name"]`, `"example":{"name":"herg-data"}`} {
+		if !strings.Contains(string(create), want) {
+			t.Errorf("package_create lacks %s: %s", want, create)
+		}
+	}
+	if show, _ := json.Marshal(doc.Paths["/api/3/action/package_show"]["get"]); !strings.Contains(string(show), `"name":"id","required":true`) {
+		t.Errorf("package_show GET lacks its id parameter: %s", show)
+	}
 	if series, _ := json.Marshal(doc.Paths["/example/units/series"]); !strings.Contains(string(series), `"text/csv"`) {
 		t.Errorf("table route does not offer text/csv: %s", series)
 	}

@@ -176,14 +176,14 @@ func addActions(paths obj, actions []Action) {
 			sec = append(sec, obj{}) // anonymous reads
 			item["get"] = obj{
 				"tags": []string{"catalog"}, "operationId": a.Name + "_get", "summary": a.Summary, "security": sec,
-				"parameters": []obj{{"name": "params", "in": "query", "required": false, "style": "form", "explode": true,
-					"schema": obj{"type": "object", "additionalProperties": obj{"type": "string"}}, "description": "action parameters as query string"}},
-				"responses": responses,
+				"parameters": queryParams(a.Name),
+				"responses":  responses,
 			}
 		}
+		schema, example := requestSchema(a.Name)
 		item["post"] = obj{
 			"tags": []string{"catalog"}, "operationId": a.Name, "summary": a.Summary, "security": sec,
-			"requestBody": obj{"content": obj{"application/json": obj{"schema": obj{"type": "object"}, "example": obj{}}}},
+			"requestBody": obj{"content": obj{"application/json": obj{"schema": schema, "example": example}}},
 			"responses":   responses,
 		}
 		paths["/api/3/action/"+a.Name] = item
@@ -224,6 +224,17 @@ func adapt(v any) any {
 				continue
 			case "const":
 				out["enum"] = []any{val}
+				continue
+			case "x-unit":
+				// Swagger UI shows descriptions, not extensions: name the unit there too.
+				if u, ok := val.(string); ok && u != "" {
+					d, _ := x["description"].(string)
+					if !strings.Contains(d, u) {
+						out["description"] = strings.TrimSpace(d + " [" + u + "]")
+					}
+				}
+			}
+			if _, done := out[k]; done && k == "description" {
 				continue
 			}
 			out[k] = adapt(val)

@@ -25,6 +25,7 @@ type Config struct {
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
+	Metrics   Metrics   `yaml:"metrics"`
 }
 
 // Server holds the HTTP listener settings and limits.
@@ -154,6 +155,12 @@ type OIDC struct {
 	Audience   string `yaml:"audience" doc:"required aud"`
 	RolesClaim string `yaml:"roles_claim" doc:"dotted path of the roles claim"`
 	UserClaim  string `yaml:"user_claim" doc:"claim holding the user name"`
+}
+
+// Metrics sets where the Prometheus metrics are served and who may read them.
+type Metrics struct {
+	Addr  string `yaml:"addr" doc:"serve /metrics on this host:port only, not on server.addr (empty: on server.addr)"`
+	Token string `yaml:"token" doc:"bearer token a scraper must send for /metrics (empty: none needed)"`
 }
 
 // Default returns the configuration used when nothing is set.

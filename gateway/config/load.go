@@ -400,6 +400,16 @@ func (c Config) Validate() error {
 	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
 		bad("oidc.audience", "must be set when oidc.issuer is set")
 	}
+	if c.Metrics.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
+			bad("metrics.addr", "must be host:port, got %q", c.Metrics.Addr)
+		} else if c.Metrics.Addr == c.Server.Addr {
+			bad("metrics.addr", "must differ from server.addr (leave it empty to serve /metrics there)")
+		}
+	}
+	if c.Metrics.Token != "" && len(c.Metrics.Token) < 16 {
+		bad("metrics.token", "must be at least 16 characters")
+	}
 	return errors.Join(errs...)
 }
 

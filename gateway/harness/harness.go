@@ -109,6 +109,11 @@ type Gateway struct {
 // Option changes how a gateway is started.
 type Option func(*startConfig)
 
+// readyWithin bounds how long a start may take before the harness gives up:
+// a gateway with every model module compiles and checks each of them before
+// it serves, which takes over a minute on two cores busy with other tests.
+const readyWithin = 3 * time.Minute
+
 type startConfig struct {
 	allModules bool
 	logSink    io.Writer
@@ -153,7 +158,7 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 // caller must Stop it. Its data directory is a new temporary directory unless
 // WithDataDir is given.
 func Launch(bins Binaries, opts ...Option) (g *Gateway, err error) {
-	sc := startConfig{ready: 90 * time.Second}
+	sc := startConfig{ready: readyWithin}
 	for _, o := range opts {
 		o(&sc)
 	}
@@ -382,7 +387,7 @@ func (g *Gateway) Kill9() { g.kill() }
 // directory and waits until it is ready.
 func (g *Gateway) Relaunch() {
 	<-g.exited
-	g.start(startConfig{ready: 90 * time.Second})
+	g.start(startConfig{ready: readyWithin})
 }
 
 var storeURIRE = regexp.MustCompile(`embedded store started(?:","uri":"| uri=)([^"\s]+)`)
@@ -403,7 +408,7 @@ func (g *Gateway) Restart() {
 	if code := g.Stop(); code != 0 {
 		g.fatalf("harness: exit code %d on restart; logs:\n%s", code, g.logs.String())
 	}
-	g.start(startConfig{ready: 90 * time.Second})
+	g.start(startConfig{ready: readyWithin})
 }
 
 // Do sends a request and returns the status, headers and body.

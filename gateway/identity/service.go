@@ -345,27 +345,38 @@ func (s *Service) EnsureSysadmin(ctx context.Context, name, email, password stri
 }
 
 // Login checks a user name (or e-mail address) and password. Failed logins
-// are counted per user name in the store (so every gateway sees them); after
+// are counted per account in the store (so every gateway sees them, and the
+// user name and the e-mail address of one account share one counter; a name
+// that names no account has a counter of its own); after
 // auth.login_max_fails failures within auth.login_lockout, logins for that
-// name are refused with ErrThrottled until auth.login_lockout has passed,
+// account are refused with ErrThrottled until auth.login_lockout has passed,
 // even with the right password. clientAddr is only logged.
 func (s *Service) Login(ctx context.Context, name, password, clientAddr string) (*User, error) {
 	name = strings.TrimSpace(name)
-	key := "user:" + strings.ToLower(name)
-	t := now()
-	f, err := s.store.failuresOf(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if f.LockedUntil != nil && t.Before(*f.LockedUntil) {
-		s.log.Warn("login throttled", "user", name, "addr", clientAddr, "until", *f.LockedUntil)
-		return nil, ErrThrottled
-	}
-	var u *User
+	var (
+		u   *User
+		err error
+	)
 	if strings.Contains(name, "@") {
 		u, err = s.store.UserByEmail(ctx, name)
 	} else {
 		u, err = s.store.UserByName(ctx, name)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	key := "user:" + strings.ToLower(name)
+	if u != nil {
+		key = "account:" + u.ID
+	}
+	t := now()
+	f, ferr := s.store.failuresOf(ctx, key)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if f.LockedUntil != nil && t.Before(*f.LockedUntil) {
+		s.log.Warn("login throttled", "user", name, "addr", clientAddr, "until", *f.LockedUntil)
+		return nil, ErrThrottled
 	}
 	ok := false
 	switch {

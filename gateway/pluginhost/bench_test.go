@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,6 +76,14 @@ var benchHostProfile = flag.String("host-cpuprofile", "", "write this process's 
 // benchCreateClients is the number of concurrent clients per CPU of
 // BenchmarkPackageCreate.
 var benchCreateClients = flag.Int("create-clients", 4, "concurrent clients per CPU in BenchmarkPackageCreate")
+
+// benchCatalogEnv is one more KEY=value for the catalog plugin of the HTTP
+// benchmarks, e.g. TOXGATE_CATALOG_CONCURRENT_WRITES=true.
+var benchCatalogEnv = flag.String("catalog-env", "", "KEY=value added to the catalog plugin's environment")
+
+// benchShowSlow makes BenchmarkReloadUnderWrites print each read slower
+// than this that overlapped a reload, with its offset from the reload's start.
+var benchShowSlow = flag.Duration("show-slow", 0, "print reads during reloads slower than this")
 
 var (
 	seedOnce sync.Once
@@ -151,6 +160,9 @@ func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	db := seed10k(b)
 	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
 		c.Transport = *benchTransport
+		if *benchCatalogEnv != "" {
+			c.Env = append(c.Env, *benchCatalogEnv)
+		}
 		if *benchPluginProfile != "" {
 			c.Env = append(c.Env, "TOXGATE_CATALOG_CPUPROFILE="+*benchPluginProfile)
 		}
@@ -368,4 +380,256 @@ func BenchmarkPackageSearchSerial(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// post sends a POST of body to action as the sysadmin and returns the
+// status and the time it took.
+func post(c *fasthttp.Client, base, action, body string) (int, []byte, time.Duration, error) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(base + "/api/3/action/" + action)
+	req.Header.SetMethod("POST")
+	req.Header.SetContentType("application/json")
+	req.Header.Set("Authorization", "tok-sysadmin")
+	req.SetBodyString(body)
+	t0 := time.Now()
+	err := c.Do(req, resp)
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), time.Since(t0), err
+}
+
+// timed is one request's start and duration.
+type timed struct {
+	at  time.Time
+	dur time.Duration
+}
+
+// latencyStats is the maximum and the 99th percentile of ds (ms).
+func latencyStats(ds []time.Duration) (maxMS, p99MS float64) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)-1].Microseconds()) / 1000, float64(s[len(s)*99/100].Microseconds()) / 1000
+}
+
+// startProfiles starts the CPU profiles asked for by -plugin-cpuprofile
+// (of process pid) and -host-cpuprofile; the returned function writes them.
+func startProfiles(pid int) func() {
+	profiling := *benchPluginProfile != "" && pid != 0
+	if profiling {
+		_ = syscall.Kill(pid, syscall.SIGUSR1) // start
+	}
+	var f *os.File
+	if *benchHostProfile != "" {
+		if g, err := os.Create(*benchHostProfile); err == nil && pprof.StartCPUProfile(g) == nil {
+			f = g
+		}
+	}
+	return func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if profiling {
+			_ = syscall.Kill(pid, syscall.SIGUSR1) // stop and write
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// BenchmarkReloadUnderWrites hot-reloads the catalog plugin (b.N times) on
+// 10,000 datasets while 4 clients patch datasets and 8 clients read them
+// (package_show), and reports the slowest read and write that overlapped a
+// reload (from the reload's start to 1 s after it returned) beside the
+// slowest of a window of the same load without a reload, measured first.
+// Target (issue 19): no catalog request slower than 100 ms during a reload.
+func BenchmarkReloadUnderWrites(b *testing.B) {
+	e, c := benchEnv(b)
+	var (
+		mu            sync.Mutex
+		reads, writes []timed
+		stop          = make(chan struct{})
+		wg            sync.WaitGroup
+		failed        atomic.Int64
+		firstFailure  atomic.Value
+	)
+	fail := func(what string) {
+		if failed.Add(1) == 1 {
+			firstFailure.Store(what)
+		}
+	}
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i += 4 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				at := time.Now()
+				code, body, d, err := post(c, e.url, "package_patch",
+					fmt.Sprintf(`{"id":"dataset-%05d","notes":"patched at %d"}`, (i*7919)%seedCount, at.UnixNano()))
+				if err != nil || code != 200 {
+					fail(fmt.Sprintf("patch: %v %d %.200s", err, code, body))
+					continue
+				}
+				mu.Lock()
+				writes = append(writes, timed{at, d})
+				mu.Unlock()
+			}
+		}()
+	}
+	for r := 0; r < 8; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			for i := r; ; i += 8 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req.SetRequestURI(fmt.Sprintf("%s/api/3/action/package_show?id=dataset-%05d", e.url, (i*104729)%seedCount))
+				at := time.Now()
+				err := c.Do(req, resp)
+				d := time.Since(at)
+				if err != nil || resp.StatusCode() != 200 {
+					fail(fmt.Sprintf("show: %v %d %.200s", err, resp.StatusCode(), resp.Body()))
+					continue
+				}
+				mu.Lock()
+				reads = append(reads, timed{at, d})
+				mu.Unlock()
+			}
+		}()
+	}
+	window := func(from, to time.Time) (r, w []time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, x := range reads {
+			if x.at.Before(to) && x.at.Add(x.dur).After(from) {
+				r = append(r, x.dur)
+			}
+		}
+		for _, x := range writes {
+			if x.at.Before(to) && x.at.Add(x.dur).After(from) {
+				w = append(w, x.dur)
+			}
+		}
+		return r, w
+	}
+	const after = time.Second
+	// the baseline: the same load, no reload, for as long as a reload window
+	time.Sleep(500 * time.Millisecond)
+	ctx := context.Background()
+	b.ResetTimer()
+	var reloadWindows [][2]time.Time
+	var reloadTook []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := e.host.Reload(ctx, "catalog"); err != nil {
+			b.Fatal(err)
+		}
+		reloadTook = append(reloadTook, time.Since(t0))
+		time.Sleep(after)
+		reloadWindows = append(reloadWindows, [2]time.Time{t0, time.Now()})
+	}
+	b.StopTimer()
+	// the quiet window comes last too, so that the baseline sees the
+	// patched datasets grown by the writes
+	var avgWindow time.Duration
+	for _, w := range reloadWindows {
+		avgWindow += w[1].Sub(w[0])
+	}
+	avgWindow /= time.Duration(len(reloadWindows))
+	q1 := time.Now()
+	time.Sleep(avgWindow)
+	close(stop)
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d requests failed; first: %v", n, firstFailure.Load())
+	}
+	var rr, rw []time.Duration
+	if *benchShowSlow > 0 {
+		mu.Lock()
+		for i, w := range reloadWindows {
+			for _, x := range reads {
+				if x.at.After(w[0]) && x.at.Before(w[1]) && x.dur > *benchShowSlow {
+					fmt.Printf("reload %d (call %v): read at +%v took %v\n", i, reloadTook[i], x.at.Sub(w[0]), x.dur)
+				}
+			}
+		}
+		mu.Unlock()
+	}
+	for _, w := range reloadWindows {
+		r, wr := window(w[0], w[1])
+		rr, rw = append(rr, r...), append(rw, wr...)
+	}
+	qr, qw := window(q1, q1.Add(avgWindow))
+	rMax, rP99 := latencyStats(rr)
+	wMax, _ := latencyStats(rw)
+	qMax, qP99 := latencyStats(qr)
+	qwMax, _ := latencyStats(qw)
+	b.ReportMetric(rMax, "reload-read-max-ms")
+	b.ReportMetric(rP99, "reload-read-p99-ms")
+	b.ReportMetric(wMax, "reload-write-max-ms")
+	b.ReportMetric(qMax, "quiet-read-max-ms")
+	b.ReportMetric(qP99, "quiet-read-p99-ms")
+	b.ReportMetric(qwMax, "quiet-write-max-ms")
+	b.ReportMetric(float64(len(rw))/(avgWindow.Seconds()*float64(len(reloadWindows))), "writes/s")
+	took, _ := latencyStats(reloadTook)
+	b.ReportMetric(took, "reload-call-max-ms")
+}
+
+// BenchmarkPackagePatch8 patches datasets (b.N patches in all) with 8
+// concurrent clients on 10,000 datasets, each patch on another dataset,
+// and reports patches/s and latency percentiles. Target (issue 19): at
+// least 100 patches/s.
+func BenchmarkPackagePatch8(b *testing.B) {
+	e, c := benchEnv(b)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	stopProfiles := startProfiles(e.pid())
+	pluginCPU0, hostCPU0 := cpuTime(e.pid()), cpuTime(0)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var local []time.Duration
+		for pb.Next() {
+			i := next.Add(1)
+			code, body, d, err := post(c, e.url, "package_patch",
+				fmt.Sprintf(`{"id":"dataset-%05d","notes":"patch %d"}`, (i*6151)%seedCount, i))
+			if err != nil || code != 200 {
+				b.Errorf("patch: %v %d %.200s", err, code, body)
+				return
+			}
+			local = append(local, d)
+		}
+		mu.Lock()
+		lat = append(lat, local...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	pluginCPU, hostCPU := cpuTime(e.pid())-pluginCPU0, cpuTime(0)-hostCPU0
+	stopProfiles()
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "patches/s")
+	if len(lat) > 0 {
+		b.ReportMetric(float64(pluginCPU.Microseconds())/float64(len(lat)), "plugin-cpu-us/patch")
+		b.ReportMetric(float64(hostCPU.Microseconds())/float64(len(lat)), "store+client-cpu-us/patch")
+	}
+	if len(lat) > 0 {
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
 }

@@ -335,8 +335,9 @@ func (i *instance) retire(ctx context.Context) {
 	_ = os.RemoveAll(i.sockDir)
 }
 
-// launch starts a new process of the plugin binary and checks it answers.
-func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, error) {
+// launch starts a new process of the plugin binary and checks it answers;
+// replacing tells it that a running process serves until it is ready.
+func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contract.Manifest, error) {
 	cfg := m.h.cfg
 	cmd := exec.Command(m.cfg.Path)
 	cmd.Env = []string{
@@ -347,6 +348,9 @@ func (m *managed) launch(ctx context.Context) (*instance, *contract.Manifest, er
 	}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	if replacing {
+		cmd.Env = append(cmd.Env, contract.EnvReplacing+"=1")
 	}
 	cmd.Env = append(cmd.Env, cfg.Env...)
 	// The plugin listens on a Unix socket in a directory only this user
@@ -412,7 +416,7 @@ func (m *managed) start(ctx context.Context) error {
 		return nil
 	}
 	m.binStat, _ = statBinary(m.cfg.Path)
-	inst, manifest, err := m.launch(ctx)
+	inst, manifest, err := m.launch(ctx, false)
 	if err != nil {
 		m.lastErr = err
 		return err
@@ -427,13 +431,14 @@ func (m *managed) start(ctx context.Context) error {
 func (m *managed) reload(ctx context.Context) error {
 	m.mu.Lock()
 	st, _ := statBinary(m.cfg.Path)
-	inst, manifest, err := m.launch(ctx)
+	inst, manifest, err := m.launch(ctx, m.cur.Load() != nil)
 	if err != nil {
 		m.mu.Unlock()
 		m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "failed").Inc()
 		m.log.Error("plugin reload failed; the running process keeps serving", "err", err)
 		return err
 	}
+	m.warmUp(ctx, inst, manifest)
 	m.binStat = st
 	m.actions, m.lastErr = manifest.Actions, nil
 	old := m.cur.Swap(inst)
@@ -447,6 +452,44 @@ func (m *managed) reload(ctx context.Context) error {
 	}
 	return nil
 }
+
+// warmUp lets a new process catch up with the store before it takes
+// traffic, while the old process keeps serving: a plugin that keeps state
+// (the catalog holds everything in memory and re-reads what changed since
+// its load, which writers go on changing meanwhile) answers its first
+// calls only after that work. It sends the manifest's first
+// side-effect-free action until one answers within warmFast, at most
+// warmTries times; a plugin without such an action is not warmed.
+func (m *managed) warmUp(ctx context.Context, inst *instance, manifest *contract.Manifest) {
+	action := ""
+	for _, a := range manifest.Actions {
+		if a.GET && (action == "" || a.Name < action) {
+			action = a.Name
+		}
+	}
+	if action == "" {
+		return
+	}
+	start := time.Now()
+	for try := 1; try <= warmTries; try++ {
+		cctx, cancel := context.WithTimeout(ctx, m.h.cfg.CallTimeout)
+		t0 := time.Now()
+		_, err := inst.rpc.Call(cctx, &contract.Request{Action: action, Method: "GET", Deadline: time.Now().Add(m.h.cfg.CallTimeout)})
+		took := time.Since(t0)
+		cancel()
+		if err != nil || took < warmFast {
+			m.log.Info("plugin warmed up", "pid", inst.pid, "calls", try, "took", time.Since(start), "err", err)
+			return
+		}
+	}
+	m.log.Warn("plugin still slow after warm-up; swapping it in anyway", "pid", inst.pid, "took", time.Since(start))
+}
+
+// Warm-up of a reloaded plugin (see warmUp).
+const (
+	warmFast  = 20 * time.Millisecond
+	warmTries = 50
+)
 
 // setDown records that the plugin is not running.
 func (m *managed) setDown(err error) {

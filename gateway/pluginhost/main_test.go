@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,7 +30,7 @@ var (
 	pluginBin string
 	mongoURI  string
 	dbSeq     atomic.Int64
-	quiet     = slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet     = slog.New(slog.NewTextHandler(debugOut(), nil))
 )
 
 // TestMain builds the real plugin binary once and starts the embedded store.
@@ -118,7 +119,7 @@ func newEnvTB(t testing.TB, tt *testing.T, o envOpts) *env {
 		MongoDatabase:  name,
 		HealthInterval: time.Second,
 		RestartBackoff: 50 * time.Millisecond,
-		LogLevel:       "warn",
+		LogLevel:       cmp.Or(os.Getenv("PLUGINHOST_DEBUG_LEVEL"), "warn"),
 	}
 	if o.cfg != nil {
 		o.cfg(&cfg)
@@ -229,3 +230,16 @@ func (e *env) pid() int {
 }
 
 var _ = contract.Handshake
+
+// debugOut is where the tests' host logs go: the file named by
+// PLUGINHOST_DEBUG_LOG (with PLUGINHOST_DEBUG_LEVEL=info the plugins' own
+// logs too, e.g. "catalog loaded"), else nowhere.
+func debugOut() io.Writer {
+	if p := os.Getenv("PLUGINHOST_DEBUG_LOG"); p != "" {
+		f, err := os.Create(p)
+		if err == nil {
+			return f
+		}
+	}
+	return io.Discard
+}

@@ -58,6 +58,7 @@ func (a *App) action(ctx *fasthttp.RequestCtx) {
 	plugin := a.pluginActions
 	a.mu.Unlock()
 	caller := a.Caller(ctx)
+	defer noSniff(ctx)
 	switch {
 	case isCore:
 		core.Handle(ctx, name, caller)
@@ -74,4 +75,11 @@ func UnknownAction(ctx *fasthttp.RequestCtx, name string) {
 	ctx.SetStatusCode(fasthttp.StatusBadRequest)
 	ctx.SetContentType("application/json;charset=utf-8")
 	ctx.SetBody(strconv.AppendQuoteToASCII(nil, "Bad request - Action name not known: "+name))
+}
+
+// noSniff tells browsers to take an action reply for its declared type
+// only, so that a JSON or JSONP reply is never run as another kind of
+// script or page.
+func noSniff(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 }

@@ -21,6 +21,7 @@ func Attach(ctx context.Context, a *App) error {
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
 		{"modelcat", a.attachModelCatalog},
+		{"metrics", a.attachMetrics},
 	}
 	for _, s := range steps {
 		if err := s.attach(ctx); err != nil {

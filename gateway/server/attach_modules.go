@@ -10,6 +10,7 @@ import (
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/modulehost"
+	"toxgate/gateway/web"
 )
 
 // attachModules loads the model modules, serves their paths (behind the
@@ -44,7 +45,26 @@ func (a *App) attachModules(ctx context.Context) error {
 	a.AddCloser("modules", host.Close)
 	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
 	a.AddReloader("modules", host.Sync)
-	host.RegisterRoutes(a.router, a.adminWithBody)
+	for _, rt := range host.Routes() {
+		h := rt.Handler
+		switch {
+		case rt.Admin:
+			h = a.adminWithBody(h)
+		case rt.Path == "/models/{name}" && a.modelPage != nil:
+			// A browser (Accept: text/html) gets the model's page; API
+			// clients the index entry as JSON.
+			h = func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+				return func(ctx *fasthttp.RequestCtx) {
+					if web.WantsHTML(ctx) {
+						a.modelPage(ctx)
+						return
+					}
+					next(ctx)
+				}
+			}(h)
+		}
+		a.router.Handle(rt.Method, rt.Path, h)
+	}
 
 	// The caller whose share of a module's instances a call uses: the
 	// authenticated user, else (models open to anonymous callers) the

@@ -98,6 +98,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)).WithDir(a.filesDir()), host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
 	}, a.metrics.Registry())
+	a.files = files
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
 		id := pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
 		if filehttp.IsUpload(ctx) {

@@ -329,3 +329,42 @@ func TestCKANUserActions(t *testing.T) {
 		t.Fatalf("GET api_token_create: %v %d %s", err, resp.StatusCode, body)
 	}
 }
+
+// Failed logins count per account: the user name and the e-mail address
+// share one counter, so locking one spelling locks the other.
+func TestLoginLockoutPerAccount(t *testing.T) {
+	g := harness.Start(t, harness.WithEnv("TOXGATE_AUTH_LOGIN_MAX_FAILS=3"))
+	adm := adminToken(t, g)
+	provision(t, g, adm, "dora", "dora-password", true)
+	provision(t, g, adm, "emil", "emil-password", true)
+
+	// Three failures by name lock the e-mail address too.
+	w := newWebClient(t, g)
+	for i := 0; i < 3; i++ {
+		if p := w.login("dora", "wrong"); p.status != http.StatusUnauthorized {
+			t.Fatalf("dora failure %d: %d", i+1, p.status)
+		}
+	}
+	for _, spelling := range []string{"dora", "dora@example.org", "DORA@example.org"} {
+		if p := newWebClient(t, g).login(spelling, "dora-password"); p.status != http.StatusTooManyRequests {
+			t.Errorf("right password as %q after 3 failures by name: %d %q, want 429", spelling, p.status, p.location)
+		}
+	}
+
+	// Failures under both spellings add up.
+	if p := newWebClient(t, g).login("emil", "wrong"); p.status != http.StatusUnauthorized {
+		t.Fatalf("emil failure 1: %d", p.status)
+	}
+	for i := 0; i < 2; i++ {
+		if p := newWebClient(t, g).login("emil@example.org", "wrong"); p.status != http.StatusUnauthorized {
+			t.Fatalf("emil failure %d by e-mail: %d", i+2, p.status)
+		}
+	}
+	if p := newWebClient(t, g).login("emil", "emil-password"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("right password by name after 1+2 failures: %d %q, want 429", p.status, p.location)
+	}
+	// Another account is not affected.
+	if p := newWebClient(t, g).login("admin", adminPassword); p.location != "/dashboard" {
+		t.Fatalf("admin login: %d %q", p.status, p.location)
+	}
+}

@@ -16,7 +16,6 @@ func (a *App) routes(testRoutes bool) {
 	r.GET("/IsAlive", a.isAlive)
 	r.HEAD("/IsAlive", a.isAlive)
 	r.GET("/readyz", a.readyz)
-	r.GET("/metrics", a.metrics.Handler())
 	// CKAN's API version routes.
 	version := func(v int) fasthttp.RequestHandler {
 		body := []byte(`{"version": ` + strconv.Itoa(v) + `}`)

@@ -23,6 +23,7 @@ import (
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
+	"toxgate/gateway/web"
 )
 
 // ReadyCheck reports whether one part of the gateway is ready (nil) or why not.
@@ -58,6 +59,9 @@ type App struct {
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
 	modules       *modulehost.Host
+	files         *filehttp.Handler
+	// modelPage serves GET /models/{name} to browsers (the web pages).
+	modelPage fasthttp.RequestHandler
 }
 
 // Fallback serves a request no static route matched and reports whether it
@@ -214,7 +218,7 @@ func (a *App) Handler() fasthttp.RequestHandler {
 	if a.cfg.Log.Access {
 		mws = append(mws, httpcore.AccessLog(a.accessLog))
 	}
-	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log),
+	mws = append(mws, a.metrics.Middleware(), httpcore.Recover(a.log), httpcore.RefuseAmbiguousFraming(),
 		httpcore.Bodies(a.bodyPolicy, a.bodies, func(reason string) { a.bodyRejected.WithLabelValues(reason).Inc() }))
 	return httpcore.Chain(a.router.Handler, mws...)
 }
@@ -258,7 +262,7 @@ func (a *App) bodyPolicy(ctx *fasthttp.RequestCtx) httpcore.BodyPolicy {
 	switch {
 	case ctx.IsPost() && string(ctx.Path()) == "/admin/modules":
 		return httpcore.BodyPolicy{Limit: int64(max(a.cfg.Modules.MaxUploadBytes, a.cfg.Server.MaxBodyBytes)), Deferred: true}
-	case filehttp.IsUpload(ctx):
+	case filehttp.IsUpload(ctx) || web.IsUpload(ctx):
 		return httpcore.BodyPolicy{Limit: int64(a.cfg.Catalog.MaxResourceBytes) + filehttp.FormSlack, Deferred: true}
 	}
 	return httpcore.BodyPolicy{Limit: int64(a.cfg.Server.MaxBodyBytes)}

@@ -29,6 +29,7 @@ type Embedded struct {
 	sockDir string
 	cancel  context.CancelFunc
 	done    chan struct{}
+	indexer *idIndexer
 }
 
 // StartEmbedded starts FerretDB (SQLite backend) with its data under dir,
@@ -75,6 +76,9 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("embedded store: not answering at %s: %w", e.uri, err)
 	}
+	e.indexer = &idIndexer{dir: abs, log: logger}
+	e.indexer.sweep(ctx)
+	go e.indexer.run(runCtx)
 	return e, nil
 }
 

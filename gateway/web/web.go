@@ -1,8 +1,13 @@
-// Package web serves the gateway's small web platform: login, first-login
+// Package web serves the gateway's web platform: login, first-login
 // e-mail verification and password change, logout, the dashboard, the API
-// token page and the user administration pages. Pages are html/template with
-// an embedded style sheet (no external CDN); cookies are HttpOnly and
-// SameSite, Secure behind TLS; every form carries a CSRF token.
+// token page, the user administration pages, the catalog's pages at CKAN's
+// paths (dataset search with facets, dataset, resource with preview,
+// organizations, and the editing forms) and a page per model (card, input
+// form, results). Pages are html/template with an embedded style sheet and
+// one small script (no external CDN; every page works without JavaScript);
+// cookies are HttpOnly and SameSite, Secure behind TLS; every form carries a
+// CSRF token. Catalog and model pages act through Backend with the session
+// user's identity, under the same rules as the API. See README.md.
 package web
 
 import (
@@ -28,6 +33,12 @@ var templateFS embed.FS
 
 //go:embed static/toxgate.css
 var styleCSS []byte
+
+//go:embed static/toxgate.js
+var scriptJS []byte
+
+//go:embed static/favicon.svg
+var faviconSVG []byte
 
 // Cookie names.
 const (
@@ -59,6 +70,10 @@ type Options struct {
 	Models func(ctx context.Context) []Model
 	// DocsURL is the interactive API documentation (default /docs).
 	DocsURL string
+	// Backend serves the catalog and model pages (nil: those pages answer 503).
+	Backend Backend
+	// MaxUploadBytes is the largest resource file (catalog.max_resource_bytes), shown on the form.
+	MaxUploadBytes int64
 }
 
 // Web is the set of pages.
@@ -85,9 +100,15 @@ func New(o Options) (*Web, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04 UTC")
 		},
-		"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-		"has":  func(list []string, s string) bool { return contains(list, s) },
-		"join": strings.Join,
+		"date":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"has":         func(list []string, s string) bool { return contains(list, s) },
+		"join":        strings.Join,
+		"trunc":       truncate,
+		"bytes":       humanBytes,
+		"stamp":       stamp,
+		"md":          markdown,
+		"plain":       plainText,
+		"resourceURL": resourceURL,
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -95,10 +116,10 @@ func New(o Options) (*Web, error) {
 	}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n)
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +145,18 @@ func (w *Web) Register(r *router.Router) {
 		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
 		ctx.SetBody(styleCSS)
 	})
+	static := func(path, ctype string, body []byte) {
+		r.GET(path, func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType(ctype)
+			ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+			ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+			ctx.SetBody(body)
+		})
+	}
+	static("/static/toxgate.js", "text/javascript; charset=utf-8", scriptJS)
+	static("/favicon.svg", "image/svg+xml", faviconSVG)
+	static("/favicon.ico", "image/svg+xml", faviconSVG)
+	w.registerCatalog(r)
 	r.GET("/login", w.loginPage)
 	r.POST("/login", w.loginSubmit)
 	r.POST("/logout", w.logout)
@@ -197,7 +230,7 @@ func (w *Web) render(r *req, status int, page, title string, data any, flash, er
 
 func securityHeaders(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -281,7 +314,7 @@ func cookieValue(setCookie string) string {
 
 // csrfOK checks the form's csrf field.
 func (w *Web) csrfOK(r *req) bool {
-	got := string(r.ctx.PostArgs().Peek("csrf"))
+	got := formValue(r.ctx, "csrf")
 	if r.sess != nil {
 		return identity.CheckCSRF(r.sess.CSRF, got)
 	}

@@ -106,7 +106,9 @@ func open(log *slog.Logger) (*server, func(), error) {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
-	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
+	gentle := os.Getenv(contract.EnvReplacing) == "1"
+	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
+		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

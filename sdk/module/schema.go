@@ -14,6 +14,7 @@ var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 // are refused. Field tags add constraints:
 //
 //	desc:"dose per m² of body surface"  description
+//	unit:"mg/m²"                        unit of a number ("x-unit", shown by forms and the API docs)
 //	example:"60"                        example (JSON)
 //	enum:"human|rat|mouse"              allowed string values
 //	min:"0" max:"120"                   numeric bounds (inclusive)
@@ -89,6 +90,9 @@ func structSchema(t reflect.Type, busy map[reflect.Type]bool) map[string]any {
 func tagConstraints(s map[string]any, tag reflect.StructTag) {
 	if v := tag.Get("desc"); v != "" {
 		s["description"] = v
+	}
+	if v := tag.Get("unit"); v != "" {
+		s["x-unit"] = v
 	}
 	if v := tag.Get("example"); v != "" {
 		var ex any

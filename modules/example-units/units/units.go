@@ -13,10 +13,10 @@ import (
 
 // ConvertInput is a request to convert one concentration.
 type ConvertInput struct {
-	Value     float64 `json:"value" desc:"concentration to convert" example:"10" min:"0"`
+	Value     float64 `json:"value" desc:"concentration to convert, in the unit named by from" example:"10" min:"0"`
 	From      string  `json:"from" desc:"unit of value" example:"\"mg/L\""`
 	To        string  `json:"to" desc:"unit wanted" example:"\"uM\""`
-	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass in g/mol, needed between mass and molar units" example:"543.52" min:"0"`
+	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" min:"0"`
 }
 
 // ConvertOutput is the converted concentration.
@@ -99,12 +99,12 @@ func Convert(in ConvertInput) (ConvertOutput, error) {
 
 // SeriesInput asks for a serial dilution series.
 type SeriesInput struct {
-	Start     float64 `json:"start" desc:"top concentration" example:"100" min:"0"`
+	Start     float64 `json:"start" desc:"top concentration, in the unit named by unit" example:"100" min:"0"`
 	Unit      string  `json:"unit" desc:"unit of start" example:"\"uM\""`
-	Dilution  float64 `json:"dilution" desc:"dilution factor per step (e.g. 3 for 1:3)" example:"3" min:"1"`
-	Steps     int     `json:"steps" desc:"number of concentrations" example:"8" min:"1" max:"1000"`
+	Dilution  float64 `json:"dilution" desc:"dilution factor per step (e.g. 3 for 1:3)" unit:"fold" example:"3" min:"1"`
+	Steps     int     `json:"steps" desc:"number of concentrations" unit:"steps" example:"8" min:"1" max:"1000"`
 	To        string  `json:"to,omitempty" desc:"second unit to report (optional)" example:"\"mg/L\""`
-	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass in g/mol, needed between mass and molar units" example:"543.52"`
+	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" min:"0"`
 }
 
 // Row is one concentration of a series.

@@ -30,26 +30,26 @@ const (
 // Input is the request of /pbpk/httk.
 type Input struct {
 	// ChemName is a name, CAS number or DTXSID from httk's chemical table.
-	ChemName string `json:"chem_name"`
+	ChemName string `json:"chem_name" desc:"chemical name, CAS number or DTXSID from httk's table" example:"\"Bisphenol A\""`
 	// Species is human, rat, mouse, dog or rabbit (case-insensitive).
-	Species string `json:"species"`
+	Species string `json:"species" desc:"human, rat, mouse, dog or rabbit (case-insensitive)" example:"\"human\""`
 	// DailyDose is the oral dose in mg/kg BW/day.
-	DailyDose *float64 `json:"daily_dose"`
+	DailyDose *float64 `json:"daily_dose" desc:"oral dose per kg of body weight per day, in (0, 1e6]" unit:"mg/kg BW/day" min:"0" max:"1000000" example:"1"`
 	// DosesPerDay splits the daily dose into equal oral doses (1..24).
-	DosesPerDay *float64 `json:"doses_per_day"`
+	DosesPerDay *float64 `json:"doses_per_day" desc:"equal oral doses per day (whole number)" unit:"doses/day" min:"1" max:"24" example:"1"`
 	// Days is the simulated duration in days (0 < days <= MaxDays).
-	Days *float64 `json:"days"`
+	Days *float64 `json:"days" desc:"simulated duration, in (0, 730]" unit:"day" min:"0" max:"730" example:"15"`
 	// DefaultToHuman substitutes human in vitro values missing for the species.
 	DefaultToHuman bool `json:"default_to_human,omitempty"`
 	// TSteps is the number of output times per hour (default 4, as solve_pbtk).
 	// Given explicitly, time_series holds every time of that grid (unless
 	// output_points is also given).
-	TSteps int `json:"tsteps,omitempty"`
+	TSteps int `json:"tsteps,omitempty" desc:"output times per hour (default 4)" unit:"1/h" min:"0" max:"60"`
 	// OutputPoints caps the number of time_series rows (default
 	// DefaultOutputPoints when tsteps is not given, no cap when it is): the
 	// rows are every k-th time of the tsteps grid, with the smallest k of
 	// thinSteps that fits, plus t = 1e-4 day and the end.
-	OutputPoints int `json:"output_points,omitempty"`
+	OutputPoints int `json:"output_points,omitempty" desc:"most time_series rows, 10 to 200000 (default: thinned to a few hundred)" unit:"rows" min:"0" max:"200000"`
 }
 
 // thinSteps are the allowed strides through the tsteps grid (at tsteps = 4:

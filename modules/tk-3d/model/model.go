@@ -35,8 +35,8 @@ const (
 // Input is the request body.
 type Input struct {
 	Compound  string  `json:"compound" desc:"DOX, AMI, ROT or TBBPA, or an httk chemical by name, CAS or DTXSID" example:"\"DOX\"" minlen:"1" maxlen:"200"`
-	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses, µM (default 1)" min:"0"`
-	DurationH float64 `json:"duration_h,omitempty" desc:"exposure duration, h (default 48)" min:"0" max:"720"`
+	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses (default 1)" unit:"µM" min:"0"`
+	DurationH float64 `json:"duration_h,omitempty" desc:"exposure duration (default 48)" unit:"h" min:"0" max:"720"`
 }
 
 // Output is the response; diag_5p and diag_10p are the original's keys.

@@ -1,0 +1,160 @@
+package apidocs
+
+import "strings"
+
+// field is one documented parameter of a CKAN action.
+type field struct {
+	name, typ, desc string
+	required        bool
+	example         any
+}
+
+// f is a shorthand for an optional field.
+func f(name, typ, desc string) field { return field{name: name, typ: typ, desc: desc} }
+
+// req is a shorthand for a required field.
+func req(name, typ, desc string, example any) field {
+	return field{name: name, typ: typ, desc: desc, required: true, example: example}
+}
+
+var (
+	idField       = req("id", "string", "id or name", "herg-data")
+	datasetFields = []field{
+		req("name", "string", "URL name: 2–100 lower-case letters, digits, - and _", "herg-data"),
+		f("title", "string", "title (default: name)"),
+		f("owner_org", "string", "organization id or name (required unless the site allows datasets without one)"),
+		f("private", "boolean", "visible to the organization's members only (default false)"),
+		f("notes", "string", "description (Markdown)"),
+		f("tags", "array", "tags: [{name, vocabulary_id}]"),
+		f("extras", "array", "custom fields: [{key, value}]"),
+		f("resources", "array", "resources: [{url, name, format, description, ...}]"),
+		f("license_id", "string", "license id (license_list)"),
+		f("author", "string", "author"), f("author_email", "string", "author's e-mail"),
+		f("maintainer", "string", "maintainer"), f("maintainer_email", "string", "maintainer's e-mail"),
+		f("version", "string", "version"), f("url", "string", "source URL"), f("state", "string", "active or draft"),
+	}
+	resourceFields = []field{
+		req("package_id", "string", "dataset id or name", "herg-data"),
+		f("url", "string", "link to the data (or empty with a multipart upload field)"),
+		f("upload", "string", "multipart/form-data file field: the file is stored by the gateway (FileStore)"),
+		f("name", "string", "name"), f("description", "string", "description (Markdown)"),
+		f("format", "string", "format, e.g. CSV (guessed from the file name when empty)"),
+		f("mimetype", "string", "media type"),
+	}
+	orgFields = []field{
+		req("name", "string", "URL name", "tox-lab"), f("title", "string", "title"), f("description", "string", "description"),
+		f("image_url", "string", "logo URL"), f("users", "array", "members: [{name, capacity}]"), f("extras", "array", "custom fields"),
+	}
+	datastoreFilters = f("filters", "object", "equality filters {field: value or [values]}")
+)
+
+// actionFields documents the request fields of the common CKAN actions
+// (CKAN's API reference); actions not listed get an open object.
+var actionFields = map[string][]field{
+	"package_list":   {f("limit", "integer", "page size"), f("offset", "integer", "page start")},
+	"package_show":   {idField, f("include_tracking", "boolean", "ignored")},
+	"package_create": datasetFields,
+	"package_update": append([]field{idField}, datasetFields[1:]...),
+	"package_patch":  append([]field{idField}, datasetFields[1:]...),
+	"package_delete": {idField},
+	"dataset_purge":  {idField},
+	"package_search": {
+		f("q", "string", "query (Solr/Lucene syntax: words, field:value, AND/OR, quotes)"),
+		f("fq", "string", "filter query, e.g. organization:tox-lab tags:herg"),
+		f("sort", "string", "e.g. score desc, metadata_modified desc"),
+		f("rows", "integer", "page size (default 10, at most 1000)"), f("start", "integer", "offset"),
+		f("facet.field", "array", `fields to facet on, e.g. ["organization","tags","res_format"]`),
+		f("facet.limit", "integer", "values per facet (default 50)"), f("facet.mincount", "integer", "smallest count shown"),
+		f("include_private", "boolean", "also private datasets the caller may read"),
+		f("include_drafts", "boolean", "also the caller's drafts"), f("fl", "string", "fields of each result"),
+	},
+	"resource_show":   {req("id", "string", "resource id", "")},
+	"resource_create": resourceFields,
+	"resource_update": append([]field{req("id", "string", "resource id", "")}, resourceFields[1:]...),
+	"resource_patch":  append([]field{req("id", "string", "resource id", "")}, resourceFields[1:]...),
+	"resource_delete": {req("id", "string", "resource id", "")},
+	"organization_list": {f("all_fields", "boolean", "full dictionaries instead of names"), f("sort", "string", "e.g. title asc"),
+		f("limit", "integer", "page size"), f("offset", "integer", "page start")},
+	"organization_show":   {idField, f("include_datasets", "boolean", "list the datasets"), f("include_users", "boolean", "list the members")},
+	"organization_create": orgFields,
+	"organization_update": append([]field{idField}, orgFields[1:]...),
+	"organization_delete": {idField},
+	"organization_member_create": {idField, req("username", "string", "user name or id", "mia"),
+		req("role", "string", "admin, editor or member", "editor")},
+	"organization_member_delete": {idField, req("username", "string", "user name or id", "mia")},
+	"organization_list_for_user": {f("id", "string", "user (default: the caller)"), f("permission", "string", "manage_group (default), create_dataset, read, ...")},
+	"member_list":                {idField, f("object_type", "string", "package or user"), f("capacity", "string", "role")},
+	"tag_list":                   {f("query", "string", "tags starting with"), f("vocabulary_id", "string", "vocabulary")},
+	"user_show":                  {idField},
+	"user_create": {req("name", "string", "user name", "mia"), req("email", "string", "e-mail", "mia@example.org"),
+		req("password", "string", "initial password", "initial-pass-1"), f("fullname", "string", "full name"),
+		f("first_name", "string", "first name"), f("last_name", "string", "last name"), f("roles", "array", "gateway roles, e.g. [\"models\"]")},
+	"user_update":      {idField, f("email", "string", "e-mail"), f("fullname", "string", "full name"), f("password", "string", "new password")},
+	"user_list":        {f("q", "string", "names containing"), f("order_by", "string", "name (default)")},
+	"api_token_create": {req("user", "string", "user name or id", "mia"), req("name", "string", "token name", "laptop"), f("expires_in", "integer", "lifetime (with unit)"), f("unit", "integer", "seconds per expires_in unit")},
+	"api_token_list":   {f("user_id", "string", "user (default: the caller)")},
+	"api_token_revoke": {f("token", "string", "the token"), f("jti", "string", "the token's id")},
+	"datastore_search": {req("resource_id", "string", "resource id", ""), datastoreFilters, f("q", "string", "full-text query"),
+		f("fields", "array", "fields to return"), f("sort", "string", "e.g. field desc"), f("limit", "integer", "rows (default 100)"),
+		f("offset", "integer", "first row"), f("include_total", "boolean", "count the matches (default true)"),
+		f("records_format", "string", "objects (default), lists, csv or tsv"), f("distinct", "boolean", "distinct rows")},
+	"datastore_create": {f("resource_id", "string", "resource id (or resource)"), f("resource", "object", "a resource to create: {package_id, name, ...}"),
+		f("fields", "array", "[{id, type}]"), f("records", "array", "rows as objects"), f("primary_key", "array", "key fields"),
+		f("indexes", "array", "indexed fields")},
+	"datastore_upsert": {req("resource_id", "string", "resource id", ""), f("records", "array", "rows as objects"),
+		f("method", "string", "upsert (default), insert or update"), f("dry_run", "boolean", "check only")},
+	"datastore_delete":     {req("resource_id", "string", "resource id", ""), datastoreFilters},
+	"datastore_info":       {req("id", "string", "resource id", "")},
+	"datastore_search_sql": {req("sql", "string", "one SELECT on DataStore tables (the resource ids)", `SELECT * FROM "<resource id>" LIMIT 5`)},
+}
+
+// requestSchema is an action's request body schema and example.
+func requestSchema(action string) (schema, example obj) {
+	fields, ok := actionFields[action]
+	if !ok {
+		return obj{"type": "object", "description": "action parameters (see CKAN's API reference)"}, obj{}
+	}
+	props := obj{}
+	var required []string
+	example = obj{}
+	for _, fd := range fields {
+		p := obj{"type": fd.typ, "description": fd.desc}
+		switch fd.typ {
+		case "array":
+			p["items"] = obj{}
+		case "object":
+			p["additionalProperties"] = true
+		}
+		props[fd.name] = p
+		if fd.required {
+			required = append(required, fd.name)
+			if s, ok := fd.example.(string); !ok || s != "" {
+				example[fd.name] = fd.example
+			}
+		}
+	}
+	schema = obj{"type": "object", "properties": props, "additionalProperties": true}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	return schema, example
+}
+
+// queryParams lists an action's fields as GET query parameters.
+func queryParams(action string) []obj {
+	fields, ok := actionFields[action]
+	if !ok {
+		return []obj{{"name": "params", "in": "query", "required": false, "style": "form", "explode": true,
+			"schema": obj{"type": "object", "additionalProperties": obj{"type": "string"}}, "description": "action parameters as query string"}}
+	}
+	out := make([]obj, 0, len(fields))
+	for _, fd := range fields {
+		typ := fd.typ
+		desc := fd.desc
+		if typ == "array" || typ == "object" {
+			typ, desc = "string", strings.TrimSpace(desc+" (JSON)")
+		}
+		out = append(out, obj{"name": fd.name, "in": "query", "required": fd.required, "description": desc, "schema": obj{"type": typ}})
+	}
+	return out
+}

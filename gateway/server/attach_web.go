@@ -1,0 +1,134 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"toxgate/catalog/ckan"
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
+	"toxgate/gateway/pluginhost"
+	"toxgate/gateway/web"
+)
+
+// webBackend gives the web pages the catalog plugin, the file store and
+// the module host, each called with the page user's identity. The parts
+// are read at call time: the pages are registered before they are attached.
+type webBackend struct{ a *App }
+
+var errNotAttached = errors.New("not attached")
+
+func pluginIdentity(c identity.Caller) pluginhost.Identity {
+	return pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+}
+
+// Action runs a catalog action through the plugin host, as the API would
+// for the same caller.
+func (b webBackend) Action(siteURL, action string, caller identity.Caller, body []byte) (int, []byte, error) {
+	if b.a.plugins == nil {
+		return 0, nil, errNotAttached
+	}
+	resp, err := b.a.plugins.CallInternal(action, siteURL, pluginIdentity(caller), body)
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.Status, resp.Body, nil
+}
+
+// Upload streams a multipart resource action into the file store.
+func (b webBackend) Upload(ctx *fasthttp.RequestCtx, action string, caller identity.Caller) {
+	if b.a.files == nil {
+		httpcore.DrainBody(ctx)
+		ctx.SetConnectionClose()
+		r := ckan.Failure("", action, &ckan.Error{Status: 503, Type: pluginhost.TypeUnavailable, Message: "The file store is not attached"})
+		ctx.SetStatusCode(r.Status)
+		ctx.SetBody(r.Body)
+		return
+	}
+	b.a.files.Upload(ctx, action, pluginIdentity(caller))
+}
+
+// Get serves a GET in-process through the router (the download route for
+// previews), so the route's own authorization applies to the given headers.
+func (b webBackend) Get(path string, header map[string]string, resp *fasthttp.Response) {
+	var rc fasthttp.RequestCtx
+	rc.Init2(nopConn{}, fasthttpLogger{b.a.log}, false)
+	rc.Request.SetRequestURI(path)
+	rc.Request.Header.SetMethod(fasthttp.MethodGet)
+	for k, v := range header {
+		rc.Request.Header.Set(k, v)
+	}
+	b.a.router.Handler(&rc)
+	rc.Response.CopyTo(resp)
+	resp.SetBody(rc.Response.Body()) // reads a streamed body to its end and closes it
+}
+
+// Model returns a loaded model's index entry.
+func (b webBackend) Model(name string) (web.ModelInfo, bool) {
+	if b.a.modules == nil {
+		return web.ModelInfo{}, false
+	}
+	for _, m := range b.a.modules.Models() {
+		if m.Name != name || m.Status != "ready" {
+			continue
+		}
+		wm := web.ModelInfo{Name: m.Name, Version: m.Version, Title: m.Title, Description: m.Description, SHA256: m.SHA256}
+		if c := m.Card; c != nil {
+			wm.Card = web.ModelCard{Summary: c.Summary, IntendedUse: c.IntendedUse, Data: c.Data, Method: c.Method,
+				Validation: c.Validation, Limitations: c.Limitations, License: c.License, Units: c.Units,
+				References: c.References, Authors: c.Authors}
+		}
+		for _, r := range m.Routes {
+			wr := web.ModelRoute{Path: r.Path, Summary: r.Summary, InputSchema: r.InputSchema, Example: r.Example}
+			if r.Output.Table != nil {
+				wr.Table = r.Output.Table.Field
+			}
+			wm.Routes = append(wm.Routes, wr)
+		}
+		return wm, true
+	}
+	return web.ModelInfo{}, false
+}
+
+// RunModel calls a model path through the module host as the caller,
+// sharing the caller's fair share of the module's instances (and the
+// caller's running-call cap) with the caller's API calls.
+func (b webBackend) RunModel(path string, body []byte, accept string, caller identity.Caller, remoteIP string) (int, string, []byte) {
+	if b.a.modules == nil {
+		return fasthttp.StatusServiceUnavailable, "application/json", []byte(`{"error":{"code":"unavailable","message":"the model host is not attached"}}`)
+	}
+	var rc fasthttp.RequestCtx
+	rc.Init2(nopConn{}, fasthttpLogger{b.a.log}, false)
+	rc.Request.SetRequestURI(path)
+	rc.Request.Header.SetMethod(fasthttp.MethodPost)
+	rc.Request.Header.SetContentType("application/json")
+	rc.Request.Header.Set("Accept", accept)
+	rc.Request.SetBody(body)
+	// The same caller key as the API's (attach_modules.go).
+	who := "ip:" + remoteIP
+	if caller.UserID != "" {
+		who = "user:" + caller.UserID
+	} else if caller.Name != "" {
+		who = "user:" + caller.Name
+	}
+	if !b.a.modules.ServeModelAs(&rc, who) {
+		return fasthttp.StatusNotFound, "application/json", []byte(`{"error":{"code":"not_found","message":"no model serves ` + path + `"}}`)
+	}
+	return rc.Response.StatusCode(), string(rc.Response.Header.ContentType()), append([]byte(nil), rc.Response.Body()...)
+}
+
+// nopConn is the connection of an in-process request: deadlines are
+// accepted and ignored, nothing is read or written.
+type nopConn struct{}
+
+func (nopConn) Read([]byte) (int, error)         { return 0, net.ErrClosed }
+func (nopConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (nopConn) Close() error                     { return nil }
+func (nopConn) LocalAddr() net.Addr              { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+func (nopConn) RemoteAddr() net.Addr             { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+func (nopConn) SetDeadline(time.Time) error      { return nil }
+func (nopConn) SetReadDeadline(time.Time) error  { return nil }
+func (nopConn) SetWriteDeadline(time.Time) error { return nil }

@@ -1,0 +1,470 @@
+package web
+
+import (
+	"errors"
+	"html/template"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Dataset is a CKAN dataset as the pages show it.
+type Dataset struct {
+	ID               string         `json:"id"`
+	Name             string         `json:"name"`
+	Title            string         `json:"title"`
+	Notes            string         `json:"notes"`
+	Private          bool           `json:"private"`
+	State            string         `json:"state"`
+	Author           string         `json:"author"`
+	AuthorEmail      string         `json:"author_email"`
+	Maintainer       string         `json:"maintainer"`
+	MaintainerEmail  string         `json:"maintainer_email"`
+	Version          string         `json:"version"`
+	URL              string         `json:"url"`
+	LicenseID        string         `json:"license_id"`
+	LicenseTitle     string         `json:"license_title"`
+	MetadataCreated  string         `json:"metadata_created"`
+	MetadataModified string         `json:"metadata_modified"`
+	OwnerOrg         string         `json:"owner_org"`
+	Organization     *Organization  `json:"organization"`
+	Tags             []Tag          `json:"tags"`
+	Extras           []Extra        `json:"extras"`
+	Resources        []Resource     `json:"resources"`
+	NumResources     int            `json:"num_resources"`
+	Raw              map[string]any `json:"-"`
+}
+
+// DisplayTitle is the title, else the name.
+func (d Dataset) DisplayTitle() string {
+	if d.Title != "" {
+		return d.Title
+	}
+	return d.Name
+}
+
+// Formats lists the distinct resource formats.
+func (d Dataset) Formats() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range d.Resources {
+		f := strings.ToUpper(r.Format)
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Tag is a dataset tag.
+type Tag struct {
+	Name         string `json:"name"`
+	VocabularyID string `json:"vocabulary_id"`
+}
+
+// Extra is a custom key/value of a dataset.
+type Extra struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Resource is a CKAN resource.
+type Resource struct {
+	ID              string `json:"id"`
+	PackageID       string `json:"package_id"`
+	Name            string `json:"name"`
+	Description     string `json:"description"`
+	Format          string `json:"format"`
+	Mimetype        string `json:"mimetype"`
+	URL             string `json:"url"`
+	URLType         string `json:"url_type"`
+	Size            *int64 `json:"size"`
+	Created         string `json:"created"`
+	LastModified    string `json:"last_modified"`
+	DatastoreActive bool   `json:"datastore_active"`
+	Position        int    `json:"position"`
+}
+
+// DisplayName is the name, else the last part of the URL, else the id.
+func (r Resource) DisplayName() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	if i := strings.LastIndexByte(r.URL, '/'); i >= 0 && i < len(r.URL)-1 {
+		return r.URL[i+1:]
+	}
+	return r.ID
+}
+
+// Uploaded reports whether the file is held by the gateway's file store.
+func (r Resource) Uploaded() bool { return r.URLType == "upload" }
+
+// Organization is a CKAN organization.
+type Organization struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	Title         string    `json:"title"`
+	Description   string    `json:"description"`
+	ImageURL      string    `json:"image_url"`
+	Created       string    `json:"created"`
+	PackageCount  int       `json:"package_count"`
+	Users         []OrgUser `json:"users"`
+	NumFollowers  int       `json:"num_followers"`
+	ApprovalState string    `json:"approval_status"`
+}
+
+// DisplayTitle is the title, else the name.
+func (o Organization) DisplayTitle() string {
+	if o.Title != "" {
+		return o.Title
+	}
+	return o.Name
+}
+
+// OrgUser is a member of an organization.
+type OrgUser struct {
+	Name     string `json:"name"`
+	Capacity string `json:"capacity"`
+}
+
+// searchResult is package_search's result.
+type searchResult struct {
+	Count        int                    `json:"count"`
+	Results      []Dataset              `json:"results"`
+	SearchFacets map[string]searchFacet `json:"search_facets"`
+}
+
+type searchFacet struct {
+	Title string      `json:"title"`
+	Items []facetItem `json:"items"`
+}
+
+type facetItem struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Count       int    `json:"count"`
+}
+
+// facetFields are the facets of the search page, in order, with their titles.
+var facetFields = []struct{ Field, Title string }{
+	{"organization", "Organizations"},
+	{"groups", "Groups"},
+	{"tags", "Tags"},
+	{"res_format", "Formats"},
+	{"license_id", "Licenses"},
+}
+
+// sortOptions are the search page's orders (CKAN's).
+var sortOptions = []struct{ Value, Label string }{
+	{"score desc, metadata_modified desc", "Relevance"},
+	{"title_string asc", "Name ascending"},
+	{"title_string desc", "Name descending"},
+	{"metadata_modified desc", "Last modified"},
+}
+
+// PageSize is the number of datasets on a search page.
+const PageSize = 20
+
+// Facet is one facet block on the search page.
+type Facet struct {
+	Field, Title string
+	Items        []FacetLink
+}
+
+// FacetLink is one facet value with the link that adds or removes it.
+type FacetLink struct {
+	Name, Label string
+	Count       int
+	Active      bool
+	Href        string
+}
+
+// Filter is an applied facet filter.
+type Filter struct {
+	Field, Value, RemoveHref string
+}
+
+type searchData struct {
+	Q, Sort  string
+	Sorts    []struct{ Value, Label string }
+	Count    int
+	Datasets []Dataset
+	Facets   []Facet
+	Filters  []Filter
+	Page     int
+	Pages    []pageLink
+	Prev     string
+	Next     string
+	OrgName  string // set on an organization page
+	Base     string // the path of the page (/dataset or /organization/{name})
+	CanEdit  bool
+	Org      *Organization
+}
+
+type pageLink struct {
+	N       int
+	Href    string
+	Current bool
+}
+
+// searchArgs reads the page's query string: q, sort, page and the facet filters.
+func searchArgs(ctx *fasthttp.RequestCtx) (q, sortBy string, page int, filters url.Values) {
+	args := ctx.QueryArgs()
+	q = strings.TrimSpace(string(args.Peek("q")))
+	sortBy = string(args.Peek("sort"))
+	page, _ = strconv.Atoi(string(args.Peek("page")))
+	if page < 1 {
+		page = 1
+	}
+	filters = url.Values{}
+	for _, f := range facetFields {
+		for _, v := range args.PeekMulti(f.Field) {
+			if s := strings.TrimSpace(string(v)); s != "" {
+				filters.Add(f.Field, s)
+			}
+		}
+	}
+	return q, sortBy, page, filters
+}
+
+// fqOf builds package_search's fq from facet filters (quoted values).
+func fqOf(filters url.Values) string {
+	var parts []string
+	for _, f := range facetFields {
+		for _, v := range filters[f.Field] {
+			parts = append(parts, f.Field+":"+strconv.Quote(v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// link is the search page's URL with the given state.
+func link(base, q, sortBy string, page int, filters url.Values) string {
+	v := url.Values{}
+	if q != "" {
+		v.Set("q", q)
+	}
+	if sortBy != "" {
+		v.Set("sort", sortBy)
+	}
+	for k, vals := range filters {
+		for _, x := range vals {
+			v.Add(k, x)
+		}
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return base
+	}
+	return base + "?" + v.Encode()
+}
+
+func withValue(filters url.Values, field, value string, add bool) url.Values {
+	out := url.Values{}
+	for k, vals := range filters {
+		for _, x := range vals {
+			if k == field && x == value {
+				continue
+			}
+			out.Add(k, x)
+		}
+	}
+	if add {
+		out.Add(field, value)
+	}
+	return out
+}
+
+// search runs package_search for the page's query and fills searchData.
+func (w *Web) search(r *req, base string, extraFQ string) (searchData, error) {
+	q, sortBy, page, filters := searchArgs(r.ctx)
+	fq := fqOf(filters)
+	if extraFQ != "" {
+		fq = strings.TrimSpace(extraFQ + " " + fq)
+	}
+	fields := make([]string, len(facetFields))
+	for i, f := range facetFields {
+		fields[i] = f.Field
+	}
+	args := map[string]any{
+		"q": q, "fq": fq, "rows": PageSize, "start": (page - 1) * PageSize,
+		"facet.field": fields, "facet.limit": 10, "include_private": true,
+	}
+	if sortBy != "" {
+		args["sort"] = sortBy
+	}
+	var res searchResult
+	if err := w.call(r, "package_search", args, &res); err != nil {
+		return searchData{}, err
+	}
+	d := searchData{Q: q, Sort: sortBy, Sorts: sortOptions, Count: res.Count, Datasets: res.Results, Page: page, Base: base}
+	for _, f := range facetFields {
+		sf, ok := res.SearchFacets[f.Field]
+		if !ok || len(sf.Items) == 0 {
+			continue
+		}
+		items := append([]facetItem(nil), sf.Items...)
+		sort.SliceStable(items, func(i, j int) bool { return items[i].Count > items[j].Count })
+		fc := Facet{Field: f.Field, Title: f.Title}
+		for _, it := range items {
+			active := false
+			for _, v := range filters[f.Field] {
+				active = active || v == it.Name
+			}
+			label := it.DisplayName
+			if label == "" {
+				label = it.Name
+			}
+			fc.Items = append(fc.Items, FacetLink{Name: it.Name, Label: label, Count: it.Count, Active: active,
+				Href: link(base, q, sortBy, 1, withValue(filters, f.Field, it.Name, !active))})
+		}
+		d.Facets = append(d.Facets, fc)
+	}
+	for _, f := range facetFields {
+		for _, v := range filters[f.Field] {
+			d.Filters = append(d.Filters, Filter{Field: f.Field, Value: v, RemoveHref: link(base, q, sortBy, 1, withValue(filters, f.Field, v, false))})
+		}
+	}
+	pages := (res.Count + PageSize - 1) / PageSize
+	if pages > 1 {
+		for n := max(1, page-3); n <= min(pages, page+3); n++ {
+			d.Pages = append(d.Pages, pageLink{N: n, Href: link(base, q, sortBy, n, filters), Current: n == page})
+		}
+		if page > 1 {
+			d.Prev = link(base, q, sortBy, page-1, filters)
+		}
+		if page < pages {
+			d.Next = link(base, q, sortBy, page+1, filters)
+		}
+	}
+	return d, nil
+}
+
+// catalogFail renders a failed catalog action: 404 for not found and for
+// not authorized on reads (as CKAN hides private records), the message otherwise.
+func (w *Web) catalogFail(r *req, what string, err error) {
+	var ce *ckanError
+	if errors.As(err, &ce) {
+		switch {
+		case ce.Status == fasthttp.StatusNotFound || (ce.Status == fasthttp.StatusForbidden && r.ctx.IsGet()):
+			w.render(r, fasthttp.StatusNotFound, "message", what+" not found", map[string]string{"Text": what + " not found, or you are not allowed to see it."}, "", "")
+		case ce.Status == fasthttp.StatusForbidden:
+			w.render(r, fasthttp.StatusForbidden, "message", "Not allowed", map[string]string{"Text": ce.Error()}, "", "")
+		default:
+			w.render(r, ce.Status, "message", "Catalog error", map[string]string{"Text": ce.Error()}, "", "")
+		}
+		return
+	}
+	w.fail(r, err)
+}
+
+func (w *Web) datasetSearch(r *req) {
+	d, err := w.search(r, "/dataset", "")
+	if err != nil {
+		w.catalogFail(r, "Datasets", err)
+		return
+	}
+	d.CanEdit = !r.catalogCaller().Anonymous()
+	w.render(r, fasthttp.StatusOK, "dataset_search", "Datasets", d, w.doneFlash(r), "")
+}
+
+type datasetData struct {
+	D       Dataset
+	Notes   template.HTML
+	CanEdit bool
+}
+
+// showDataset reads a dataset by id or name.
+func (w *Web) showDataset(r *req, id string) (Dataset, error) {
+	var d Dataset
+	err := w.call(r, "package_show", map[string]any{"id": id}, &d)
+	return d, err
+}
+
+// canUpdate asks the catalog whether the user may update the dataset (a
+// package_patch with no change would write; the catalog has no check
+// action, so membership is read from organization_list_for_user).
+func (w *Web) canUpdate(r *req, d *Dataset) bool {
+	c := r.catalogCaller()
+	if c.Anonymous() {
+		return false
+	}
+	if c.Sysadmin {
+		return true
+	}
+	for _, o := range w.editableOrgs(r) {
+		if o.ID == d.OwnerOrg {
+			return true
+		}
+	}
+	return false
+}
+
+// editableOrgs lists the organizations where the user may create datasets.
+func (w *Web) editableOrgs(r *req) []Organization {
+	if r.catalogCaller().Anonymous() {
+		return nil
+	}
+	var orgs []Organization
+	if err := w.call(r, "organization_list_for_user", map[string]any{"permission": "create_dataset"}, &orgs); err != nil {
+		w.log.Warn("web: organization_list_for_user", "err", err)
+		return nil
+	}
+	return orgs
+}
+
+func pathValue(r *req, key string) string { s, _ := r.ctx.UserValue(key).(string); return s }
+
+func (w *Web) datasetPage(r *req) {
+	d, err := w.showDataset(r, pathValue(r, "id"))
+	if err != nil {
+		w.catalogFail(r, "Dataset", err)
+		return
+	}
+	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d)}, w.doneFlash(r), "")
+}
+
+// doneFlash is the message of a ?done= redirect after a form.
+func (w *Web) doneFlash(r *req) string {
+	return map[string]string{
+		"created": "Dataset created.", "updated": "Dataset saved.", "deleted": "Dataset deleted.",
+		"resource": "Resource added.", "resource_deleted": "Resource deleted.",
+	}[string(r.ctx.QueryArgs().Peek("done"))]
+}
+
+type orgsData struct {
+	Orgs []Organization
+}
+
+func (w *Web) organizationsPage(r *req) {
+	var orgs []Organization
+	if err := w.call(r, "organization_list", map[string]any{"all_fields": true, "sort": "title asc"}, &orgs); err != nil {
+		w.catalogFail(r, "Organizations", err)
+		return
+	}
+	w.render(r, fasthttp.StatusOK, "organizations", "Organizations", orgsData{Orgs: orgs}, "", "")
+}
+
+func (w *Web) organizationPage(r *req) {
+	var o Organization
+	if err := w.call(r, "organization_show", map[string]any{"id": pathValue(r, "id")}, &o); err != nil {
+		w.catalogFail(r, "Organization", err)
+		return
+	}
+	d, err := w.search(r, "/organization/"+url.PathEscape(o.Name), "owner_org:"+strconv.Quote(o.ID))
+	if err != nil {
+		w.catalogFail(r, "Organization", err)
+		return
+	}
+	d.Org, d.OrgName = &o, o.Name
+	for _, eo := range w.editableOrgs(r) {
+		d.CanEdit = d.CanEdit || eo.ID == o.ID
+	}
+	w.render(r, fasthttp.StatusOK, "organization", o.DisplayTitle(), d, "", "")
+}
