@@ -92,6 +92,8 @@ bench: build
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
 	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/server/
+	@echo "== models in the catalog: first publishing pass with every module, and the pass after a restart"
+	$(BENCH) -bench 'PublishModels' -benchtime 1x ./gateway/server/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/

@@ -72,6 +72,9 @@ type Catalog struct {
 	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
 	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
 	FilesDir         string        `yaml:"files_dir" doc:"directory for the bytes of uploaded files, shared by every gateway (empty: in the MongoDB store)"`
+	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
+	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
+	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -183,7 +186,8 @@ func Default() Config {
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
 		},
-		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute},
+		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
+			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules"},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

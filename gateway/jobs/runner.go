@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -401,7 +402,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 					return nil, 0, fmt.Errorf("model answered %d items for %d structures (%v)", len(answers), len(idx), perr)
 				}
 				for k, i := range idx {
-					items[i] = string(answers[k])
+					items[i] = answerItem(answers[k])
 				}
 				break
 			}
@@ -433,12 +434,30 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 				if perr != nil || len(answers) != 1 {
 					return nil, 0, fmt.Errorf("model answered %d items for 1 structure (%v)", len(answers), perr)
 				}
-				items[i] = string(answers[0])
+				items[i] = answerItem(answers[0])
 			}
 			break
 		}
 	}
 	return items, countErrors(items), nil
+}
+
+// answerItem is a batch answer's row as the job stores it: a row the model
+// answered with its own "error" (a SMILES of the list it could not read)
+// becomes an error row, like a row the model refused.
+func answerItem(a json.RawMessage) string {
+	if !bytes.Contains(a, []byte(`"error"`)) {
+		return string(a)
+	}
+	var r struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(a, &r) != nil || r.Error == nil {
+		return string(a)
+	}
+	return rowError(r.Error.Message)
 }
 
 // rowLevel reports whether a call's failure is the row's (bad input, or

@@ -296,8 +296,11 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 	s.mu.Lock()
 	s.active = append(s.active, *j)
 	s.mu.Unlock()
+	// The answer is the job as accepted (queued), read before the workers
+	// are woken: a worker may take its first chunk at once.
+	st, err := s.status(ctx, j)
 	s.poke()
-	return s.status(ctx, j)
+	return st, err
 }
 
 // fieldOf names the request field a catalog refusal is about.

@@ -154,6 +154,11 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 			if err := json.Unmarshal(m.val, &part); err != nil {
 				return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", bt.Output)}
 			}
+			if s.offset > 0 {
+				for k := range part {
+					part[k] = renumberRowError(part[k], bt.Input, s.offset)
+				}
+			}
 			items = append(items, part...)
 			if head == nil {
 				head, at = ms, i
@@ -166,6 +171,45 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 	}
 	head[at].val = joinArray(items)
 	return encodeMembers(head), nil
+}
+
+// renumberRowError renumbers the "error" member of a result row of a slice
+// starting at offset (its field input[i] and its position i, as
+// sdk/ml/serve writes them) for the whole request; other rows are returned
+// as they are.
+func renumberRowError(row json.RawMessage, input string, offset int) json.RawMessage {
+	if !bytes.Contains(row, []byte(`"error"`)) {
+		return row
+	}
+	ms, err := objectMembers(row)
+	if err != nil {
+		return row
+	}
+	for i, m := range ms {
+		if m.key != "error" {
+			continue
+		}
+		em, err := objectMembers(m.val)
+		if err != nil {
+			return row
+		}
+		for j, e := range em {
+			switch e.key {
+			case "field":
+				var f string
+				if json.Unmarshal(e.val, &f) == nil {
+					em[j].val, _ = json.Marshal(renumber(f, input, offset))
+				}
+			case "position":
+				if n, err := strconv.Atoi(string(bytes.TrimSpace(e.val))); err == nil {
+					em[j].val = json.RawMessage(strconv.Itoa(n + offset))
+				}
+			}
+		}
+		ms[i].val = encodeMembers(em)
+		return encodeMembers(ms)
+	}
+	return row
 }
 
 // renumber turns the field input[i]... of a slice starting at offset into

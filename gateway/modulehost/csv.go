@@ -42,6 +42,9 @@ func tableCSV(output []byte, t *abi.Table) ([]byte, error) {
 		}
 		for j, c := range cols {
 			rec[j] = cell(row[c])
+			if c == "error" {
+				rec[j] = errorCell(row[c])
+			}
 		}
 		w.Write(rec)
 	}
@@ -62,6 +65,21 @@ func cell(v json.RawMessage) string {
 		}
 	}
 	return string(v)
+}
+
+// errorCell renders a row's error: an object's "field: message", else as cell.
+func errorCell(v json.RawMessage) string {
+	var e struct {
+		Message *string `json:"message"`
+		Field   string  `json:"field"`
+	}
+	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &e) != nil || e.Message == nil {
+		return cell(v)
+	}
+	if e.Field != "" && !strings.Contains(*e.Message, e.Field) {
+		return e.Field + ": " + *e.Message
+	}
+	return *e.Message
 }
 
 // orderedKeys returns the member names of a JSON object in document order.
@@ -108,4 +126,109 @@ func wantsCSV(accept string) bool {
 		}
 	}
 	return qCSV > 0 && qCSV >= qJSON
+}
+
+// acceptsJSON reports whether an Accept header allows application/json.
+func acceptsJSON(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "application/json", "application/*", "*/*":
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.TrimSpace(k) == "q" {
+					fmt.Sscanf(v, "%g", &q)
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// seriesCSV renders the time series of a simulation's JSON output as CSV:
+// the first member named time* holding a list of numbers (at the top level
+// or in a top-level object, e.g. time_series), then, in document order,
+// every member of the same object holding a list of as many values, and the
+// members of its objects holding such lists ("ng_per_mL.plasma"). ok is false
+// when the output has no such series.
+func seriesCSV(output []byte) (csvBody []byte, ok bool) {
+	top, err := objectMembers(output)
+	if err != nil {
+		return nil, false
+	}
+	if b, ok := seriesOf(top); ok {
+		return b, true
+	}
+	for _, m := range top {
+		if inner, err := objectMembers(m.val); err == nil {
+			if b, ok := seriesOf(inner); ok {
+				return b, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// seriesOf lays out the series of one object's members (see seriesCSV).
+func seriesOf(ms []member) ([]byte, bool) {
+	n := -1
+	var cols []string
+	var data [][]json.RawMessage
+	add := func(name string, v json.RawMessage) bool {
+		var l []json.RawMessage
+		if json.Unmarshal(v, &l) != nil || len(l) != n {
+			return false
+		}
+		for _, x := range l {
+			if x = bytes.TrimSpace(x); len(x) > 0 && (x[0] == '[' || x[0] == '{' || x[0] == '"') {
+				return false
+			}
+		}
+		cols, data = append(cols, name), append(data, l)
+		return true
+	}
+	for _, m := range ms {
+		if !strings.HasPrefix(strings.ToLower(m.key), "time") {
+			continue
+		}
+		var l []json.RawMessage
+		if json.Unmarshal(m.val, &l) == nil && len(l) > 0 {
+			n = len(l)
+			if add(m.key, m.val) {
+				break
+			}
+			n = -1
+		}
+	}
+	if n < 0 {
+		return nil, false
+	}
+	for _, m := range ms {
+		if m.key == cols[0] || add(m.key, m.val) {
+			continue
+		}
+		if inner, err := objectMembers(m.val); err == nil {
+			for _, im := range inner {
+				add(m.key+"."+im.key, im.val)
+			}
+		}
+	}
+	if len(cols) < 2 {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(cols)
+	rec := make([]string, len(cols))
+	for i := 0; i < n; i++ {
+		for j := range cols {
+			rec[j] = cell(data[j][i])
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error() == nil
 }

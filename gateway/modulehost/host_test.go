@@ -216,12 +216,33 @@ func TestCSVWhereTheOutputIsATable(t *testing.T) {
 	if want := "t,c,note\n0,100,\"row, \"\"quoted\"\"\"\n1,50,\"row, \"\"quoted\"\"\"\n"; string(r.body) != want {
 		t.Fatalf("quoted CSV = %q, want %q", r.body, want)
 	}
-	// JSON by default, and for outputs that are not tables.
+	// JSON by default; an output that is neither a table nor a time series
+	// is refused with 406 when only CSV is acceptable, JSON otherwise.
 	if r := e.post("/example/units/series", `{"start":1,"unit":"uM","dilution":2,"steps":2}`); !strings.HasPrefix(string(r.body), `{"unit":"uM"`) {
 		t.Fatalf("series without Accept = %s", r.body)
 	}
-	if r := e.post("/example/units/convert", `{"value":1,"from":"M","to":"mM"}`, "Accept", "text/csv"); r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("non-table output with Accept: text/csv = %s %s", r.header.Get("Content-Type"), r.body)
+	if r := e.post("/example/units/convert", `{"value":1,"from":"M","to":"mM"}`, "Accept", "text/csv"); r.status != 406 || !strings.Contains(string(r.body), `"not_acceptable"`) {
+		t.Fatalf("non-table output with Accept: text/csv = %d %s", r.status, r.body)
+	}
+	if r := e.post("/example/units/convert", `{"value":1,"from":"M","to":"mM"}`, "Accept", "text/csv, */*;q=0.1"); r.status != 200 || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("non-table output with Accept: text/csv, */*;q=0.1 = %d %s", r.status, r.body)
+	}
+}
+
+// A simulation's time series (parallel lists beside a time* list, at the
+// top level or in an object, with nested objects of lists) is its CSV.
+func TestSeriesCSV(t *testing.T) {
+	out := `{"summary":{"cmax":1.5},"time_series":{"time_h":[0,0.5,1],"ng_per_mL":{"plasma":[0,2.5,1e-7],"heart":[0,1,2]},"note":"x","short":[1]},"units":{"time_h":"h"}}`
+	b, ok := seriesCSV([]byte(out))
+	if want := "time_h,ng_per_mL.plasma,ng_per_mL.heart\n0,0,0\n0.5,2.5,1\n1,1e-7,2\n"; !ok || string(b) != want {
+		t.Fatalf("nested series = %v %q, want %q", ok, b, want)
+	}
+	b, ok = seriesCSV([]byte(`{"time":[1,2],"Cplasma":[3,null],"AUC":4,"layers":[[1,2],[3,4]]}`))
+	if want := "time,Cplasma\n1,3\n2,\n"; !ok || string(b) != want {
+		t.Fatalf("top-level series = %v %q, want %q", ok, b, want)
+	}
+	if _, ok := seriesCSV([]byte(`{"value":1,"time_note":"none"}`)); ok {
+		t.Fatal("an output without a series gave CSV")
 	}
 }
 

@@ -148,8 +148,8 @@ func flatten(v any, out []any) []any {
 
 // inferInput builds a route's JSON input from input tensors: each tensor
 // is the input member of its name; a tensor of one element is a single
-// value unless the member is a list (an array property or the route's batch
-// member), which takes every element.
+// value unless the member is an array property; an array property, or the
+// route's batch member given several elements, takes every element.
 func inferInput(schema json.RawMessage, batch *abi.Batch, inputs []OIPTensor) ([]byte, error) {
 	var s struct {
 		Properties map[string]struct {
@@ -193,7 +193,10 @@ func inferInput(schema json.RawMessage, batch *abi.Batch, inputs []OIPTensor) ([
 				return nil, fmt.Errorf("input %q: datatype %q is not supported (BYTES, BOOL, FP*, INT*, UINT*)", t.Name, t.Datatype)
 			}
 		}
-		list := p.Type == "array" || batch != nil && batch.Input == t.Name
+		// A one-element tensor on a batch member goes as a single value, as
+		// a single SMILES in the JSON API: a bad one is refused (422), while
+		// in a longer list it gets its row's error.
+		list := p.Type == "array" || batch != nil && batch.Input == t.Name && len(elems) != 1
 		switch {
 		case list:
 			in[t.Name] = elems

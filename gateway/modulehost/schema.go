@@ -65,9 +65,7 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 	if !errors.As(err, &ve) {
 		return &inputError{message: err.Error()}
 	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
+	ve = mostSpecific(ve)
 	field := strings.Join(ve.InstanceLocation, ".")
 	join := func(name string) string {
 		if field == "" {
@@ -82,10 +80,52 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 		}
 	case *kind.MaxLength:
 		return &inputError{field: field, message: "has " + itoa(k.Got) + " characters; this model accepts at most " + itoa(k.Want)}
+	case *kind.MaxItems:
+		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at most " + itoa(k.Want) + " " + itemsOf(field) + " per call"}
+	case *kind.MinItems:
+		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at least " + itoa(k.Want) + " per call"}
 	case *kind.AdditionalProperties:
 		if len(k.Properties) > 0 {
 			return &inputError{field: join(k.Properties[0]), message: "is not an accepted field"}
 		}
 	}
 	return &inputError{field: field, message: ve.ErrorKind.LocalizedString(printer)}
+}
+
+// itemsOf names the items of list field: "SMILES" for smiles, else "items".
+func itemsOf(field string) string {
+	if strings.EqualFold(field[strings.LastIndexByte(field, '.')+1:], "smiles") {
+		return "SMILES"
+	}
+	return "items"
+}
+
+// mostSpecific descends to the leaf error that explains the failure. Among
+// the causes of a oneOf/anyOf, a branch refused only for its type (a string
+// branch, for a list) explains less than one that accepted the value and
+// failed further in: deeper in the value (an item of the list), or on
+// another keyword at the same place (a list too long).
+func mostSpecific(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		next, best := ve.Causes[0], -1
+		for _, c := range ve.Causes {
+			l := leaf(c)
+			score := 2 * len(l.InstanceLocation)
+			if _, typeOnly := l.ErrorKind.(*kind.Type); !typeOnly {
+				score++
+			}
+			if score > best {
+				next, best = c, score
+			}
+		}
+		ve = next
+	}
+	return ve
+}
+
+func leaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
 }

@@ -21,6 +21,7 @@ const (
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodePayloadTooLarge      = "payload_too_large"      // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
+	CodeNotAcceptable        = "not_acceptable"         // 406: Accept allows only CSV and the answer has no table or time series
 	CodeInvalidInput         = "invalid_input"          // 422
 	CodeModelError           = "model_error"            // 500: the model reported an internal error
 	CodeModuleCrashed        = "module_crashed"         // 500: trap or panic; the instance was discarded
@@ -121,7 +122,20 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 		WriteError(ctx, cerr.Status, cerr.Code, cerr.Message, cerr.Field)
 		return true
 	}
-	if rt.Output.Table != nil && wantsCSV(string(ctx.Request.Header.Peek("Accept"))) {
+	accept := string(ctx.Request.Header.Peek("Accept"))
+	if rt.Output.Table == nil && wantsCSV(accept) {
+		if csvBody, ok := seriesCSV(out); ok {
+			setFilename(ctx, rt.Output.Filename, ".csv")
+			ctx.Response.Header.SetContentType("text/csv; charset=utf-8")
+			ctx.SetBody(csvBody)
+			return true
+		}
+		if !acceptsJSON(accept) {
+			WriteError(ctx, fasthttp.StatusNotAcceptable, CodeNotAcceptable, "this route's answer has no table or time series to give as CSV; it answers application/json", "")
+			return true
+		}
+	}
+	if rt.Output.Table != nil && wantsCSV(accept) {
 		if csvBody, err := tableCSV(out, rt.Output.Table); err == nil {
 			setFilename(ctx, rt.Output.Filename, ".csv")
 			ctx.Response.Header.SetContentType("text/csv; charset=utf-8")

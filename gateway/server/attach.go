@@ -20,6 +20,7 @@ func Attach(ctx context.Context, a *App) error {
 		{"plugins", a.attachPlugins},
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
+		{"modelcat", a.attachModelCatalog},
 		{"metrics", a.attachMetrics},
 	}
 	for _, s := range steps {

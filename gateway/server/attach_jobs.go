@@ -17,7 +17,7 @@ func (a *App) attachJobs(context.Context) error {
 		return nil
 	}
 	jc := a.cfg.Jobs
-	svc := jobs.New(a.store.DB(), a.modules, a.plugins, filestore.New(a.store.DB(), a.log.With("component", "jobs")), jobs.Config{
+	svc := jobs.New(a.store.DB(), a.modules, a.plugins, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: a.cfg.Server.PublicURL,
 	}, a.log.With("component", "jobs"))

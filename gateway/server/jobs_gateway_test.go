@@ -368,3 +368,18 @@ func TestScoringJobSharedByTwoGateways(t *testing.T) {
 	}
 	t.Logf("chunks done per gateway: %v", owners())
 }
+
+// With catalog.files_dir the job reads its input from, and writes its
+// result into, the files directory the catalog uses.
+func TestScoringJobWithFilesDir(t *testing.T) {
+	f := newJobFixture(t, []string{"herg"}, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+t.TempDir(), "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
+	lib := library(t, 30, 4)
+	id := f.submit(t, f.g, f.upload(t, "small.csv", lib))
+	st := waitJob(t, f.g, f.editor, id, 5*time.Minute, "over", over)
+	if st["state"] != "succeeded" || st["failed_rows"] != 1.0 {
+		t.Fatalf("job: %v", st)
+	}
+	if _, rows := f.resultTable(t, st); len(rows) != 31 || rows[5][len(rows[5])-1] == "" {
+		t.Fatalf("result: %d lines, row 4 %v", len(rows), rows[5])
+	}
+}

@@ -31,9 +31,23 @@ func TestModuleEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(out, &o); err != nil || len(o.Results) != 2 || o.Results[0].Prediction != 1 || o.Results[1].Prediction != 0 {
 		t.Fatalf("output %s (%v)", out, err)
 	}
-	_, err = m.Call(ctx, 0, []byte(`{"smiles":["CCO","C1CC"]}`))
+	out, err = m.Call(ctx, 0, []byte(`{"smiles":["CCO","C1CC"]}`))
+	var mixed struct {
+		Results []struct {
+			Prediction *int `json:"prediction"`
+			Error      *struct {
+				Field    string `json:"field"`
+				Position int    `json:"position"`
+			} `json:"error"`
+		} `json:"results"`
+	}
+	if err != nil || json.Unmarshal(out, &mixed) != nil || len(mixed.Results) != 2 || mixed.Results[0].Prediction == nil ||
+		mixed.Results[1].Error == nil || mixed.Results[1].Error.Field != "smiles[1]" || mixed.Results[1].Error.Position != 1 {
+		t.Fatalf("list with an invalid SMILES: %s (%v)", out, err)
+	}
+	_, err = m.Call(ctx, 0, []byte(`{"smiles":"C1CC"}`))
 	var ge *abi.Error
-	if !errors.As(err, &ge) || ge.Kind != abi.KindInvalidInput || ge.Field != "smiles[1]" {
+	if !errors.As(err, &ge) || ge.Kind != abi.KindInvalidInput || ge.Field != "smiles" {
 		t.Fatalf("invalid SMILES: %v", err)
 	}
 }

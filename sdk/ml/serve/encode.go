@@ -67,11 +67,15 @@ func (s *Server) EvaluateJSON(in Input) (module.RawJSON, error) {
 	dense := make([]float32, s.maxFeatures())
 	for i, smi := range list {
 		preds, err := s.Predict(smi, dense)
-		if err != nil {
+		if err != nil && single {
 			return nil, module.InvalidInput(fieldName(i, single), "%v", err)
 		}
 		if i > 0 {
 			buf = append(buf, ',')
+		}
+		if err != nil {
+			buf = appendErrorRow(buf, smi, i, err)
+			continue
 		}
 		var ok bool
 		if buf, ok = s.appendRow(buf, smi, preds); !ok {
@@ -183,4 +187,17 @@ func appendFloat(b []byte, f float64, ok *bool) []byte {
 		}
 	}
 	return b
+}
+
+// appendErrorRow appends ErrorRow(smiles, i, err) as encoding/json encodes it.
+func appendErrorRow(b []byte, smiles string, i int, err error) []byte {
+	b = append(b, `{"smiles":`...)
+	b = appendString(b, smiles)
+	b = append(b, `,"error":{"message":`...)
+	b = appendString(b, err.Error())
+	b = append(b, `,"field":"smiles[`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, `]","position":`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	return append(b, '}', '}')
 }

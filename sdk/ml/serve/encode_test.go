@@ -46,7 +46,7 @@ func TestEvaluateJSONMatchesEncodingJSON(t *testing.T) {
 	bodies := append(batches,
 		serve.Example, `{"smiles":"CCO"}`, `{"smiles":" [Na+].[O-]C(=O)c1ccccc1 "}`,
 		`{"smiles":[ "CCO" , "c1ccccc1"  ]}`, `{"smiles":["CCO","C\u0043O"]}`, `{"smiles":["CCO","CC(C)Xx"]}`,
-		`{"smiles":["CCO",""]}`, `{"smiles":["CCO",1]}`, `{"smiles":[]}`, `{"smiles":""}`, `{"smiles":"[Na+]"}`)
+		`{"smiles":["C<N&","CCO","c1cc","CCO"]}`, `{"smiles":["CCO",""]}`, `{"smiles":["CCO",1]}`, `{"smiles":[]}`, `{"smiles":""}`, `{"smiles":"[Na+]"}`)
 	for _, s := range []*serve.Server{herg.Server, multitask.Server, ahr.Server, mitdys.Server, clinical.ML, clinical.AI, clinical.AOP} {
 		servetest.CheckJSON(t, s, bodies...)
 	}

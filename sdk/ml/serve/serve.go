@@ -37,8 +37,10 @@ type Input struct {
 }
 
 // InputSchema is the JSON Schema of Input.
-var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string","minLength":1,"maxLength":%d}}]}}}`,
-	MaxBatch, MaxSMILESLength, MaxBatch, MaxSMILESLength)
+// A list's items have no length bounds in it: an empty or too long SMILES
+// of a list gets its row's error (Predict checks), as an unreadable one does.
+var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]}}}`,
+	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch)
 
 // Example is the original platform's example request.
 const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
@@ -304,18 +306,47 @@ func (s *Server) Evaluate(in Input) (Output, error) {
 	}
 	out := Output{Model: s.Bundle.Name, Version: s.Bundle.Version, Tasks: s.Tasks(), Results: make([]Row, len(list))}
 	dense := make([]float32, s.maxFeatures())
+	single := len(fields) == 1 && fields[0] == "smiles"
 	for i, smi := range list {
 		row, err := s.Row(smi, dense)
 		if err != nil {
-			return Output{}, module.InvalidInput(fields[i], "%v", err)
+			if single {
+				return Output{}, module.InvalidInput(fields[i], "%v", err)
+			}
+			row = ErrorRow(smi, i, err)
 		}
 		out.Results[i] = row
 	}
 	return out, nil
 }
 
+// RowError is the member "error" of a result row whose SMILES was not
+// scored: one invalid SMILES in a list leaves the other rows scored.
+type RowError struct {
+	// Message says why, e.g. "smiles: parse error at position 5: ...".
+	Message string `json:"message"`
+	// Field names the input, "smiles[i]".
+	Field string `json:"field"`
+	// Position is the row's index in the request's list (from 0).
+	Position int `json:"position"`
+}
+
+// ErrorRow is the result row of SMILES i of a list that could not be scored.
+func ErrorRow(smiles string, i int, err error) Row {
+	r := Row{}
+	r.Set("smiles", smiles)
+	r.Set("error", RowError{Message: err.Error(), Field: fieldName(i, false), Position: i})
+	return r
+}
+
 // Predict standardises one SMILES and returns the task predictions.
 func (s *Server) Predict(smiles string, dense []float32) ([]ml.Prediction, error) {
+	switch {
+	case smiles == "":
+		return nil, fmt.Errorf("smiles: empty")
+	case len(smiles) > MaxSMILESLength:
+		return nil, fmt.Errorf("smiles: has %d characters; this model accepts at most %d", len(smiles), MaxSMILESLength)
+	}
 	m, err := ml.Standardize(smiles)
 	if err != nil {
 		return nil, err
@@ -457,7 +488,7 @@ func (s *Server) Endpoint(path, summary string) *module.Endpoint {
 		Schema(InputSchema).
 		Example(Example).
 		Output(s.OutputDescription()).
-		Table("results", s.Columns()...).
+		Table("results", append(s.Columns(), "error")...).
 		Batch("smiles", "results")
 }
 
@@ -466,7 +497,7 @@ func (s *Server) OutputDescription() string {
 	var sb strings.Builder
 	sb.WriteString("model, version, tasks (definition, threshold, learner, AD rule) and results: one row per input SMILES with ")
 	sb.WriteString(strings.Join(s.columns, ", "))
-	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures. CSV on Accept: text/csv.")
+	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures. A SMILES of a list that cannot be read leaves its row in place with only smiles and error {message, field, position}; the other rows are scored (a single SMILES that cannot be read is refused with 422). CSV on Accept: text/csv, with an error column.")
 	return sb.String()
 }
 

@@ -78,10 +78,26 @@ func CheckCommon(t *testing.T, s *serve.Server) {
 	if v, _ := batch.Results[1].Get("smiles"); v != "CC(=O)Oc1ccccc1C(=O)O" {
 		t.Fatalf("batch order: row 1 is %v", v)
 	}
-	_, err = Eval(t, s, `{"smiles":["CCO","CC(C)Xx"]}`)
+	mixed, err := Eval(t, s, `{"smiles":["CCO","CC(C)Xx","c1ccccc1"]}`)
+	if err != nil || len(mixed.Results) != 3 {
+		t.Fatalf("list with a bad SMILES: %v", err)
+	}
+	bad, _ := mixed.Results[1].Get("error")
+	if e, ok := bad.(serve.RowError); !ok || e.Field != "smiles[1]" || e.Position != 1 || !strings.Contains(e.Message, "position 5") {
+		t.Fatalf("bad SMILES row: %+v", mixed.Results[1])
+	}
+	for _, i := range []int{0, 2} {
+		if _, hasErr := mixed.Results[i].Get("error"); hasErr {
+			t.Fatalf("row %d has an error: %+v", i, mixed.Results[i])
+		}
+		if _, ok := mixed.Results[i].Get(s.Columns()[2]); !ok {
+			t.Fatalf("row %d not scored: %+v", i, mixed.Results[i])
+		}
+	}
+	_, err = Eval(t, s, `{"smiles":"CC(C)Xx"}`)
 	var e *abi.Error
-	if !errors.As(err, &e) || e.Kind != abi.KindInvalidInput || e.Field != "smiles[1]" || !strings.Contains(e.Message, "position 5") {
-		t.Fatalf("bad SMILES: %v", err)
+	if !errors.As(err, &e) || e.Kind != abi.KindInvalidInput || e.Field != "smiles" || !strings.Contains(e.Message, "position 5") {
+		t.Fatalf("bad single SMILES: %v", err)
 	}
 }
 

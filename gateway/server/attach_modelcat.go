@@ -1,0 +1,25 @@
+package server
+
+import (
+	"context"
+
+	"toxgate/catalog/filestore"
+	"toxgate/gateway/modelcat"
+)
+
+// attachModelCatalog publishes, when catalog.publish_models is on, one
+// dataset per loaded model in catalog.models_org, and again whenever a
+// module is added or replaced.
+func (a *App) attachModelCatalog(context.Context) error {
+	cc := a.cfg.Catalog
+	if !cc.PublishModels || a.plugins == nil || a.modules == nil {
+		return nil
+	}
+	log := a.log.With("component", "modelcat")
+	p := modelcat.New(a.modules, a.plugins, filestore.New(a.store.DB(), log).WithDir(a.filesDir()), modelcat.Config{
+		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: a.cfg.Server.PublicURL, MaxFileBytes: int64(cc.MaxResourceBytes),
+	}, log)
+	p.Start()
+	a.AddCloser("modelcat", p.Close)
+	return nil
+}
