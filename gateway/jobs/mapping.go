@@ -150,34 +150,6 @@ func rowError(msg string) string {
 	return string(b)
 }
 
-// member is one member of a JSON object, in document order.
-type member struct {
-	key string
-	val json.RawMessage
-}
-
-// members reads the members of a JSON object in order.
-func members(b []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, member{k, v})
-	}
-	return out, nil
-}
-
 // cellText is a JSON value as a CSV cell: strings as they are, null empty,
 // numbers and booleans as written, lists and objects as JSON.
 func cellText(v json.RawMessage) string {

@@ -605,14 +605,14 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 			return "", err
 		}
 		for _, it := range out.Items {
-			ms, err := members([]byte(it))
+			ms, err := modulehost.ObjectMembers([]byte(it))
 			if err != nil {
 				return "", fmt.Errorf("chunk %d: answer is not an object: %w", chunk, err)
 			}
 			for _, m := range ms {
-				if !seen[m.key] {
-					seen[m.key] = true
-					cols = append(cols, m.key)
+				if !seen[m.Key] {
+					seen[m.Key] = true
+					cols = append(cols, m.Key)
 				}
 			}
 		}
@@ -669,15 +669,15 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 				rec[i] = ""
 			}
 			copy(rec[:len(j.Columns)], row[:min(len(row), len(j.Columns))])
-			ms, _ := members([]byte(out.Items[r]))
+			ms, _ := modulehost.ObjectMembers([]byte(out.Items[r]))
 			for _, m := range ms {
-				if m.key == "error" {
-					rec[len(rec)-1] = cellText(m.val)
+				if m.Key == "error" {
+					rec[len(rec)-1] = cellText(m.Val)
 					continue
 				}
 				for k, c := range cols {
-					if c == m.key {
-						rec[len(j.Columns)+k] = cellText(m.val)
+					if c == m.Key {
+						rec[len(j.Columns)+k] = cellText(m.Val)
 						break
 					}
 				}

@@ -24,19 +24,20 @@ type batchSlice struct {
 	offset int
 }
 
-// member is one top-level member of a JSON object, in document order.
-type member struct {
-	key string
-	val json.RawMessage
+// Member is one top-level member of a JSON object, in document order.
+type Member struct {
+	Key string
+	Val json.RawMessage
 }
 
-// objectMembers reads the top-level members of a JSON object in order.
-func objectMembers(b []byte) ([]member, error) {
+// ObjectMembers reads the top-level members of a JSON object in order
+// (model answers keep their members' order in every rewrite of them).
+func ObjectMembers(b []byte) ([]Member, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, errors.New("not a JSON object")
 	}
-	var out []member
+	var out []Member
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -47,22 +48,22 @@ func objectMembers(b []byte) ([]member, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, member{k, v})
+		out = append(out, Member{k, v})
 	}
 	return out, nil
 }
 
-func encodeMembers(ms []member) []byte {
+func encodeMembers(ms []Member) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, m := range ms {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(m.key)
+		k, _ := json.Marshal(m.Key)
 		b.Write(k)
 		b.WriteByte(':')
-		b.Write(m.val)
+		b.Write(m.Val)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
@@ -87,24 +88,24 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 	if bt == nil || h.cfg.BatchSliceItems <= 0 {
 		return nil
 	}
-	ms, err := objectMembers(body)
+	ms, err := ObjectMembers(body)
 	if err != nil {
 		return nil
 	}
 	at := -1
 	for i, m := range ms {
-		if m.key == bt.Input {
+		if m.Key == bt.Input {
 			at = i
 		}
 	}
-	if at < 0 || !bytes.HasPrefix(bytes.TrimSpace(ms[at].val), []byte("[")) {
+	if at < 0 || !bytes.HasPrefix(bytes.TrimSpace(ms[at].Val), []byte("[")) {
 		return nil
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(ms[at].val, &items); err != nil {
+	if err := json.Unmarshal(ms[at].Val, &items); err != nil {
 		return nil
 	}
-	if len(items) <= h.cfg.BatchSliceItems && len(ms[at].val) <= h.cfg.BatchSliceBytes {
+	if len(items) <= h.cfg.BatchSliceItems && len(ms[at].Val) <= h.cfg.BatchSliceBytes {
 		return nil
 	}
 	var out []batchSlice
@@ -114,9 +115,9 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 			size += len(items[end])
 			end++
 		}
-		part := make([]member, len(ms))
+		part := make([]Member, len(ms))
 		copy(part, ms)
-		part[at].val = joinArray(items[start:end])
+		part[at].Val = joinArray(items[start:end])
 		out = append(out, batchSlice{body: encodeMembers(part), offset: start})
 		start = end
 	}
@@ -129,7 +130,7 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 // callBatch runs the slices in order and joins their outputs; an error of a
 // slice is the answer, its field renumbered for the whole request.
 func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
-	var head []member
+	var head []Member
 	at := -1
 	var items []json.RawMessage
 	for _, s := range slices {
@@ -141,17 +142,17 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 			}
 			return nil, err
 		}
-		ms, err := objectMembers(out)
+		ms, err := ObjectMembers(out)
 		if err != nil {
 			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch slice output: %w", err)}
 		}
 		found := false
 		for i, m := range ms {
-			if m.key != bt.Output {
+			if m.Key != bt.Output {
 				continue
 			}
 			var part []json.RawMessage
-			if err := json.Unmarshal(m.val, &part); err != nil {
+			if err := json.Unmarshal(m.Val, &part); err != nil {
 				return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", bt.Output)}
 			}
 			if s.offset > 0 {
@@ -169,7 +170,7 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output has no member %s", bt.Output)}
 		}
 	}
-	head[at].val = joinArray(items)
+	head[at].Val = joinArray(items)
 	return encodeMembers(head), nil
 }
 
@@ -181,32 +182,32 @@ func renumberRowError(row json.RawMessage, input string, offset int) json.RawMes
 	if !bytes.Contains(row, []byte(`"error"`)) {
 		return row
 	}
-	ms, err := objectMembers(row)
+	ms, err := ObjectMembers(row)
 	if err != nil {
 		return row
 	}
 	for i, m := range ms {
-		if m.key != "error" {
+		if m.Key != "error" {
 			continue
 		}
-		em, err := objectMembers(m.val)
+		em, err := ObjectMembers(m.Val)
 		if err != nil {
 			return row
 		}
 		for j, e := range em {
-			switch e.key {
+			switch e.Key {
 			case "field":
 				var f string
-				if json.Unmarshal(e.val, &f) == nil {
-					em[j].val, _ = json.Marshal(renumber(f, input, offset))
+				if json.Unmarshal(e.Val, &f) == nil {
+					em[j].Val, _ = json.Marshal(renumber(f, input, offset))
 				}
 			case "position":
-				if n, err := strconv.Atoi(string(bytes.TrimSpace(e.val))); err == nil {
-					em[j].val = json.RawMessage(strconv.Itoa(n + offset))
+				if n, err := strconv.Atoi(string(bytes.TrimSpace(e.Val))); err == nil {
+					em[j].Val = json.RawMessage(strconv.Itoa(n + offset))
 				}
 			}
 		}
-		ms[i].val = encodeMembers(em)
+		ms[i].Val = encodeMembers(em)
 		return encodeMembers(ms)
 	}
 	return row

@@ -155,7 +155,7 @@ func acceptsJSON(accept string) bool {
 // members of its objects holding such lists ("ng_per_mL.plasma"). ok is false
 // when the output has no such series.
 func seriesCSV(output []byte) (csvBody []byte, ok bool) {
-	top, err := objectMembers(output)
+	top, err := ObjectMembers(output)
 	if err != nil {
 		return nil, false
 	}
@@ -163,7 +163,7 @@ func seriesCSV(output []byte) (csvBody []byte, ok bool) {
 		return b, true
 	}
 	for _, m := range top {
-		if inner, err := objectMembers(m.val); err == nil {
+		if inner, err := ObjectMembers(m.Val); err == nil {
 			if b, ok := seriesOf(inner); ok {
 				return b, true
 			}
@@ -173,7 +173,7 @@ func seriesCSV(output []byte) (csvBody []byte, ok bool) {
 }
 
 // seriesOf lays out the series of one object's members (see seriesCSV).
-func seriesOf(ms []member) ([]byte, bool) {
+func seriesOf(ms []Member) ([]byte, bool) {
 	n := -1
 	var cols []string
 	var data [][]json.RawMessage
@@ -191,13 +191,13 @@ func seriesOf(ms []member) ([]byte, bool) {
 		return true
 	}
 	for _, m := range ms {
-		if !strings.HasPrefix(strings.ToLower(m.key), "time") {
+		if !strings.HasPrefix(strings.ToLower(m.Key), "time") {
 			continue
 		}
 		var l []json.RawMessage
-		if json.Unmarshal(m.val, &l) == nil && len(l) > 0 {
+		if json.Unmarshal(m.Val, &l) == nil && len(l) > 0 {
 			n = len(l)
-			if add(m.key, m.val) {
+			if add(m.Key, m.Val) {
 				break
 			}
 			n = -1
@@ -207,12 +207,12 @@ func seriesOf(ms []member) ([]byte, bool) {
 		return nil, false
 	}
 	for _, m := range ms {
-		if m.key == cols[0] || add(m.key, m.val) {
+		if m.Key == cols[0] || add(m.Key, m.Val) {
 			continue
 		}
-		if inner, err := objectMembers(m.val); err == nil {
+		if inner, err := ObjectMembers(m.Val); err == nil {
 			for _, im := range inner {
-				add(m.key+"."+im.key, im.val)
+				add(m.Key+"."+im.Key, im.Val)
 			}
 		}
 	}

@@ -221,30 +221,30 @@ func sorted(s []string) []string {
 // outputTensors turns a model's JSON answer into named tensors: the rows of
 // a batch route's list become one tensor per row member (shape [rows]); a
 // list of flat objects (a table) one tensor per column named
-// "member.column"; an object one per member, "member.key"; a number, string or boolean a tensor of shape [1]; a
+// "member.column"; an object one per member, "member.Key"; a number, string or boolean a tensor of shape [1]; a
 // list of numbers a tensor of its length, a rectangular list of lists of
 // numbers one of shape [rows, columns]; anything else its JSON text (BYTES).
 func outputTensors(out []byte, batch *abi.Batch) ([]OIPTensor, error) {
-	ms, err := objectMembers(out)
+	ms, err := ObjectMembers(out)
 	if err != nil {
 		return nil, err
 	}
 	var ts []OIPTensor
 	for _, m := range ms {
-		if m.key == ProvenanceMember {
+		if m.Key == ProvenanceMember {
 			continue
 		}
 		var v any
-		dec := json.NewDecoder(strings.NewReader(string(m.val)))
+		dec := json.NewDecoder(strings.NewReader(string(m.Val)))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		if rows, ok := objectRows(v); ok && batch != nil && batch.Output == m.key {
+		if rows, ok := objectRows(v); ok && batch != nil && batch.Output == m.Key {
 			ts = append(ts, columnTensors("", rows)...)
 			continue
 		}
-		ts = append(ts, tensorsOf(m.key, v)...)
+		ts = append(ts, tensorsOf(m.Key, v)...)
 	}
 	return ts, nil
 }
