@@ -21,24 +21,6 @@ import (
 	"toxgate/gateway/harness"
 )
 
-// modulesFor returns a modules directory holding copies of the named
-// modules that `make build` made (the test skips without them).
-func modulesFor(t *testing.T, names ...string) string {
-	t.Helper()
-	bins := harness.Build(t)
-	dir := t.TempDir()
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(bins.Modules, n+".wasm"))
-		if err != nil {
-			t.Skipf("%s.wasm not built (run make build): %v", n, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n+".wasm"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // screenshotDir is where the browser tests save screenshots:
 // $TOXGATE_SCREENSHOT_DIR when set (to look at them), else the test's
 // artifact directory (go test -artifacts -outputdir DIR keeps them).
@@ -544,7 +526,7 @@ func TestWebEditingForms(t *testing.T) {
 // classifier on a batch (a table with applicability domain), and saves
 // the result as JSON and CSV; /tokens and the dashboard fit a phone.
 func TestWebModelPages(t *testing.T) {
-	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+modulesFor(t, "herg", "pbpk-doxorubicin")))
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+modulesDir(t, "herg", "pbpk-doxorubicin")))
 	admin := adminToken(t, g)
 	provision(t, g, admin, "mia", "mia-password-1", true, "models")
 	provision(t, g, admin, "nora", "nora-password-1", true)

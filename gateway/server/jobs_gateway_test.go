@@ -31,17 +31,9 @@ type jobFixture struct {
 
 func newJobFixture(t testing.TB, modules []string, opts ...harness.Option) *jobFixture {
 	t.Helper()
-	bins := harness.Build(t)
 	dir := t.TempDir()
 	mdir := filepath.Join(dir, "modules")
-	os.MkdirAll(mdir, 0o755)
-	for _, m := range modules {
-		b, err := os.ReadFile(filepath.Join(bins.Modules, m+".wasm"))
-		if err != nil {
-			t.Skipf("module %s not built (make build): %v", m, err)
-		}
-		os.WriteFile(filepath.Join(mdir, m+".wasm"), b, 0o644)
-	}
+	copyModules(t, mdir, modules...)
 	g := harness.Start(t, append([]harness.Option{harness.WithDataDir(dir)}, opts...)...)
 	f := &jobFixture{g: g, admin: adminToken(t, g), modulesDir: mdir}
 	provision(t, g, f.admin, "editor", "password-editor-1", true, "models")

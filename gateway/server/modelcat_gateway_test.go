@@ -20,17 +20,9 @@ import (
 // data directory and returns it with its modules folder.
 func modelsGateway(t *testing.T, modules []string, opts ...harness.Option) (*harness.Gateway, string) {
 	t.Helper()
-	bins := harness.Build(t)
 	dir := t.TempDir()
 	mdir := filepath.Join(dir, "modules")
-	os.MkdirAll(mdir, 0o755)
-	for _, m := range modules {
-		b, err := os.ReadFile(filepath.Join(bins.Modules, m+".wasm"))
-		if err != nil {
-			t.Skipf("module %s not built (make build): %v", m, err)
-		}
-		os.WriteFile(filepath.Join(mdir, m+".wasm"), b, 0o644)
-	}
+	copyModules(t, mdir, modules...)
 	return harness.Start(t, append([]harness.Option{harness.WithDataDir(dir)}, opts...)...), mdir
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,24 +14,6 @@ import (
 
 	"toxgate/gateway/harness"
 )
-
-// modulesDirWith returns a directory holding copies of the named modules
-// that `make build` made (the test is skipped without them).
-func modulesDirWith(t *testing.T, names ...string) string {
-	t.Helper()
-	bins := harness.Build(t)
-	dir := t.TempDir()
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(bins.Modules, n+".wasm"))
-		if err != nil {
-			t.Skipf("%s.wasm not built (make build): %v", n, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n+".wasm"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 var batchSMILES = []string{
 	"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C", "CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O",
@@ -56,7 +36,7 @@ func smilesBatch(n int) string {
 // the queue get 429 with Retry-After, counted in the metrics.
 func TestModelFairShareUnderABatchFlood(t *testing.T) {
 	g := harness.Start(t, harness.WithEnv(
-		"TOXGATE_MODULES_DIR="+modulesDirWith(t, "herg"),
+		"TOXGATE_MODULES_DIR="+modulesDir(t, "herg"),
 		"TOXGATE_MODULES_POOL_SIZE=1",
 		"TOXGATE_MODULES_CALLER_QUEUE=3",
 		// The module's own queue is under test, not the cap across modules.
