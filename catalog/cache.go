@@ -33,6 +33,9 @@ type state struct {
 	// rendered holds each dataset's encoded dict (*renderedDataset by
 	// id), filled by readers under the read lock (see datasetJSON).
 	rendered sync.Map
+	// allowCollaborators and allowAdminCollaborators are
+	// Options.AllowCollaborators and Options.AllowAdminCollaborators.
+	allowCollaborators, allowAdminCollaborators bool
 }
 
 func newState() *state {

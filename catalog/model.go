@@ -58,6 +58,9 @@ type Dataset struct {
 	Tags             []string   `bson:"tags"`
 	Extras           []Extra    `bson:"extras"`
 	Resources        []Resource `bson:"resources"`
+	// Collaborators are the users given a capacity on this dataset alone
+	// (package_collaborator_create); see collaborators.go.
+	Collaborators []Collaborator `bson:"collaborators,omitempty"`
 	// Rev is the revision, raised by every write and checked by the next
 	// one (optimistic concurrency).
 	Rev int64 `bson:"rev"`
@@ -143,6 +146,7 @@ func (d *Dataset) clone() *Dataset {
 	c := *d
 	c.Tags = append([]string(nil), d.Tags...)
 	c.Extras = append([]Extra(nil), d.Extras...)
+	c.Collaborators = append([]Collaborator(nil), d.Collaborators...)
 	c.Resources = make([]Resource, len(d.Resources))
 	for i, r := range d.Resources {
 		c.Resources[i] = r
