@@ -119,6 +119,12 @@ func (st *state) removeOrg(id string) {
 			delete(st.orgByName, old.Name)
 		}
 		delete(st.orgs, id)
+		// its (deleted) datasets no longer carry its name in the index
+		for _, d := range st.datasets {
+			if d.OwnerOrg == id {
+				st.index.Put(st.docFor(d))
+			}
+		}
 	}
 }
 

@@ -1,0 +1,164 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"toxgate/catalog/ckan"
+	"toxgate/catalog/search"
+)
+
+func init() {
+	register("package_autocomplete", true, "Datasets whose name or title contains a string (q, limit).", packageAutocomplete)
+	register("format_autocomplete", true, "Resource formats containing a string, most used first (q, limit).", formatAutocomplete)
+	register("current_package_list_with_resources", true, "Datasets with their resources, most recently modified first (limit, offset).", currentPackageListWithResources)
+}
+
+// autocompleteArgs reads CKAN's default_autocomplete_schema: q (present,
+// may be empty) and limit (a natural number, def when absent).
+func autocompleteArgs(data map[string]any, def int) (string, int, *ckan.Error) {
+	v, ok := data["q"]
+	if !ok || v == nil {
+		return "", 0, ckan.FieldError("q", ckan.MsgMissing)
+	}
+	q, _ := str(v)
+	limit, err := ckan.Natural(data, "limit", def)
+	if err != nil {
+		return "", 0, err
+	}
+	return q, limit, nil
+}
+
+func packageAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
+	q, limit, verr := autocompleteArgs(r.Data, 10)
+	if verr != nil {
+		return nil, verr
+	}
+	ql := strings.ToLower(strings.TrimSpace(q))
+	type hit struct {
+		d    *Dataset
+		rank int // 0: name starts with q, 1: name contains it, 2: title contains it
+	}
+	var hits []hit
+	s.st.mu.RLock()
+	for _, d := range s.st.datasets {
+		if d.State != StateActive || ql == "" {
+			continue
+		}
+		rank := -1
+		switch name := strings.ToLower(d.Name); {
+		case strings.HasPrefix(name, ql):
+			rank = 0
+		case strings.Contains(name, ql):
+			rank = 1
+		case strings.Contains(strings.ToLower(d.Title), ql):
+			rank = 2
+		}
+		if rank >= 0 && s.st.canRead(r.Caller, d) {
+			hits = append(hits, hit{d, rank})
+		}
+	}
+	s.st.mu.RUnlock()
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].rank != hits[j].rank {
+			return hits[i].rank < hits[j].rank
+		}
+		return hits[i].d.Name < hits[j].d.Name
+	})
+	if limit < len(hits) {
+		hits = hits[:limit]
+	}
+	out := make([]map[string]any, len(hits))
+	for i, h := range hits {
+		m := map[string]any{"name": h.d.Name, "title": h.d.Title, "match_field": "name", "match_displayed": h.d.Name}
+		if !strings.Contains(h.d.Name, strings.ToLower(q)) {
+			m["match_field"], m["match_displayed"] = "title", fmt.Sprintf("%s (%s)", h.d.Title, h.d.Name)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+func formatAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
+	q, limit, verr := autocompleteArgs(r.Data, 5)
+	if verr != nil {
+		return nil, verr
+	}
+	ql := strings.ToLower(q)
+	counts := map[string]int{}
+	s.st.mu.RLock()
+	for _, d := range s.st.datasets {
+		for i := range d.Resources {
+			res := &d.Resources[i]
+			f := strings.ToLower(res.Format)
+			if res.State == StateActive && f != "" && strings.Contains(f, ql) {
+				counts[f]++
+			}
+		}
+	}
+	s.st.mu.RUnlock()
+	formats := make([]string, 0, len(counts))
+	for f := range counts {
+		formats = append(formats, f)
+	}
+	sort.Slice(formats, func(i, j int) bool {
+		if counts[formats[i]] != counts[formats[j]] {
+			return counts[formats[i]] > counts[formats[j]]
+		}
+		return formats[i] < formats[j]
+	})
+	if limit < len(formats) {
+		formats = formats[:limit]
+	}
+	return formats, nil
+}
+
+func currentPackageListWithResources(_ context.Context, s *Service, r *Request) (any, error) {
+	limit, err := ckan.Natural(r.Data, "limit", 0)
+	if err != nil {
+		return nil, err
+	}
+	offset, err := ckan.Natural(r.Data, "offset", 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, given := r.Data["offset"]; !given && limit > 0 {
+		// page is deprecated in CKAN but still read when offset is absent
+		page, perr := ckan.Natural(r.Data, "page", 1)
+		if perr != nil {
+			return nil, perr
+		}
+		offset = max(page-1, 0) * limit
+	}
+	if limit == 0 {
+		limit = 10 // package_search's default rows, as in CKAN
+	}
+	limit = min(limit, rowsMax)
+	c := r.Caller
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	res, serr := s.st.index.Search(search.Query{Sort: "metadata_modified desc", Start: offset, Rows: limit,
+		Allow: func(doc *search.Doc) bool {
+			d, _ := doc.Ref.(*Dataset)
+			// as CKAN: private datasets for sysadmins only
+			return d != nil && d.State == StateActive && (!d.Private || c.Sysadmin)
+		}})
+	if serr != nil {
+		return nil, serr
+	}
+	parts := make(ckan.RawJSONParts, 0, 2*len(res.IDs)+1)
+	parts = append(parts, []byte("["))
+	for i, id := range res.IDs {
+		b, err := s.st.datasetJSON(s.st.datasets[id], r.SiteURL)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			parts = append(parts, commaSpace)
+		}
+		parts = append(parts, b)
+	}
+	return append(parts, []byte("]")), nil
+}
