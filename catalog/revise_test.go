@@ -37,8 +37,8 @@ func TestPackageRevise(t *testing.T) {
 	}
 	// extend a list, then reach the new item in the same call; by id prefix
 	out = f.ok("editor", "package_revise", map[string]any{"match__id": id,
-		"update__resources__extend":   `[{"name": "new resource", "url": "http://example.com/c.csv"}]`,
-		"update__resources__2__format": "CSV",
+		"update__resources__extend":          `[{"name": "new resource", "url": "http://example.com/c.csv"}]`,
+		"update__resources__2__format":       "CSV",
 		"update__resources__" + secondID[:8]: map[string]any{"description": "right one for sure"}})
 	rs := pkg(out)["resources"].([]any)
 	if len(rs) != 3 || rs[2].(map[string]any)["name"] != "new resource" || rs[2].(map[string]any)["format"] != "CSV" ||
