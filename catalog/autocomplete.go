@@ -13,6 +13,7 @@ import (
 func init() {
 	register("package_autocomplete", true, "Datasets whose name or title contains a string (q, limit).", packageAutocomplete)
 	register("format_autocomplete", true, "Resource formats containing a string, most used first (q, limit).", formatAutocomplete)
+	register("organization_autocomplete", true, "Organizations whose name or title contains a string (q, limit).", organizationAutocomplete)
 	register("current_package_list_with_resources", true, "Datasets with their resources, most recently modified first (limit, offset).", currentPackageListWithResources)
 }
 
@@ -161,4 +162,34 @@ func currentPackageListWithResources(_ context.Context, s *Service, r *Request) 
 		parts = append(parts, b)
 	}
 	return append(parts, []byte("]")), nil
+}
+
+func organizationAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
+	q, limit, verr := autocompleteArgs(r.Data, 20)
+	if verr != nil {
+		return nil, verr
+	}
+	ql := strings.ToLower(strings.TrimSpace(q))
+	var found []*Organization
+	s.st.mu.RLock()
+	for _, o := range s.st.orgs {
+		if o.State == StateActive && (strings.Contains(o.Name, ql) || strings.Contains(strings.ToLower(o.Title), ql)) {
+			found = append(found, o)
+		}
+	}
+	s.st.mu.RUnlock()
+	sort.Slice(found, func(i, j int) bool {
+		if a, b := strings.ToLower(found[i].Title), strings.ToLower(found[j].Title); a != b {
+			return a < b
+		}
+		return found[i].Name < found[j].Name
+	})
+	if limit < len(found) {
+		found = found[:limit]
+	}
+	out := make([]map[string]any, len(found))
+	for i, o := range found {
+		out[i] = map[string]any{"id": o.ID, "name": o.Name, "title": o.Title}
+	}
+	return out, nil
 }

@@ -187,3 +187,58 @@ func TestBulkUpdateAndOrganizationPurge(t *testing.T) {
 	f.ok("sysadmin", "organization_create", map[string]any{"name": "other-lab"})
 	f.fail("sysadmin", "organization_purge", map[string]any{}, 409)
 }
+
+func TestResourceReorderOwnerOrgAndOrgAutocomplete(t *testing.T) {
+	f := newFixture(t)
+	d := f.ok("editor", "package_create", map[string]any{"name": "three", "owner_org": "tox-lab", "resources": []any{
+		map[string]any{"url": "http://x/a", "name": "a"}, map[string]any{"url": "http://x/b", "name": "b"}, map[string]any{"url": "http://x/c", "name": "c"}}})
+	var ids []string
+	for _, r := range d["resources"].([]any) {
+		ids = append(ids, r.(map[string]any)["id"].(string))
+	}
+	out := f.ok("editor", "package_resource_reorder", map[string]any{"id": "three", "order": []any{ids[2]}})
+	if out["id"] != "three" || fmt.Sprint(out["order"]) != fmt.Sprint([]any{ids[2], ids[0], ids[1]}) {
+		t.Fatalf("reorder: %v", out)
+	}
+	if got := f.ok("", "package_show", map[string]any{"id": "three"}); nameList(got["resources"].([]any)) != "[c a b]" {
+		t.Fatalf("after reorder: %v", nameList(got["resources"].([]any)))
+	}
+	for _, c := range []struct {
+		user   string
+		data   map[string]any
+		status int
+		want   string
+	}{
+		{"editor", map[string]any{"id": "three"}, 409, `{"__type":"Validation Error","order":["Missing value"]}`},
+		{"editor", map[string]any{"id": "three", "order": "x"}, 409, `{"__type":"Validation Error","order":"Must be a list of resource"}`},
+		{"editor", map[string]any{"id": "three", "order": []any{ids[0], ids[0]}}, 409, `{"__type":"Validation Error","order":"Must supply unique resource_ids"}`},
+		{"editor", map[string]any{"id": "three", "order": []any{"nope"}}, 409, `{"__type":"Validation Error","order":"resource_id nope can not be found"}`},
+		{"member", map[string]any{"id": "three", "order": []any{ids[0]}}, 403, `{"__type":"Authorization Error","message":"Access denied: User member not authorized to edit package ` + d["id"].(string) + `"}`},
+	} {
+		if e := f.fail(c.user, "package_resource_reorder", c.data, c.status); errJSON(e) != c.want {
+			t.Errorf("%v: %s", c.data, errJSON(e))
+		}
+	}
+
+	// package_owner_org_update: sysadmins move a dataset
+	f.ok("sysadmin", "organization_create", map[string]any{"name": "new-home", "title": "New Home"})
+	if e := f.fail("admin", "package_owner_org_update", map[string]any{"id": "three", "organization_id": "new-home"}, 403); e.Message != "Access denied" {
+		t.Fatal(e.Message)
+	}
+	f.ok("sysadmin", "package_owner_org_update", map[string]any{"id": "three", "organization_id": "new-home"})
+	if got := f.ok("", "package_show", map[string]any{"id": "three"}); got["organization"].(map[string]any)["name"] != "new-home" {
+		t.Fatalf("owner: %v", got["organization"])
+	}
+	f.fail("sysadmin", "package_owner_org_update", map[string]any{"id": "three", "organization_id": "nowhere"}, 404)
+	f.fail("sysadmin", "package_owner_org_update", map[string]any{"id": "nothing", "organization_id": "new-home"}, 404)
+	f.fail("sysadmin", "package_owner_org_update", map[string]any{"id": "three"}, 409)
+
+	// organization_autocomplete: name or title contains q, by title
+	l := f.list("", "organization_autocomplete", map[string]any{"q": "HOME"})
+	if len(l) != 1 || l[0].(map[string]any)["name"] != "new-home" || l[0].(map[string]any)["title"] != "New Home" || l[0].(map[string]any)["id"] == nil {
+		t.Fatalf("org autocomplete: %v", l)
+	}
+	if l := f.list("", "organization_autocomplete", map[string]any{"q": "", "limit": 1}); nameList(l) != "[new-home]" {
+		t.Fatalf("org autocomplete limit: %v", l)
+	}
+}
