@@ -135,12 +135,24 @@ func TestCollaborators(t *testing.T) {
 		t.Fatal(e.Message)
 	}
 
+	// another process on the same store sees the collaborators at once
+	first := f.svc
+	f.withOptions(Options{AllowCollaborators: true})
+	second := f.svc
+	f.svc = first
+	if _, e := callSvc(t, second, f.users["reader"], "package_show", map[string]any{"id": "secret"}); e != nil {
+		t.Fatalf("second process: %v", e)
+	}
+
 	// removal takes the access away
 	if e := f.fail("admin", "package_collaborator_delete", map[string]any{"id": "secret", "user_id": "outsider"}, 404); e.Message != "Not found: User outsider is not a collaborator on this package" {
 		t.Fatal(e.Message)
 	}
 	f.ok("admin", "package_collaborator_delete", map[string]any{"id": "secret", "user_id": "reader"})
 	f.fail("reader", "package_show", map[string]any{"id": "secret"}, 403)
+	if _, e := callSvc(t, second, f.users["reader"], "package_show", map[string]any{"id": "secret"}); e == nil || e.Status != 403 {
+		t.Fatalf("second process after removal: %v", e)
+	}
 	if search("reader") != 0 {
 		t.Fatal("a removed collaborator still finds the dataset")
 	}
