@@ -88,6 +88,25 @@ func TestDatasetCollaboratorsThroughGateway(t *testing.T) {
 		t.Fatalf("editor adds a collaborator: %d", c)
 	}
 
+	// the dataset page offers editing to the editor collaborator only, and
+	// the edit form keeps the dataset's organization
+	pages := map[string]*webClient{}
+	for _, u := range []string{"carol", "eddy"} {
+		pages[u] = newWebClient(t, g)
+		if p := pages[u].login(u, u+"-password-1"); p.status != http.StatusSeeOther {
+			t.Fatalf("%s login: %d %.300s", u, p.status, p.body)
+		}
+	}
+	if p := pages["eddy"].get("/dataset/unpublished-assay"); p.status != 200 || !strings.Contains(p.body, `id="edit-dataset"`) {
+		t.Fatalf("editor collaborator's dataset page: %d, edit button: %v", p.status, strings.Contains(p.body, `id="edit-dataset"`))
+	}
+	if p := pages["carol"].get("/dataset/unpublished-assay"); p.status != 200 || strings.Contains(p.body, `id="edit-dataset"`) {
+		t.Fatalf("member collaborator's dataset page: %d, edit button: %v", p.status, strings.Contains(p.body, `id="edit-dataset"`))
+	}
+	if p := pages["eddy"].get("/dataset/edit/unpublished-assay"); p.status != 200 || !strings.Contains(p.body, `selected>assay-lab<`) {
+		t.Fatalf("edit form: %d %.2000s", p.status, p.body)
+	}
+
 	// an outsider stays out
 	if c := status("package_show", outsider, show); c != 403 {
 		t.Fatalf("outsider reads: %d", c)
@@ -116,5 +135,8 @@ func TestDatasetCollaboratorsThroughGateway(t *testing.T) {
 	}
 	if c := status("package_patch", editor, map[string]any{"id": id, "notes": "y"}); c != 403 {
 		t.Fatalf("removed editor patches: %d", c)
+	}
+	if p := pages["eddy"].get("/dataset/unpublished-assay"); p.status != 404 {
+		t.Fatalf("removed editor's dataset page: %d", p.status)
 	}
 }
