@@ -49,12 +49,12 @@ func packageAutocomplete(_ context.Context, s *Service, r *Request) (any, error)
 			continue
 		}
 		rank := -1
-		switch name := strings.ToLower(d.Name); {
-		case strings.HasPrefix(name, ql):
+		switch {
+		case len(d.Name) >= len(ql) && containsFold(d.Name[:len(ql)], ql):
 			rank = 0
-		case strings.Contains(name, ql):
+		case containsFold(d.Name, ql):
 			rank = 1
-		case strings.Contains(strings.ToLower(d.Title), ql):
+		case containsFold(d.Title, ql):
 			rank = 2
 		}
 		if rank >= 0 && s.st.canRead(r.Caller, d) {
@@ -88,18 +88,21 @@ func formatAutocomplete(_ context.Context, s *Service, r *Request) (any, error) 
 		return nil, verr
 	}
 	ql := strings.ToLower(q)
-	counts := map[string]int{}
+	exact := map[string]int{}
 	s.st.mu.RLock()
 	for _, d := range s.st.datasets {
 		for i := range d.Resources {
 			res := &d.Resources[i]
-			f := strings.ToLower(res.Format)
-			if res.State == StateActive && f != "" && strings.Contains(f, ql) {
-				counts[f]++
+			if res.State == StateActive && res.Format != "" && containsFold(res.Format, ql) {
+				exact[res.Format]++
 			}
 		}
 	}
 	s.st.mu.RUnlock()
+	counts := map[string]int{}
+	for f, n := range exact {
+		counts[strings.ToLower(f)] += n
+	}
 	formats := make([]string, 0, len(counts))
 	for f := range counts {
 		formats = append(formats, f)

@@ -84,30 +84,98 @@ func resourceField(d *Dataset, r *Resource, pos int, field string) any {
 	return nil
 }
 
+// resourceText is the value of a text or date field of r (ok is false
+// when it is null).
+func resourceText(r *Resource, field string) (string, bool) {
+	opt := func(p *string) (string, bool) {
+		if p == nil {
+			return "", false
+		}
+		return *p, true
+	}
+	switch field {
+	case "url":
+		return r.URL, true
+	case "format":
+		return r.Format, true
+	case "hash":
+		return r.Hash, true
+	case "created":
+		return r.Created, true
+	case "metadata_modified":
+		return r.MetadataModified, true
+	case "description":
+		return opt(r.Description)
+	case "name":
+		return opt(r.Name)
+	case "resource_type":
+		return opt(r.ResourceType)
+	case "mimetype":
+		return opt(r.Mimetype)
+	case "mimetype_inner":
+		return opt(r.MimetypeInner)
+	case "last_modified":
+		return opt(r.LastModified)
+	case "cache_url":
+		return opt(r.CacheURL)
+	case "cache_last_updated":
+		return opt(r.CacheLastUpdated)
+	case "url_type":
+		return opt(r.URLType)
+	}
+	return "", false
+}
+
 // resourceTerm is one field:term criterion.
 type resourceTerm struct {
 	field, term string
+	lower       string // term in lower case
 	size        int64
 	at          string // a date term, as ckanTime formats it
 }
 
-func (t resourceTerm) matches(v any) bool {
+func (t resourceTerm) matches(r *Resource) bool {
+	if t.field == "size" {
+		return r.Size != nil && *r.Size == t.size
+	}
+	s, ok := resourceText(r, t.field)
 	switch {
-	case v == nil:
+	case !ok:
 		return false
-	case t.field == "size":
-		n, ok := v.(int64)
-		return ok && n == t.size
 	case resourceDateFields[t.field]:
-		s, _ := v.(string)
 		parsed, ok := parseISO(s)
 		return ok && ckanTime(parsed) == t.at
 	case t.field == "hash":
-		s, _ := v.(string)
-		return strings.HasPrefix(strings.ToLower(s), strings.ToLower(t.term))
+		return len(s) >= len(t.lower) && containsFold(s[:len(t.lower)], t.lower)
 	}
-	s, _ := v.(string)
-	return strings.Contains(strings.ToLower(s), strings.ToLower(t.term))
+	return containsFold(s, t.lower)
+}
+
+// containsFold reports whether s contains lowerSub (in lower case),
+// ignoring case, without allocating for ASCII s.
+func containsFold(s, lowerSub string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(s), lowerSub)
+		}
+	}
+	n := len(lowerSub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lowerSub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // parseResourceQuery reads query: "field:term" or a list of them, ANDed.
@@ -143,7 +211,7 @@ func parseResourceQuery(v any) ([]resourceTerm, *ckan.Error) {
 	}
 	terms := make([]resourceTerm, 0, len(order))
 	for _, field := range order {
-		t := resourceTerm{field: field, term: byField[field]}
+		t := resourceTerm{field: field, term: byField[field], lower: strings.ToLower(byField[field])}
 		if !resourceSearchFields[field] {
 			return nil, ckan.Validation(map[string]any{"query": fmt.Sprintf("Field \"%s\" not recognised in resource_search.", field)})
 		}
@@ -227,7 +295,7 @@ func resourceSearch(_ context.Context, s *Service, r *Request) (any, error) {
 			}
 			ok := true
 			for _, t := range terms {
-				if !t.matches(resourceField(d, res, pos, t.field)) {
+				if !t.matches(res) {
 					ok = false
 					break
 				}
