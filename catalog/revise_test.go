@@ -95,6 +95,11 @@ func TestPackageRevise(t *testing.T) {
 	if b, _ := json.Marshal(e.Fields["name"]); string(b) != `["Must be purely lowercase alphanumeric (ascii) characters and these symbols: -_"]` {
 		t.Fatal(errJSON(e))
 	}
+	// files are not taken through flattened keys
+	e = f.fail("editor", "package_revise", map[string]any{"match__id": id, "update__resources__0__upload": "data.csv"}, 409)
+	if b, _ := json.Marshal(e.Fields["resources"]); string(b) != `[{"upload":["Send the file as a multipart/form-data field named upload"]},{}]` {
+		t.Fatal(errJSON(e))
+	}
 	f.fail("editor", "package_revise", map[string]any{"match__id": "nope"}, 404)
 	e = f.fail("member", "package_revise", map[string]any{"match__id": id, "update__notes": "x"}, 403)
 	if e.Message != "Access denied: User member not authorized to edit package "+id {
