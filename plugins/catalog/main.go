@@ -111,7 +111,10 @@ func open(log *slog.Logger) (*server, func(), error) {
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
 	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
 		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
-	opts.AllowCollaborators = os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS") != "false"
+	opts.AllowCollaborators = true // catalog.allow_dataset_collaborators' default
+	if v := os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS"); v != "" {
+		opts.AllowCollaborators, _ = strconv.ParseBool(v)
+	}
 	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
