@@ -29,15 +29,9 @@ var resourceDateFields = map[string]bool{"created": true, "last_modified": true,
 // resourceOrderFields are the columns of CKAN's Resource model order_by takes.
 var resourceOrderFields = map[string]bool{"id": true, "package_id": true, "position": true, "state": true}
 
-// resourceField is the stored value of field of r: a string, an int64
-// (size, position) or nil.
+// resourceField is the stored value of field of r for ordering: a
+// string, an int64 (size, position) or nil.
 func resourceField(d *Dataset, r *Resource, pos int, field string) any {
-	opt := func(p *string) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
 	switch field {
 	case "id":
 		return r.ID
@@ -47,39 +41,14 @@ func resourceField(d *Dataset, r *Resource, pos int, field string) any {
 		return int64(pos)
 	case "state":
 		return r.State
-	case "url":
-		return r.URL
-	case "format":
-		return r.Format
-	case "description":
-		return opt(r.Description)
-	case "hash":
-		return r.Hash
-	case "name":
-		return opt(r.Name)
-	case "resource_type":
-		return opt(r.ResourceType)
-	case "mimetype":
-		return opt(r.Mimetype)
-	case "mimetype_inner":
-		return opt(r.MimetypeInner)
 	case "size":
 		if r.Size == nil {
 			return nil
 		}
 		return *r.Size
-	case "created":
-		return r.Created
-	case "last_modified":
-		return opt(r.LastModified)
-	case "metadata_modified":
-		return r.MetadataModified
-	case "cache_url":
-		return opt(r.CacheURL)
-	case "cache_last_updated":
-		return opt(r.CacheLastUpdated)
-	case "url_type":
-		return opt(r.URLType)
+	}
+	if s, ok := resourceText(r, field); ok {
+		return s
 	}
 	return nil
 }
