@@ -219,7 +219,7 @@ func (st *state) capacityFilter(data map[string]any) (string, *ckan.Error) {
 	return capacity, nil
 }
 
-func packageCollaboratorList(_ context.Context, s *Service, r *Request) (any, error) {
+func packageCollaboratorList(ctx context.Context, s *Service, r *Request) (any, error) {
 	v, verr := bust(r.Data, "id")
 	if verr != nil {
 		return nil, verr
@@ -235,9 +235,19 @@ func packageCollaboratorList(_ context.Context, s *Service, r *Request) (any, er
 	if cerr != nil {
 		return nil, cerr
 	}
+	ids := make([]string, len(d.Collaborators))
+	for i, m := range d.Collaborators {
+		ids[i] = m.UserID
+	}
+	users, err := s.c.findUsers(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := []map[string]any{}
 	for _, m := range d.Collaborators {
-		if capacity == "" || m.Capacity == capacity {
+		// CKAN's user_delete drops the user's collaborations; the gateway
+		// core only marks the user deleted, so they are left out here
+		if u := users[m.UserID]; u != nil && u.State != StateDeleted && (capacity == "" || m.Capacity == capacity) {
 			out = append(out, collaboratorDict(d.ID, m))
 		}
 	}
@@ -262,6 +272,9 @@ func packageCollaboratorListForUser(ctx context.Context, s *Service, r *Request)
 	}
 	if u == nil {
 		return nil, ckan.NotAuthorized("Not allowed to retrieve collaborators")
+	}
+	if u.State == StateDeleted {
+		return []map[string]any{}, nil
 	}
 	capacity, cerr := s.st.capacityFilter(r.Data)
 	if cerr != nil {

@@ -183,4 +183,16 @@ func TestAdminCollaborators(t *testing.T) {
 	f.ok("outsider", "package_show", map[string]any{"id": "shared"})
 	f.ok("boss", "package_collaborator_delete", map[string]any{"id": "shared", "user_id": "outsider"})
 	f.fail("outsider", "package_show", map[string]any{"id": "shared"}, 403)
+
+	// a deleted user is no longer listed (CKAN's user_delete drops them)
+	if _, err := f.db.Collection(CollUsers).UpdateOne(context.Background(), map[string]any{"_id": f.users["boss"].UserID},
+		map[string]any{"$set": map[string]any{"state": "deleted"}}); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.list("sysadmin", "package_collaborator_list", map[string]any{"id": "shared"}); len(l) != 0 {
+		t.Fatalf("deleted user listed: %v", l)
+	}
+	if l := f.list("sysadmin", "package_collaborator_list_for_user", map[string]any{"id": "boss"}); len(l) != 0 {
+		t.Fatalf("deleted user's list: %v", l)
+	}
 }
