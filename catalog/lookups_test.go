@@ -241,4 +241,7 @@ func TestResourceReorderOwnerOrgAndOrgAutocomplete(t *testing.T) {
 	if l := f.list("", "organization_autocomplete", map[string]any{"q": "", "limit": 1}); nameList(l) != "[new-home]" {
 		t.Fatalf("org autocomplete limit: %v", l)
 	}
+	if e := f.fail("", "organization_autocomplete", map[string]any{"limit": 1}, 409); errJSON(e) != `{"__type":"Validation Error","q":["Missing value"]}` {
+		t.Fatal(errJSON(e))
+	}
 }
