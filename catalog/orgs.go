@@ -46,7 +46,7 @@ func listGroups(_ context.Context, s *Service, r *Request, k groupKind) (any, er
 	if sortSpec == "" {
 		sortSpec = "title asc"
 	}
-	if sortSpec == "packages" {
+	if sortSpec == "packages" || sortSpec == "package_count" {
 		sortSpec = "package_count desc"
 	}
 	f := strings.Fields(sortSpec)
