@@ -475,9 +475,6 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, action string
 		return ref, ckan.Validation(errs)
 	}
 	objType := vals["object_type"]
-	if objType != "package" && objType != "user" {
-		return ref, ckan.ValidationMessage(fmt.Sprintf("%s isn't a valid model", titleWord(objType)))
-	}
 	s.st.mu.RLock()
 	ref.group = s.st.groupByAnyName(vals["id"])
 	if objType == "package" {
@@ -486,6 +483,9 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, action string
 	s.st.mu.RUnlock()
 	if ref.group == nil {
 		return ref, ckan.NotFound("Group was not found.")
+	}
+	if objType != "package" && objType != "user" {
+		return ref, ckan.ValidationMessage(fmt.Sprintf("%s isn't a valid model", titleWord(objType)))
 	}
 	if objType == "user" {
 		u, err := s.c.findUser(ctx, vals["object"])
