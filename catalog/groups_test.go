@@ -1,7 +1,11 @@
 package catalog
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -236,5 +240,39 @@ func TestGroupsSeenByAnotherInstance(t *testing.T) {
 	f.fail("", "group_show", map[string]any{"id": "shared-group"}, 404)
 	if d := f.ok("", "package_show", map[string]any{"id": "in-group"}); len(d["groups"].([]any)) != 0 {
 		t.Fatalf("purge not seen: %v", d["groups"])
+	}
+}
+
+// TestFarBehindInstanceCatchesUpGroupsAndVocabularies: an instance more
+// changes behind than the marker lists re-reads groups and vocabularies
+// from the claims, like datasets and organizations.
+func TestFarBehindInstanceCatchesUpGroupsAndVocabularies(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	other, err := New(t.Context(), f.db, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cerr := callSvc(t, other, Caller{}, "package_list", nil); cerr != nil {
+		t.Fatal(cerr)
+	}
+	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "microcystin"}}})
+	f.ok("editor", "group_create", map[string]any{"name": "blooms"})
+	for i := 0; i < markerKeep; i++ {
+		f.ok("editor", "package_create", map[string]any{"name": fmt.Sprintf("far-%02d", i), "owner_org": "tox-lab",
+			"groups": []any{map[string]any{"name": "blooms"}}, "tags": []any{map[string]any{"name": "microcystin", "vocabulary_id": v["id"]}}})
+	}
+	f.ok("sysadmin", "vocabulary_update", map[string]any{"id": "toxin", "name": "cyanotoxin"})
+	f.ok("editor", "group_patch", map[string]any{"id": "blooms", "name": "cyanobacteria"})
+
+	got, cerr := callSvc(t, other, Caller{}, "package_search", map[string]any{"fq": "vocab_cyanotoxin:microcystin AND groups:cyanobacteria"})
+	if cerr != nil || got.(map[string]any)["count"].(float64) != markerKeep {
+		t.Fatalf("instance behind: %v %v", got, cerr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "caught up from claims") || strings.Count(logs.String(), "catalog loaded") != 1 {
+		t.Fatalf("the instance behind did not catch up from the claims (or reloaded everything):\n%s", logs.String())
 	}
 }
