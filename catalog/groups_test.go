@@ -130,6 +130,10 @@ func TestGroups(t *testing.T) {
 		t.Fatalf("all_fields: %v", first)
 	}
 
+	if l := f.list("", "member_roles_list", map[string]any{"group_type": "group"}); fmt.Sprint(l) != "[map[text:Admin value:admin] map[text:Member value:member]]" {
+		t.Fatalf("member_roles_list for groups: %v", l)
+	}
+
 	// group_list_authz: the groups the caller may add datasets to
 	if l := f.list("editor", "group_list_authz", nil); len(l) != 1 || l[0].(map[string]any)["name"] != "hepatotox" {
 		t.Fatalf("authz editor: %v", l)

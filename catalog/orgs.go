@@ -605,6 +605,9 @@ func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, 
 	return list, nil
 }
 
-func memberRolesList(context.Context, *Service, *Request) (any, error) {
+func memberRolesList(_ context.Context, _ *Service, r *Request) (any, error) {
+	if t, _ := str(r.Data["group_type"]); t == "group" { // CKAN offers groups no editors
+		return []map[string]string{{"text": "Admin", "value": "admin"}, {"text": "Member", "value": "member"}}, nil
+	}
 	return []map[string]string{{"text": "Admin", "value": "admin"}, {"text": "Editor", "value": "editor"}, {"text": "Member", "value": "member"}}, nil
 }
