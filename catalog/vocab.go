@@ -467,28 +467,36 @@ func vocabularyUpdate(ctx context.Context, s *Service, r *Request) (any, error) 
 	if err := sysadminOnly(r, "vocabulary_update"); err != nil {
 		return nil, err
 	}
-	var dropped map[string]bool
-	next, err := s.mutateVocab(ctx, v.ID, func(base *Vocabulary) (*Vocabulary, error) {
+	update := func(base *Vocabulary) (*Vocabulary, map[string]bool, error) {
 		n := base.clone()
 		s.st.mu.RLock()
 		verr := s.st.vocabFields(n, r.Data, false)
 		s.st.mu.RUnlock()
 		if verr != nil {
-			return nil, verr
+			return nil, nil, verr
 		}
-		dropped = map[string]bool{}
+		dropped := map[string]bool{}
 		for _, t := range base.Tags {
 			if n.tag(t.ID) == nil {
 				dropped[t.ID] = true
 			}
 		}
-		return n, nil
-	})
+		return n, dropped, nil
+	}
+	// tags taken out of the vocabulary leave the datasets first, so that
+	// an update cut short leaves no dataset with a tag the vocabulary lost
+	_, dropped, err := update(v)
 	if err != nil {
 		return nil, err
 	}
-	// tags taken out of the vocabulary leave the datasets too
-	if err := s.dropVocabTags(ctx, next.ID, func(id string) bool { return dropped[id] }); err != nil {
+	if err := s.dropVocabTags(ctx, v.ID, func(id string) bool { return dropped[id] }); err != nil {
+		return nil, err
+	}
+	next, err := s.mutateVocab(ctx, v.ID, func(base *Vocabulary) (*Vocabulary, error) {
+		n, _, err := update(base)
+		return n, err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return vocabDict(next), nil
