@@ -115,3 +115,27 @@ func TestPackageRevise(t *testing.T) {
 		t.Fatal(e.Message)
 	}
 }
+
+// A revision keeps what it does not name: groups, vocabulary tags,
+// collaborators.
+func TestPackageReviseKeepsGroupsTagsAndCollaborators(t *testing.T) {
+	f := newFixture(t)
+	f.withOptions(Options{AllowCollaborators: true})
+	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "microcystin"}}})
+	f.ok("editor", "group_create", map[string]any{"name": "hepatotox"})
+	f.ok("editor", "package_create", map[string]any{"name": "kept", "owner_org": "tox-lab", "private": true,
+		"groups": []any{map[string]any{"name": "hepatotox"}},
+		"tags":   []any{map[string]any{"name": "free"}, map[string]any{"name": "microcystin", "vocabulary_id": v["id"]}}})
+	f.ok("admin", "package_collaborator_create", map[string]any{"id": "kept", "user_id": "outsider", "capacity": "editor"})
+	out := f.ok("outsider", "package_revise", map[string]any{"match__name": "kept", "update__notes": "revised by a collaborator"})
+	p := out["package"].(map[string]any)
+	if p["notes"] != "revised by a collaborator" || tagsOf(p) != tagsOf(f.ok("admin", "package_show", map[string]any{"id": "kept"})) || len(p["tags"].([]any)) != 2 {
+		t.Fatalf("tags: %v", tagsOf(p))
+	}
+	if gs := p["groups"].([]any); len(gs) != 1 || gs[0].(map[string]any)["name"] != "hepatotox" {
+		t.Fatalf("groups: %v", p["groups"])
+	}
+	if l := f.list("admin", "package_collaborator_list", map[string]any{"id": "kept"}); len(l) != 1 {
+		t.Fatalf("collaborators: %v", l)
+	}
+}

@@ -79,7 +79,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowDatasetCollaborators),
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
-	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
+	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
 	}
