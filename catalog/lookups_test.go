@@ -245,3 +245,43 @@ func TestResourceReorderOwnerOrgAndOrgAutocomplete(t *testing.T) {
 		t.Fatal(errJSON(e))
 	}
 }
+
+func TestTagSearchAndAutocomplete(t *testing.T) {
+	f := newFixture(t)
+	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "microcystin"}, map[string]any{"name": "saxitoxin"}}})
+	f.ok("editor", "package_create", map[string]any{"name": "p1", "owner_org": "tox-lab", "tags": []any{map[string]any{"name": "Hepatotoxicity"}, map[string]any{"name": "hERG"}}})
+	f.ok("editor", "package_create", map[string]any{"name": "p2", "owner_org": "tox-lab", "private": true, "tags": []any{map[string]any{"name": "hepatocyte"}}})
+
+	res := f.ok("", "tag_search", map[string]any{"query": "HEPATO"})
+	if res["count"].(float64) != 1 || nameList(res["results"].([]any)) != "[Hepatotoxicity]" {
+		t.Fatalf("anonymous: %v", res)
+	}
+	if r := res["results"].([]any)[0].(map[string]any); r["id"] == nil || r["vocabulary_id"] != nil || len(r) != 3 {
+		t.Fatalf("tag dict: %v", r)
+	}
+	// the member reads the private dataset's tags too; terms are ANDed; paging keeps the count
+	res = f.ok("member", "tag_search", map[string]any{"query": []any{"hepato", "t"}, "limit": 1, "offset": 1})
+	if res["count"].(float64) != 2 || nameList(res["results"].([]any)) != "[hepatocyte]" {
+		t.Fatalf("member: %v", res)
+	}
+	// a vocabulary's tags, by its name or id; an unknown vocabulary finds nothing
+	res = f.ok("", "tag_search", map[string]any{"query": "toxin", "vocabulary_id": "toxin"})
+	if nameList(res["results"].([]any)) != "[saxitoxin]" || res["results"].([]any)[0].(map[string]any)["vocabulary_id"] != v["id"] {
+		t.Fatalf("vocabulary: %v", res)
+	}
+	if res := f.ok("", "tag_search", map[string]any{"query": "x", "vocabulary_id": "nope"}); res["count"].(float64) != 0 {
+		t.Fatalf("unknown vocabulary: %v", res)
+	}
+	if res := f.ok("", "tag_search", nil); res["count"].(float64) != 0 || len(res["results"].([]any)) != 0 {
+		t.Fatalf("no query: %v", res)
+	}
+	if e := f.fail("", "tag_search", map[string]any{"query": "h", "limit": "x"}, 409); errJSON(e) != `{"__type":"Validation Error","limit":["Invalid integer"]}` {
+		t.Fatal(errJSON(e))
+	}
+	if l := f.list("", "tag_autocomplete", map[string]any{"query": "h"}); fmt.Sprint(l) != "[Hepatotoxicity hERG]" {
+		t.Fatalf("tag_autocomplete: %v", l)
+	}
+	if l := f.list("", "tag_autocomplete", map[string]any{"q": "cyst", "vocabulary_id": v["id"]}); fmt.Sprint(l) != "[microcystin]" {
+		t.Fatalf("tag_autocomplete vocabulary: %v", l)
+	}
+}

@@ -21,6 +21,8 @@ var parityFields = map[string][]field{
 	"format_autocomplete":                 {req("q", "string", "part of a format", "cs"), f("limit", "integer", "results (default 5)")},
 	"organization_autocomplete":           {req("q", "string", "part of a name or title", "tox"), f("limit", "integer", "results (default 20)")},
 	"current_package_list_with_resources": {f("limit", "integer", "page size (default 10)"), f("offset", "integer", "page start")},
+	"tag_search":                          tagSearchFields,
+	"tag_autocomplete":                    tagSearchFields,
 	"bulk_update_private":                 bulkFields,
 	"bulk_update_public":                  bulkFields,
 	"bulk_update_delete":                  bulkFields,
@@ -28,6 +30,10 @@ var parityFields = map[string][]field{
 	"package_resource_reorder":            {idField, req("order", "array", "resource ids first, the others keep their order", []string{})},
 	"package_owner_org_update":            {idField, req("organization_id", "string", "organization id or name", "tox-lab")},
 }
+
+var tagSearchFields = []field{req("query", "string", "part of a tag name, or a list of them (ANDed)", "hepato"),
+	f("vocabulary_id", "string", "search this vocabulary's tags (id or name) instead of the free tags"),
+	f("limit", "integer", "results"), f("offset", "integer", "first result")}
 
 var bulkFields = []field{req("org_id", "string", "organization id or name", "tox-lab"), req("datasets", "array", "ids of the organization's datasets", []string{})}
 
