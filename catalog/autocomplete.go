@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"toxgate/catalog/ckan"
@@ -14,6 +15,8 @@ func init() {
 	register("package_autocomplete", true, "Datasets whose name or title contains a string (q, limit).", packageAutocomplete)
 	register("format_autocomplete", true, "Resource formats containing a string, most used first (q, limit).", formatAutocomplete)
 	register("organization_autocomplete", true, "Organizations whose name or title contains a string (q, limit).", organizationAutocomplete)
+	register("group_autocomplete", true, "Groups whose name or title contains a string (q, limit).", groupAutocomplete)
+	register("group_package_show", true, "The public datasets of a group, most recently modified first (id, limit).", groupPackageShow)
 	register("current_package_list_with_resources", true, "Datasets with their resources, most recently modified first (limit, offset).", currentPackageListWithResources)
 }
 
@@ -119,6 +122,55 @@ func formatAutocomplete(_ context.Context, s *Service, r *Request) (any, error) 
 	return formats, nil
 }
 
+func groupPackageShow(_ context.Context, s *Service, r *Request) (any, error) {
+	ref, _ := str(r.Data["id"])
+	if ref == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	limit := 0
+	if v, ok := r.Data["limit"]; ok && v != nil && v != "" {
+		n, msg := ckan.AsInt(v)
+		if msg != "" || n < 0 {
+			return nil, ckan.Validation(map[string]any{"message": "Limit must be a positive integer"})
+		}
+		limit = n
+	}
+	if limit == 0 {
+		limit = 10 // package_search's default rows, as in CKAN
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	g := s.st.groupByAnyName(ref)
+	if g == nil {
+		return nil, ckan.NotFound("")
+	}
+	// as CKAN: package_search with fq=groups:NAME, public datasets only
+	return s.st.listJSON(search.Query{Filters: []string{"groups:" + strconv.Quote(g.Name)}, Sort: "metadata_modified desc",
+		Rows: min(limit, rowsMax), Allow: func(*search.Doc) bool { return false }}, r.SiteURL)
+}
+
+// listJSON runs query and encodes its datasets as a list of package_show
+// dicts (each from its cached encoding). Callers hold a lock.
+func (st *state) listJSON(query search.Query, siteURL string) (ckan.RawJSONParts, error) {
+	res, err := st.index.Search(query)
+	if err != nil {
+		return nil, err
+	}
+	parts := make(ckan.RawJSONParts, 0, 2*len(res.IDs)+1)
+	parts = append(parts, []byte("["))
+	for i, id := range res.IDs {
+		b, err := st.datasetJSON(st.datasets[id], siteURL)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			parts = append(parts, commaSpace)
+		}
+		parts = append(parts, b)
+	}
+	return append(parts, []byte("]")), nil
+}
+
 func currentPackageListWithResources(_ context.Context, s *Service, r *Request) (any, error) {
 	limit, err := ckan.Natural(r.Data, "limit", 0)
 	if err != nil {
@@ -143,31 +195,25 @@ func currentPackageListWithResources(_ context.Context, s *Service, r *Request) 
 	c := r.Caller
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	res, serr := s.st.index.Search(search.Query{Sort: "metadata_modified desc", Start: offset, Rows: limit,
+	return s.st.listJSON(search.Query{Sort: "metadata_modified desc", Start: offset, Rows: limit,
 		Allow: func(doc *search.Doc) bool {
 			d, _ := doc.Ref.(*Dataset)
 			// as CKAN: private datasets for sysadmins only
 			return d != nil && d.State == StateActive && (!d.Private || c.Sysadmin)
-		}})
-	if serr != nil {
-		return nil, serr
-	}
-	parts := make(ckan.RawJSONParts, 0, 2*len(res.IDs)+1)
-	parts = append(parts, []byte("["))
-	for i, id := range res.IDs {
-		b, err := s.st.datasetJSON(s.st.datasets[id], r.SiteURL)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			parts = append(parts, commaSpace)
-		}
-		parts = append(parts, b)
-	}
-	return append(parts, []byte("]")), nil
+		}}, r.SiteURL)
 }
 
 func organizationAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
+	return s.groupAutocomplete(r, orgKind)
+}
+
+func groupAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
+	return s.groupAutocomplete(r, grpKind)
+}
+
+// groupAutocomplete is CKAN's _group_or_org_autocomplete: active
+// organizations or groups whose name or title contains q, by title.
+func (s *Service) groupAutocomplete(r *Request, k groupKind) (any, error) {
 	q, limit, verr := autocompleteArgs(r.Data, 20)
 	if verr != nil {
 		return nil, verr
@@ -175,7 +221,7 @@ func organizationAutocomplete(_ context.Context, s *Service, r *Request) (any, e
 	ql := strings.ToLower(strings.TrimSpace(q))
 	var found []*Organization
 	s.st.mu.RLock()
-	for _, o := range s.st.orgs {
+	for _, o := range s.st.groupsOf(k) {
 		if o.State == StateActive && (strings.Contains(o.Name, ql) || strings.Contains(strings.ToLower(o.Title), ql)) {
 			found = append(found, o)
 		}

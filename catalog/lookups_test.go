@@ -285,3 +285,34 @@ func TestTagSearchAndAutocomplete(t *testing.T) {
 		t.Fatalf("tag_autocomplete vocabulary: %v", l)
 	}
 }
+
+func TestGroupAutocompleteAndGroupPackageShow(t *testing.T) {
+	f := newFixture(t)
+	f.ok("editor", "group_create", map[string]any{"name": "hepatotox", "title": "Hepatotoxicity"})
+	f.ok("editor", "group_create", map[string]any{"name": "cardio", "title": "Cardiotoxicity"})
+	for _, d := range []struct {
+		name    string
+		private bool
+	}{{"g-old", false}, {"g-new", false}, {"g-private", true}} {
+		f.ok("editor", "package_create", map[string]any{"name": d.name, "owner_org": "tox-lab", "private": d.private, "groups": []any{map[string]any{"name": "hepatotox"}}})
+	}
+	// groups only (not the organization), by title
+	if l := f.list("", "group_autocomplete", map[string]any{"q": "TOX"}); nameList(l) != "[cardio hepatotox]" || l[0].(map[string]any)["title"] != "Cardiotoxicity" {
+		t.Fatalf("group_autocomplete: %v", l)
+	}
+	if l := f.list("", "group_autocomplete", map[string]any{"q": "lab"}); len(l) != 0 {
+		t.Fatalf("an organization in group_autocomplete: %v", l)
+	}
+	// the group's public datasets, newest first, even for a member of the org
+	if l := f.list("member", "group_package_show", map[string]any{"id": "hepatotox"}); nameList(l) != "[g-new g-old]" {
+		t.Fatalf("group_package_show: %v", nameList(l))
+	}
+	if l := f.list("", "group_package_show", map[string]any{"id": "hepatotox", "limit": "1"}); nameList(l) != "[g-new]" {
+		t.Fatalf("group_package_show limit: %v", nameList(l))
+	}
+	if e := f.fail("", "group_package_show", map[string]any{"id": "hepatotox", "limit": -1}, 409); errJSON(e) != `{"__type":"Validation Error","message":"Limit must be a positive integer"}` {
+		t.Fatal(errJSON(e))
+	}
+	f.fail("", "group_package_show", map[string]any{"id": "nope"}, 404)
+	f.fail("", "group_package_show", map[string]any{}, 409)
+}

@@ -21,6 +21,8 @@ var parityFields = map[string][]field{
 	"format_autocomplete":                 {req("q", "string", "part of a format", "cs"), f("limit", "integer", "results (default 5)")},
 	"organization_autocomplete":           {req("q", "string", "part of a name or title", "tox"), f("limit", "integer", "results (default 20)")},
 	"current_package_list_with_resources": {f("limit", "integer", "page size (default 10)"), f("offset", "integer", "page start")},
+	"group_autocomplete":                  {req("q", "string", "part of a name or title", "hepato"), f("limit", "integer", "results (default 20)")},
+	"group_package_show":                  {idField, f("limit", "integer", "results (default 10)")},
 	"tag_search":                          tagSearchFields,
 	"tag_autocomplete":                    tagSearchFields,
 	"bulk_update_private":                 bulkFields,
