@@ -24,7 +24,7 @@ func init() {
 	},
 		module.Handle("/TK/2D/evaluate", evaluate).
 			Summary("In-vitro biokinetics (medium, cells) and viability of a 2D cardiomyocyte culture").
-			Output("cells_diagram, medium_diagram, viability_diagram: base64 PNG plots (as the original); time_h, medium_free_uM, medium_total_uM, cell_uM, viability: the numbers behind them; equilibrium: httk armitage_eval outputs (cfree, fractions x*); uptake: rate constants; viability_model or viability_note; compound, system, units.").
+			Output("plot_svg: an SVG document (image/svg+xml) with the cell and medium concentrations (log axis) and, where modelled, the viability, in panels one above another; time_h, medium_free_uM, medium_total_uM, cell_uM, viability: the numbers behind them; equilibrium: httk armitage_eval outputs (cfree, fractions x*); uptake: rate constants; viability_model or viability_note; compound, system, units.").
 			Example(`{"compound":"DOX"}`),
 	)
 }

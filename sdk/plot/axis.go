@@ -58,6 +58,12 @@ func newAxis(log bool, min, max float64, zero bool) axis {
 		lo, hi = math.Floor(lo/k)*k, math.Ceil(hi/k)*k
 		for e := lo; e <= hi; e += k {
 			a.ticks = append(a.ticks, tick{e, decadeLabel(e)})
+			if hi-lo <= 2 && e < hi { // a short axis: also 2 and 5 in each decade
+				for _, m := range []float64{2, 5} {
+					v := m * math.Pow(10, e)
+					a.ticks = append(a.ticks, tick{log10(v), string(appendTick(nil, v))})
+				}
+			}
 		}
 		a.lo, a.hi = lo, hi
 		return a
@@ -162,5 +168,7 @@ func appendTick(b []byte, v float64) []byte {
 		b = append(b, "−"...)
 		v = -v
 	}
-	return strconv.AppendFloat(b, v, 'g', 4, 64)
+	// Four significant digits, written without an exponent.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.AppendFloat(b, r, 'f', -1, 64)
 }
