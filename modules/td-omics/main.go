@@ -38,11 +38,11 @@ func init() {
 	},
 		module.Handle("/TD/proteomics/evaluate", proteomicsEval).
 			Summary("Time course of one protein's response to an anthracycline (HeCaToS cardiac microtissues)").
-			Output("results: per dose (Therapeutic, Toxic) and time (2–336 h) log2fc, p, q, n; fit: smoothed log2FC; diagram: base64 PNG; protein_group, system, doses, method, units.").
+			Output("results: per dose (Therapeutic, Toxic) and time (2–336 h) log2fc, p, q, n; fit: smoothed log2FC; plot_svg: an SVG document (image/svg+xml) of log2FC over time (log axis), fits as lines, observations as dots; protein_group, system, doses, method, units.").
 			Example(`{"compound":"DOX","protein":"P16403"}`),
 		module.Handle("/TD/metabolomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, false) }).
 			Summary("Metabolite responses of rat cardiomyocytes to doxorubicin at 6 and 24 h").
-			Output("most_changed, pathway_summary, metabolites (log2fc, p, q per time), diagram (base64 PNG volcano), species, dose, vehicle, method, units.").
+			Output("most_changed, pathway_summary, metabolites (log2fc, p, q per time), plot_svg (an SVG document, image/svg+xml: the volcano plot), species, dose, vehicle, method, units.").
 			Example(`{"compound":"DOX"}`),
 		module.Handle("/TD/lipidomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, true) }).
 			Summary("Lipid super-pathway of the doxorubicin metabolomics (no dedicated public lipidomics exists)").
