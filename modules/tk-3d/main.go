@@ -11,6 +11,82 @@ import (
 	"toxgate/sdk/module"
 )
 
+// outputSchema is the JSON Schema of the response (its members; plot_svg is
+// the plot, see sdk/plot/README.md).
+const outputSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document with the layer concentrations (µM, log axis) over time at EC5 and at EC10 (two panels), or at nominal_uM without viability data (one panel)"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"compound": {
+			"type": "object",
+			"description": "the chemical and its properties used (httk names)"
+		},
+		"plot_meaning": {
+			"type": "string",
+			"description": "what plot_svg shows"
+		},
+		"layer_outer_radius_um": {
+			"type": "array",
+			"description": "outer radius of each layer (µm), outermost first"
+		},
+		"time_h": {
+			"type": "array",
+			"description": "times (h)"
+		},
+		"nominal_uM": {
+			"type": "number",
+			"description": "nominal medium concentration (µM)"
+		},
+		"medium_free_uM": {
+			"type": "array",
+			"description": "free medium concentration (µM) at each time"
+		},
+		"layer_uM": {
+			"type": "array",
+			"description": "[layer][time] concentration (µM) at nominal_uM, outermost layer first"
+		},
+		"layer_viability": {
+			"type": "array",
+			"description": "[layer][time] viability (fraction of control), with viability data"
+		},
+		"tissue_viability": {
+			"type": "array",
+			"description": "volume-averaged viability at each time, with viability data"
+		},
+		"ec5_nominal_uM": {
+			"description": "nominal concentration (µM) giving 5 % less tissue viability at the end; null without viability data"
+		},
+		"ec10_nominal_uM": {
+			"description": "nominal concentration (µM) giving 10 % less tissue viability at the end; null without viability data"
+		},
+		"K_cw": {
+			"type": "number",
+			"description": "cell:water partition coefficient"
+		},
+		"note": {
+			"type": "string",
+			"description": "what is not available and why"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "compound", "plot_meaning", "layer_outer_radius_um", "time_h", "nominal_uM", "medium_free_uM", "layer_uM", "K_cw", "units"]
+}`
+
 func init() {
 	module.Register(module.Info{
 		Name:        "tk-3d",
@@ -33,6 +109,7 @@ func init() {
 		module.Handle("/TK/3D/evaluate", evaluate).
 			Summary("Layered kinetics and viability in a 3D cardiac microtissue").
 			Output("plot_svg: an SVG document (image/svg+xml) of the layer concentrations on a log axis at EC5 and EC10 (two panels), or at nominal_uM without viability data (one panel); plot_meaning; time_h, layer_outer_radius_um, medium_free_uM, layer_uM [layer][time], layer_viability, tissue_viability, ec5_nominal_uM, ec10_nominal_uM, K_cw, note, units.").
+			OutputSchema(outputSchema).
 			Example(`{"compound":"DOX"}`),
 	)
 }

@@ -143,10 +143,13 @@ func appendTick(b []byte, v float64) []byte {
 		return append(b, '0')
 	}
 	if a >= 1e5 || a < 1e-3 {
-		e := math.Floor(math.Log10(a))
+		e := math.Floor(log10(a))
 		m := v / math.Pow(10, e)
 		if math.Abs(m-math.Round(m)) < 1e-9 {
 			m = math.Round(m)
+		}
+		if math.Abs(m) >= 10 { // log10 an ulp below a power of ten
+			m, e = m/10, e+1
 		}
 		if m < 0 {
 			b = append(b, "−"...)
