@@ -121,7 +121,9 @@ func (p *Plot) layout() layout {
 	for _, t := range l.y.ticks {
 		tw = math.Max(tw, textWidth(t.label, fontSize))
 	}
-	l.left = 10 + fontSize + 10 + tw + 8
+	// Whole pixels for the margins, so that the data area's edges written
+	// with one decimal are those the points are placed against.
+	l.left = math.Ceil(10 + fontSize + 10 + tw + 8)
 	l.top = 16
 	if p.Title != "" {
 		l.top = 40
@@ -136,11 +138,11 @@ func (p *Plot) layout() layout {
 	}
 	l.right = 16
 	if l.entries > 0 {
-		l.legendW = 8 + legendLine + 6 + nw + 8
+		l.legendW = math.Ceil(8 + legendLine + 6 + nw + 8)
 		l.legendH = 6 + legendRow*float64(l.entries)
 		l.right = legendGap + l.legendW + 8
 	}
-	l.w = math.Max(l.w, l.left+minArea+l.right)
+	l.w = math.Ceil(math.Max(l.w, l.left+minArea+l.right))
 	l.h = math.Max(l.h, l.top+math.Max(minArea, l.legendH)+l.bottom)
 	return l
 }
