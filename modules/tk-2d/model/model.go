@@ -14,7 +14,7 @@ import (
 	"toxgate/modules/tk-2d/chem"
 	"toxgate/modules/tk-2d/viability"
 	"toxgate/sdk/invitro"
-	"toxgate/sdk/pngplot"
+	"toxgate/sdk/plot"
 )
 
 // Version is the model version reported in every response.
@@ -65,26 +65,26 @@ type ViabilityModel struct {
 	N              int       `json:"n_observations"`
 }
 
-// Output is the response body; the first three keys are the original's.
+// Output is the response body.
 type Output struct {
-	CellsDiagram     string            `json:"cells_diagram"`
-	MediumDiagram    string            `json:"medium_diagram"`
-	ViabilityDiagram *string           `json:"viability_diagram"`
-	Model            string            `json:"model"`
-	Version          string            `json:"version"`
-	Compound         Compound          `json:"compound"`
-	System           invitro.System    `json:"system"`
-	NominalUM        float64           `json:"nominal_uM"`
-	TimeH            []float64         `json:"time_h"`
-	MediumFreeUM     []float64         `json:"medium_free_uM"`
-	MediumTotalUM    []float64         `json:"medium_total_uM"`
-	CellUM           []float64         `json:"cell_uM"`
-	Viability        []float64         `json:"viability"`
-	ViabilityNote    string            `json:"viability_note,omitempty"`
-	ViabilityModel   *ViabilityModel   `json:"viability_model,omitempty"`
-	Equilibrium      invitro.Result    `json:"equilibrium"`
-	Uptake           invitro.Uptake    `json:"uptake"`
-	Units            map[string]string `json:"units"`
+	// PlotSVG is an SVG document: the concentrations in cells and medium
+	// and, where modelled, the viability, in panels one above another.
+	PlotSVG        string            `json:"plot_svg"`
+	Model          string            `json:"model"`
+	Version        string            `json:"version"`
+	Compound       Compound          `json:"compound"`
+	System         invitro.System    `json:"system"`
+	NominalUM      float64           `json:"nominal_uM"`
+	TimeH          []float64         `json:"time_h"`
+	MediumFreeUM   []float64         `json:"medium_free_uM"`
+	MediumTotalUM  []float64         `json:"medium_total_uM"`
+	CellUM         []float64         `json:"cell_uM"`
+	Viability      []float64         `json:"viability"`
+	ViabilityNote  string            `json:"viability_note,omitempty"`
+	ViabilityModel *ViabilityModel   `json:"viability_model,omitempty"`
+	Equilibrium    invitro.Result    `json:"equilibrium"`
+	Uptake         invitro.Uptake    `json:"uptake"`
+	Units          map[string]string `json:"units"`
 }
 
 // Scenario is a resolved request.
@@ -254,31 +254,25 @@ func (o *Output) plots(s Scenario) error {
 	if s.Code != "" {
 		name = s.Code + " (" + s.Chem.Name + ")"
 	}
-	cells := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: cell concentration", name, s.Nominal), XLabel: "time (h)", YLabel: "concentration (uM)"}
-	cells.Add("cells", o.TimeH, o.CellUM)
-	var err error
-	if o.CellsDiagram, err = cells.Base64(); err != nil {
-		return err
-	}
-	med := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: medium concentration", name, s.Nominal), XLabel: "time (h)", YLabel: "concentration (uM)"}
-	med.Add("total", o.TimeH, o.MediumTotalUM)
-	med.Add("free", o.TimeH, o.MediumFreeUM).Dashed = true
-	if o.MediumDiagram, err = med.Base64(); err != nil {
-		return err
-	}
+	c := plot.New(fmt.Sprintf("%s, %g µM nominal, %d-well plate: concentrations", name, s.Nominal, s.System.Well.Format),
+		"time (h)", "concentration (µM)")
+	c.LogY = true
+	c.Height = 400
+	c.Add("cells", o.TimeH, o.CellUM)
+	c.Add("medium, total", o.TimeH, o.MediumTotalUM)
+	c.Add("medium, free", o.TimeH, o.MediumFreeUM).Dashed = true
 	if o.Viability == nil {
+		o.PlotSVG = c.SVG()
 		return nil
 	}
 	v := make([]float64, len(o.Viability))
 	for i, x := range o.Viability {
 		v[i] = 100 * x
 	}
-	via := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: viability", name, s.Nominal), XLabel: "time (h)", YLabel: "viability (% of vehicle)", YMin: 0, YMax: 105}
+	via := plot.New(fmt.Sprintf("%s, %g µM nominal: viability (EC_{50} %.3g µM nominal at 48 h)", name, s.Nominal, o.ViabilityModel.EC50NominalUM),
+		"time (h)", "viability (% of vehicle)")
+	via.Height = 320
 	via.Add("viability", o.TimeH, v)
-	b, err := via.Base64()
-	if err != nil {
-		return err
-	}
-	o.ViabilityDiagram = &b
+	o.PlotSVG = plot.Stack(c, via)
 	return nil
 }
