@@ -74,7 +74,6 @@ type modelResult struct {
 	Rows     [][]string
 	Summary  [][2]string
 	PlotSVG  template.URL
-	Images   []resultImage
 	JSON     string
 	Trimmed  bool
 	Filename string
@@ -465,12 +464,6 @@ func (w *Web) modelRun(r *req) {
 	w.modelView(r, code, res, idx)
 }
 
-// resultImage is a base64 PNG diagram of an answer.
-type resultImage struct {
-	Name string
-	Src  template.URL
-}
-
 // resultOf reads a model's JSON answer for the page.
 func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 	res := &modelResult{Status: status}
@@ -511,18 +504,6 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 	if svg, ok := top["plot_svg"].(string); ok && strings.Contains(svg, "<svg") {
 		// An <img> runs no script and loads nothing, whatever the SVG holds.
 		res.PlotSVG = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg)))
-	}
-	imgKeys := make([]string, 0)
-	for k, v := range top {
-		if s, ok := v.(string); ok && strings.HasPrefix(s, "iVBORw0KGgo") {
-			if _, err := base64.StdEncoding.DecodeString(s); err == nil {
-				imgKeys = append(imgKeys, k)
-			}
-		}
-	}
-	sort.Strings(imgKeys)
-	for _, k := range imgKeys {
-		res.Images = append(res.Images, resultImage{Name: k, Src: template.URL("data:image/png;base64," + top[k].(string))})
 	}
 	summary := top
 	if s, ok := top["summary"].(map[string]any); ok {
