@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -83,6 +84,14 @@ func TestDatasetCollaboratorsThroughGateway(t *testing.T) {
 	must("resource_create", editor, map[string]any{"package_id": id, "url": "http://example.org/raw.csv"})
 	if p := must("package_revise", editor, map[string]any{"match__id": id, "update__resources__-1__name": "raw"})["package"].(map[string]any); len(p["resources"].([]any)) != 2 {
 		t.Fatalf("editor revise: %v", p)
+	}
+	// package_revise as curl sends it: a form, JSON in the flattened keys' values
+	form := url.Values{"match__name": {"unpublished-assay"}, "update__resources__extend": {`[{"name": "notes", "url": "http://example.org/notes.txt"}]`},
+		"update__resources__-1__format": {"TXT"}}
+	resp, body, err := g.Do(context.Background(), http.MethodPost, "/api/3/action/package_revise",
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Authorization": {editor}}, []byte(form.Encode()))
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `"format": "TXT"`) || strings.Count(string(body), `"package_id"`) != 3 {
+		t.Fatalf("form package_revise: %v %d %s", err, resp.StatusCode, body)
 	}
 	if c := status("package_collaborator_create", editor, map[string]any{"id": id, "user_id": "otto", "capacity": "member"}); c != 403 {
 		t.Fatalf("editor adds a collaborator: %d", c)
