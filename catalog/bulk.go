@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -112,7 +113,7 @@ func bulkUpdate(action string, change func(*Dataset) bool) handler {
 				n.MetadataModified = now()
 				return n, nil
 			})
-			if err != nil && err != errUnchanged {
+			if err != nil && !errors.Is(err, errUnchanged) {
 				return nil, err
 			}
 		}
@@ -121,7 +122,7 @@ func bulkUpdate(action string, change func(*Dataset) bool) handler {
 }
 
 // errUnchanged stops a bulk write to a dataset already in the wanted state.
-var errUnchanged = fmt.Errorf("unchanged")
+var errUnchanged = errors.New("unchanged")
 
 func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	ref, _ := str(r.Data["id"])

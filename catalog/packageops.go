@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"toxgate/catalog/ckan"
@@ -122,7 +123,7 @@ func packageOwnerOrgUpdate(ctx context.Context, s *Service, r *Request) (any, er
 		n.MetadataModified = now()
 		return n, nil
 	})
-	if err != nil && err != errUnchanged {
+	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, err
 	}
 	return nil, nil
