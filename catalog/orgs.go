@@ -292,6 +292,9 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 			o.Members = append(o.Members, Member{ID: newID(), UserID: usr.ID, Capacity: capacity})
 		}
 	}
+	if err := s.recordActivity(ctx, orgActivity(nil, o, ActivityOrganization)); err != nil {
+		return nil, err
+	}
 	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
 		if isDup(err) {
 			return nil, ckan.FieldError("name", "Group name already exists in database")

@@ -46,6 +46,10 @@ type Options struct {
 	// replaces a running one: that one serves meanwhile, and its requests
 	// wait less for the machine.
 	GentleLoad bool
+	// ActivityListLimit and ActivityListLimitMax are the default and the
+	// largest limit of the activity lists (ckan.activity_list_limit, 31,
+	// and ckan.activity_list_limit_max, 100); 0 means the default.
+	ActivityListLimit, ActivityListLimitMax int
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -72,6 +76,8 @@ type Service struct {
 	// ds and loader are the DataStore and its loader (nil without one).
 	ds     *datastore.Store
 	loader *datastore.Loader
+	// acts is the in-memory index of the activity stream (activity.go).
+	acts activityIndex
 }
 
 // Request is one action call.
@@ -205,7 +211,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
 	}
-	result, err = a.run(ctx, s, &r)
+	result, err = a.run(withActor(ctx, r.Caller, r.SiteURL), s, &r)
 	var ce *ckan.Error
 	if err != nil && !errors.As(err, &ce) {
 		s.log.Error("catalog action failed", "action", r.Action, "err", err)

@@ -53,6 +53,8 @@ type marker struct {
 
 type collections struct {
 	datasets, orgs, changes, changeSeq, users, claims *mongo.Collection
+	// activity and activityDataColl are the activity stream (activity.go).
+	activity, activityDataColl *mongo.Collection
 }
 
 func newCollections(db *mongo.Database) collections {
@@ -63,6 +65,9 @@ func newCollections(db *mongo.Database) collections {
 		changeSeq: db.Collection(CollChangeSeq),
 		users:     db.Collection(CollUsers),
 		claims:    db.Collection(CollClaims),
+
+		activity:         db.Collection(CollActivity),
+		activityDataColl: db.Collection(CollActivityData),
 	}
 }
 
@@ -252,6 +257,13 @@ func claimKey(kind, id string, rev int64) string {
 // match. ok is false when another writer claimed rev first; a claim whose
 // write failed is given back.
 func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
+	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
+}
+
+// replaceThen is replace that runs before (when not nil) once the claim is
+// won, just before the record is written; an error from before gives the
+// claim back and fails the write. The activity hook runs there.
+func (c collections) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
 	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
@@ -259,7 +271,14 @@ func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, 
 		}
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	r, err := coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	var r *mongo.UpdateResult
+	err := error(nil)
+	if before != nil {
+		err = before()
+	}
+	if err == nil {
+		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	}
 	if err == nil && r.MatchedCount == 1 {
 		return true, nil
 	}

@@ -1,0 +1,419 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"toxgate/catalog/ckan"
+)
+
+// Collections of the activity stream (ckanext-activity's activity table,
+// split so that the small part can be loaded at once).
+const (
+	// CollActivity holds one small document per activity (who, when,
+	// what, about which object and revision).
+	CollActivity = "activity"
+	// CollActivityData holds each activity's data member, encoded as JSON,
+	// under the activity's id.
+	CollActivityData = "activity_data"
+)
+
+// Activity object kinds, as CKAN names them in activity types.
+const (
+	ActivityPackage      = "package"
+	ActivityOrganization = "organization"
+	ActivityGroup        = "group"
+)
+
+// siteUser is the user_id of activity that no user caused (the DataStore
+// loader marking a resource datastore_active). Like CKAN's site user, its
+// activity is hidden unless include_hidden_activity is set by a sysadmin.
+const siteUser = "site"
+
+// activityMeta is a stored activity without its data.
+type activityMeta struct {
+	ID        string    `bson:"_id"`
+	Timestamp time.Time `bson:"timestamp"`
+	UserID    string    `bson:"user_id"`
+	ObjectID  string    `bson:"object_id"`
+	Kind      string    `bson:"object_kind"`
+	Type      string    `bson:"activity_type"`
+	Labels    []string  `bson:"permission_labels"`
+	// Rev and Created name the object's revision whose write this activity
+	// records (see recordActivity).
+	Rev     int64     `bson:"rev"`
+	Created time.Time `bson:"object_created"`
+}
+
+// activityChange is one write for the activity hook (recordActivity).
+type activityChange struct {
+	// Kind is ActivityPackage, ActivityOrganization or ActivityGroup.
+	Kind string
+	// Verb is "new", "changed" or "deleted"; the type is Verb + " " + Kind.
+	Verb string
+	// ID, Rev and Created are the object's id, the revision being
+	// written and the object's creation time.
+	ID      string
+	Rev     int64
+	Created time.Time
+	// Data is the activity's data member ({"package": dict, "actor":
+	// name} or {"group": dict}).
+	Data map[string]any
+	// Labels are the permission labels (packages only).
+	Labels []string
+}
+
+// actor is who causes the writes of one action, carried in its context.
+type actor struct {
+	userID, name, siteURL string
+}
+
+type actorKey struct{}
+
+// withActor returns ctx carrying the caller of an action, for the activity
+// hook deep in the write path.
+func withActor(ctx context.Context, c Caller, siteURL string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor{userID: c.UserID, name: c.Name, siteURL: siteURL})
+}
+
+func actorFrom(ctx context.Context) actor {
+	a, _ := ctx.Value(actorKey{}).(actor)
+	if a.userID == "" {
+		a.userID = siteUser
+	}
+	return a
+}
+
+// activityID is the id of the activity of revision rev of an object: the
+// same for every writer of that revision, so that a writer that wins a
+// revision after another died between its activity and its record write
+// replaces that writer's activity (see recordActivity).
+func activityID(kind, id string, created time.Time, rev int64) string {
+	h := sha1.Sum([]byte("toxgate-activity:" + kind + ":" + id + ":" + strconv.FormatInt(created.UnixMilli(), 10) + "@" + strconv.FormatInt(rev, 10)))
+	var b [16]byte
+	copy(b[:], h[:16])
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	return formatUUID(b)
+}
+
+// activityVerb is the activity of a write from a state to the next ("" for
+// none): CKAN emits "deleted" once, and nothing for changes of an object
+// that stays deleted.
+func activityVerb(created bool, before, after string) string {
+	switch {
+	case created:
+		return "new"
+	case after == StateDeleted && before == StateDeleted:
+		return ""
+	case after == StateDeleted:
+		return "deleted"
+	}
+	return "changed"
+}
+
+// datasetLabels are CKAN's permission labels of a dataset
+// (DefaultPermissionLabels.get_dataset_labels).
+func datasetLabels(d *Dataset) []string {
+	if d.State == StateActive && !d.Private {
+		return []string{"public"}
+	}
+	if d.OwnerOrg != "" {
+		return []string{"member-" + d.OwnerOrg}
+	}
+	return []string{"creator-" + d.CreatorUserID}
+}
+
+// userLabels are the labels c may read (get_user_dataset_labels); nil for
+// sysadmins, who read everything. Callers hold a lock.
+func (st *state) userLabels(c Caller) map[string]bool {
+	if c.Sysadmin {
+		return nil
+	}
+	labels := map[string]bool{"public": true}
+	if c.UserID == "" {
+		return labels
+	}
+	labels["creator-"+c.UserID] = true
+	for _, o := range st.orgs {
+		if o.State != StateDeleted && roleGrants(o.role(c.UserID), PermRead) {
+			labels["member-"+o.ID] = true
+		}
+	}
+	return labels
+}
+
+// datasetActivity is the activity of writing next over base (nil: a new
+// dataset); nil when the write is no activity.
+func (s *Service) datasetActivity(ctx context.Context, base, next *Dataset) *activityChange {
+	before := ""
+	if base != nil {
+		before = base.State
+	}
+	verb := activityVerb(base == nil, before, next.State)
+	if verb == "" {
+		return nil
+	}
+	a := actorFrom(ctx)
+	s.st.mu.RLock()
+	dict := s.st.datasetDict(next, a.siteURL)
+	s.st.mu.RUnlock()
+	var name any
+	if a.name != "" {
+		name = a.name
+	}
+	return &activityChange{Kind: ActivityPackage, Verb: verb, ID: next.ID, Rev: next.Rev, Created: next.MetadataCreated,
+		Data: map[string]any{"package": dict, "actor": name}, Labels: datasetLabels(next)}
+}
+
+// orgTableDict is an organization or group as CKAN's table_dictize of its
+// row (the data of its activities).
+func orgTableDict(o *Organization, kind string) map[string]any {
+	return map[string]any{
+		"id": o.ID, "name": o.Name, "title": o.Title, "type": kind, "description": o.Description,
+		"image_url": o.ImageURL, "created": ckanTime(o.Created), "is_organization": kind == ActivityOrganization,
+		"approval_status": "approved", "state": o.State,
+	}
+}
+
+// orgActivity is the activity of writing next over base (nil: created)
+// for an organization (kind ActivityOrganization) or a group stored as one
+// (ActivityGroup). Membership changes alone are no activity, as in CKAN.
+func orgActivity(base, next *Organization, kind string) *activityChange {
+	before := ""
+	if base != nil {
+		before = base.State
+		same := fmt.Sprint(orgTableDict(base, kind)) == fmt.Sprint(orgTableDict(next, kind)) &&
+			fmt.Sprint(base.Extras) == fmt.Sprint(next.Extras)
+		if same {
+			return nil
+		}
+	}
+	verb := activityVerb(base == nil, before, next.State)
+	if verb == "" {
+		return nil
+	}
+	return &activityChange{Kind: kind, Verb: verb, ID: next.ID, Rev: next.Rev, Created: next.Created,
+		Data: map[string]any{"group": orgTableDict(next, kind)}}
+}
+
+// recordActivity is the activity hook of the write path: it stores the
+// activity of ch (nil: none) before the write of the record it describes.
+// Every writer calls it after winning the claim of the record's revision
+// (collections.replaceThen) or before inserting a new record, so a record
+// revision that reached the store always has its activity; an activity
+// whose record write never happened (the process died in between) names a
+// revision above the record's and is not shown, and is replaced by the
+// activity of whoever writes that revision later (same id).
+func (s *Service) recordActivity(ctx context.Context, ch *activityChange) error {
+	if ch == nil {
+		return nil
+	}
+	a := actorFrom(ctx)
+	m := &activityMeta{ID: activityID(ch.Kind, ch.ID, ch.Created, ch.Rev), Timestamp: now(), UserID: a.userID,
+		ObjectID: ch.ID, Kind: ch.Kind, Type: ch.Verb + " " + ch.Kind, Labels: ch.Labels, Rev: ch.Rev, Created: ch.Created}
+	data, err := ckan.Marshal(ch.Data)
+	if err != nil {
+		return fmt.Errorf("activity data: %w", err)
+	}
+	upsert := options.Replace().SetUpsert(true)
+	if _, err := s.c.activityDataColl.ReplaceOne(ctx, bson.M{"_id": m.ID}, bson.M{"_id": m.ID, "data": string(data)}, upsert); err != nil {
+		return fmt.Errorf("write activity data %s: %w", m.ID, err)
+	}
+	if _, err := s.c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, m, upsert); err != nil {
+		return fmt.Errorf("write activity %s: %w", m.ID, err)
+	}
+	s.acts.put(m)
+	return nil
+}
+
+// activityIndex is the in-memory list of activities (without their data),
+// loaded on first use and brought up to date from the object revisions of
+// the in-memory catalog (activitySync).
+type activityIndex struct {
+	mu     sync.RWMutex
+	loaded bool
+	byID   map[string]*activityMeta
+	// list is sorted by timestamp, then id.
+	list []*activityMeta
+	// seen is, per object (objectKey), the revision up to which its
+	// activities are indexed.
+	seen map[string]int64
+	// loadMu serializes loading and syncing.
+	loadMu sync.Mutex
+}
+
+func objectKey(kind, id string, created time.Time) string {
+	return kind + ":" + id + ":" + strconv.FormatInt(created.UnixMilli(), 10)
+}
+
+func olderActivity(a, b *activityMeta) bool {
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	return a.ID < b.ID
+}
+
+// put adds or replaces m (once the index is loaded; before, the load reads
+// it from the store).
+func (x *activityIndex) put(m *activityMeta) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.loaded {
+		return
+	}
+	x.putLocked(m)
+}
+
+func (x *activityIndex) putLocked(m *activityMeta) {
+	if old := x.byID[m.ID]; old != nil {
+		i := sort.Search(len(x.list), func(i int) bool { return !olderActivity(x.list[i], old) })
+		if i < len(x.list) && x.list[i] == old {
+			x.list = append(x.list[:i], x.list[i+1:]...)
+		}
+	}
+	x.byID[m.ID] = m
+	i := len(x.list)
+	for i > 0 && olderActivity(m, x.list[i-1]) {
+		i--
+	}
+	x.list = append(x.list, nil)
+	copy(x.list[i+1:], x.list[i:])
+	x.list[i] = m
+}
+
+// activityObject is an object of the in-memory catalog that has
+// activities.
+type activityObject struct {
+	kind, id string
+	rev      int64
+	created  time.Time
+}
+
+// activityObjects lists the objects that have activities, with their
+// current revision. Callers hold a lock.
+func (st *state) activityObjects() []activityObject {
+	out := make([]activityObject, 0, len(st.datasets)+len(st.orgs))
+	for _, d := range st.datasets {
+		out = append(out, activityObject{ActivityPackage, d.ID, d.Rev, d.MetadataCreated})
+	}
+	for _, o := range st.orgs {
+		out = append(out, activityObject{ActivityOrganization, o.ID, o.Rev, o.Created})
+	}
+	return out
+}
+
+// activityObjectRev is the current revision and creation time of an
+// object (ok false: not in the catalog). Callers hold a lock.
+func (st *state) activityObjectRev(kind, id string) (rev int64, created time.Time, ok bool) {
+	switch kind {
+	case ActivityPackage:
+		if d := st.datasets[id]; d != nil {
+			return d.Rev, d.MetadataCreated, true
+		}
+	case ActivityOrganization:
+		if o := st.orgs[id]; o != nil {
+			return o.Rev, o.Created, true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
+// activitySync brings the activity index up to date with the in-memory
+// catalog, which Sync made current: it loads the index on first use, then
+// reads the activities of the revisions written since (by this process or
+// another) by their ids.
+func (s *Service) activitySync(ctx context.Context) error {
+	x := &s.acts
+	x.loadMu.Lock()
+	defer x.loadMu.Unlock()
+	s.st.mu.RLock()
+	objs := s.st.activityObjects()
+	s.st.mu.RUnlock()
+	x.mu.RLock()
+	loaded := x.loaded
+	x.mu.RUnlock()
+	if !loaded {
+		// every activity is written before its record: those of the
+		// revisions listed above are in the store now
+		cur, err := s.c.activity.Find(ctx, bson.M{})
+		if err != nil {
+			return fmt.Errorf("load activity: %w", err)
+		}
+		var all []*activityMeta
+		if err := cur.All(ctx, &all); err != nil {
+			return fmt.Errorf("load activity: %w", err)
+		}
+		sort.Slice(all, func(i, j int) bool { return olderActivity(all[i], all[j]) })
+		x.mu.Lock()
+		x.byID, x.seen, x.list = make(map[string]*activityMeta, len(all)), map[string]int64{}, all
+		for _, m := range all {
+			x.byID[m.ID] = m
+		}
+		for _, o := range objs {
+			x.seen[objectKey(o.kind, o.id, o.created)] = o.rev
+		}
+		x.loaded = true
+		x.mu.Unlock()
+		return nil
+	}
+	for _, o := range objs {
+		key := objectKey(o.kind, o.id, o.created)
+		x.mu.RLock()
+		from := x.seen[key]
+		x.mu.RUnlock()
+		for rev := from + 1; rev <= o.rev; rev++ {
+			var m activityMeta
+			err := s.c.activity.FindOne(ctx, bson.M{"_id": activityID(o.kind, o.id, o.created, rev)}).Decode(&m)
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				continue // a write that is no activity (a membership change)
+			}
+			if err != nil {
+				return fmt.Errorf("load activity of %s@%d: %w", o.id, rev, err)
+			}
+			x.mu.Lock()
+			x.putLocked(&m)
+			x.mu.Unlock()
+		}
+		if o.rev > from {
+			x.mu.Lock()
+			x.seen[key] = o.rev
+			x.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// activityVisible reports whether m records a revision that was written:
+// an activity of a revision above its object's current one belongs to a
+// write still under way or one that died before its record write. Callers
+// hold s.st.mu.
+func (st *state) activityVisible(m *activityMeta) bool {
+	rev, created, ok := st.activityObjectRev(m.Kind, m.ObjectID)
+	return !ok || !created.Equal(m.Created) || m.Rev <= rev
+}
+
+// activityData reads the data of one activity (its JSON encoding).
+func (c collections) activityData(ctx context.Context, id string) (ckan.RawJSON, error) {
+	var doc struct {
+		Data string `bson:"data"`
+	}
+	err := c.activityDataColl.FindOne(ctx, bson.M{"_id": id}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return ckan.RawJSON("{}"), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load activity data %s: %w", id, err)
+	}
+	return ckan.RawJSON(doc.Data), nil
+}
