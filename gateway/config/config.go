@@ -75,6 +75,10 @@ type Catalog struct {
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
 	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
+	// ActivityListLimit and ActivityListLimitMax are CKAN's
+	// ckan.activity_list_limit and ckan.activity_list_limit_max.
+	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
+	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -187,7 +191,8 @@ func Default() Config {
 			Watch:          true,
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
-			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules"},
+			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
+			ActivityListLimit: 31, ActivityListLimitMax: 100},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

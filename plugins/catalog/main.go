@@ -14,6 +14,8 @@
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
 //	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
+//	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
+//	                          activity lists' default and largest limit (0 or unset: 31, 100)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -109,6 +111,8 @@ func open(log *slog.Logger) (*server, func(), error) {
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
 	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
 		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
+	opts.ActivityListLimit, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT"))
+	opts.ActivityListLimitMax, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX"))
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
