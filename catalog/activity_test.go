@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -354,4 +355,27 @@ func TestActivitySeenByAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameList(t, "a new instance", list(third), "changed package", "new package")
+}
+
+// BenchmarkActivityIndexMemory reports the heap the in-memory activity
+// index holds per package activity (strings as decoded from the store).
+func BenchmarkActivityIndexMemory(b *testing.B) {
+	const n = 100000
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		x := &activityIndex{loaded: true, byID: map[string]*activityMeta{}, seen: map[string]int64{}}
+		at := time.Now()
+		for i := 0; i < n; i++ {
+			m := &activityMeta{ID: newID(), Timestamp: at.Add(time.Duration(i) * time.Millisecond), UserID: newID(),
+				ObjectID: newID(), Kind: strings.Clone(ActivityPackage), Type: strings.Clone("changed package"),
+				Labels: []string{"member-" + newID()}, Rev: int64(i), Created: at}
+			x.putLocked(m)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/activity")
+		runtime.KeepAlive(x)
+	}
 }

@@ -354,10 +354,11 @@ func userActivityList(ctx context.Context, s *Service, r *Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.parseActivityQuery(r, false)
+	q, err := s.parseActivityQuery(r, true)
 	if err != nil {
 		return nil, err
 	}
+	q.types, q.exclude = nil, nil // validated, not used, as in CKAN
 	u, err := s.c.findUser(ctx, ref)
 	if err != nil {
 		return nil, err
