@@ -187,9 +187,10 @@ func orgTableDict(o *Organization, kind string) map[string]any {
 }
 
 // orgActivity is the activity of writing next over base (nil: created)
-// for an organization (kind ActivityOrganization) or a group stored as one
-// (ActivityGroup). Membership changes alone are no activity, as in CKAN.
-func orgActivity(base, next *Organization, kind string) *activityChange {
+// for an organization or a group (kind from next.typeName()). Membership
+// changes alone are no activity, as in CKAN.
+func orgActivity(base, next *Organization) *activityChange {
+	kind := next.typeName()
 	before := ""
 	if base != nil {
 		before = base.State
@@ -303,12 +304,15 @@ type activityObject struct {
 // activityObjects lists the objects that have activities, with their
 // current revision. Callers hold a lock.
 func (st *state) activityObjects() []activityObject {
-	out := make([]activityObject, 0, len(st.datasets)+len(st.orgs))
+	out := make([]activityObject, 0, len(st.datasets)+len(st.orgs)+len(st.groups))
 	for _, d := range st.datasets {
 		out = append(out, activityObject{ActivityPackage, d.ID, d.Rev, d.MetadataCreated})
 	}
 	for _, o := range st.orgs {
 		out = append(out, activityObject{ActivityOrganization, o.ID, o.Rev, o.Created})
+	}
+	for _, g := range st.groups {
+		out = append(out, activityObject{ActivityGroup, g.ID, g.Rev, g.Created})
 	}
 	return out
 }
@@ -324,6 +328,10 @@ func (st *state) activityObjectRev(kind, id string) (rev int64, created time.Tim
 	case ActivityOrganization:
 		if o := st.orgs[id]; o != nil {
 			return o.Rev, o.Created, true
+		}
+	case ActivityGroup:
+		if g := st.groups[id]; g != nil {
+			return g.Rev, g.Created, true
 		}
 	}
 	return 0, time.Time{}, false

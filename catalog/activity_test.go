@@ -289,19 +289,25 @@ func TestDashboardActivityList(t *testing.T) {
 	sameList(t, "outsider's dashboard", types(f.list("outsider", "dashboard_activity_list", nil)), "new organization")
 }
 
-func TestGroupActivityListKnowsRecordedGroups(t *testing.T) {
+func TestActivityOfGroups(t *testing.T) {
 	f := newFixture(t)
+	f.ok("editor", "group_create", map[string]any{"name": "hepatotox", "title": "Hepatotoxicity"})
+	f.ok("editor", "group_patch", map[string]any{"id": "hepatotox", "description": "liver"})
+	f.ok("editor", "package_create", map[string]any{"name": "liver-screen", "owner_org": "tox-lab"})
+	f.ok("editor", "package_create", map[string]any{"name": "liver-private", "owner_org": "tox-lab", "private": true})
+	f.ok("editor", "member_create", map[string]any{"id": "hepatotox", "object": "liver-screen", "object_type": "package", "capacity": "public"})
+	f.ok("editor", "member_create", map[string]any{"id": "hepatotox", "object": "liver-private", "object_type": "package", "capacity": "public"})
+	l := f.list("", "group_activity_list", map[string]any{"id": "hepatotox"})
+	// the group and its public dataset (adding it to the group is a dataset change)
+	sameList(t, "group", types(l), "changed package", "new package", "changed group", "new group")
+	g := l[3].(map[string]any)["data"].(map[string]any)["group"].(map[string]any)
+	if g["is_organization"] != false || g["type"] != "group" || g["name"] != "hepatotox" {
+		t.Fatalf("group data: %v", g)
+	}
+	f.ok("editor", "group_delete", map[string]any{"id": "hepatotox"})
+	sameList(t, "user", types(f.list("", "user_activity_list", map[string]any{"id": "editor", "limit": 1})), "deleted group")
 	f.fail("", "group_activity_list", map[string]any{"id": "no-group"}, 404)
-	g := &Organization{ID: newID(), Name: "hepatotox", Title: "Hepatotoxicity", State: StateActive, Created: now(), Rev: 1}
-	ctx := withActor(context.Background(), f.users["admin"], site)
-	if err := f.svc.recordActivity(ctx, orgActivity(nil, g, ActivityGroup)); err != nil {
-		t.Fatal(err)
-	}
-	l := f.list("", "group_activity_list", map[string]any{"id": g.ID})
-	sameList(t, "group", types(l), "new group")
-	if d := l[0].(map[string]any)["data"].(map[string]any)["group"].(map[string]any); d["is_organization"] != false || d["type"] != "group" {
-		t.Fatalf("group data: %v", d)
-	}
+	f.fail("", "group_activity_list", map[string]any{"id": "tox-lab"}, 404) // an organization
 }
 
 // TestActivityOfUnwrittenRevisionHidden: a writer that stored its activity

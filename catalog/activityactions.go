@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 func init() {
 	register("package_activity_list", true, "A dataset's activity stream (offset, limit, after, before, activity_types, exclude_activity_types, include_hidden_activity).", packageActivityList)
 	register("organization_activity_list", true, "An organization's activity stream: its own and its public datasets'.", organizationActivityList)
-	register("group_activity_list", true, "A group's activity stream.", groupActivityList)
+	register("group_activity_list", true, "A group's activity stream: its own and its public datasets'.", groupActivityList)
 	register("user_activity_list", true, "The activity stream of what a user did.", userActivityList)
 	register("recently_changed_packages_activity_list", true, "The site's recent dataset activity (offset, limit).", recentlyChangedPackagesActivityList)
 	register("dashboard_activity_list", true, "The caller's activity and that of their organizations and their datasets.", dashboardActivityList)
@@ -321,32 +322,28 @@ func organizationActivityList(ctx context.Context, s *Service, r *Request) (any,
 }
 
 func groupActivityList(ctx context.Context, s *Service, r *Request) (any, error) {
-	ref, err := activityListID(r)
-	if err != nil {
+	if _, err := activityListID(r); err != nil {
 		return nil, err
 	}
 	q, err := s.parseActivityQuery(r, true)
 	if err != nil {
 		return nil, err
 	}
-	q.exclude = nil
-	if err := s.activitySync(ctx); err != nil {
+	q.exclude = nil // CKAN's group list takes activity_types only
+	g, err := s.groupRef(r, grpKind)
+	if err != nil {
 		return nil, err
 	}
-	// groups are known here by the activities recorded for them
-	found := false
-	s.acts.mu.RLock()
-	for _, m := range s.acts.list {
-		if m.Kind == ActivityGroup && m.ObjectID == ref {
-			found = true
-			break
+	// the group itself and its datasets that are public now
+	s.st.mu.RLock()
+	scope := map[string]bool{g.ID: true}
+	for _, d := range s.st.datasets {
+		if !d.Private && slices.Contains(d.Groups, g.ID) {
+			scope[d.ID] = true
 		}
 	}
-	s.acts.mu.RUnlock()
-	if !found {
-		return nil, ckan.NotFound("Group was not found.")
-	}
-	return s.listActivities(ctx, r, q, func(m *activityMeta) bool { return m.ObjectID == ref })
+	s.st.mu.RUnlock()
+	return s.listActivities(ctx, r, q, func(m *activityMeta) bool { return scope[m.ObjectID] })
 }
 
 func userActivityList(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -380,8 +377,8 @@ func recentlyChangedPackagesActivityList(ctx context.Context, s *Service, r *Req
 }
 
 // dashboardActivityList has no follow feature to draw on: the dashboard is
-// the caller's own activity plus the activity of the organizations they
-// are a member of (any role) and of those organizations' datasets.
+// the caller's own activity plus the activity of the organizations and
+// groups they are a member of (any role) and of their datasets.
 func dashboardActivityList(ctx context.Context, s *Service, r *Request) (any, error) {
 	if r.Caller.Anonymous() {
 		return nil, ckan.NotAuthorized("You must be logged in to access your dashboard.")
@@ -399,12 +396,21 @@ func dashboardActivityList(ctx context.Context, s *Service, r *Request) (any, er
 			orgs[o.ID] = true
 		}
 	}
+	groups := map[string]bool{}
+	for _, g := range s.st.groups {
+		if g.role(me) != "" {
+			groups[g.ID] = true
+		}
+	}
 	scope := map[string]bool{}
 	for id := range orgs {
 		scope[id] = true
 	}
+	for id := range groups {
+		scope[id] = true
+	}
 	for _, d := range s.st.datasets {
-		if orgs[d.OwnerOrg] {
+		if orgs[d.OwnerOrg] || slices.ContainsFunc(d.Groups, func(id string) bool { return groups[id] }) {
 			scope[d.ID] = true
 		}
 	}

@@ -148,7 +148,7 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
 	defer s.lockFor(id)()
 	s.st.mu.RLock()
-	base := s.st.orgs[id]
+	base := s.st.anyGroup(id)
 	s.st.mu.RUnlock()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 || base == nil {
@@ -166,7 +166,7 @@ func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Or
 		}
 		next.ID, next.Rev = base.ID, base.Rev+1
 		ok, err := s.c.replaceThen(ctx, s.c.orgs, kindOrg, next.ID, next.Rev, next, func() error {
-			return s.recordActivity(ctx, orgActivity(base, next, ActivityOrganization))
+			return s.recordActivity(ctx, orgActivity(base, next))
 		})
 		if mongo.IsDuplicateKeyError(err) {
 			return nil, ckan.FieldError("name", "Group name already exists in database")
@@ -179,6 +179,23 @@ func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Or
 		}
 	}
 	return nil, ckan.ValidationMessage("The organization was changed by another request at the same time; please retry")
+}
+
+// insertOrg stores a new organization or group.
+func (s *Service) insertOrg(ctx context.Context, o *Organization) error {
+	if err := s.recordActivity(ctx, orgActivity(nil, o)); err != nil {
+		return err
+	}
+	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
+		if isDup(err) {
+			return ckan.FieldError("name", "Group name already exists in database")
+		}
+		return fmt.Errorf("insert %s: %w", o.typeName(), err)
+	}
+	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+		return err
+	}
+	return s.committedOrg(ctx, o)
 }
 
 func (s *Service) committedOrg(ctx context.Context, o *Organization) error {

@@ -79,7 +79,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
-	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
+	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
 	}
