@@ -159,7 +159,11 @@ func TestActivitySurvivesKill(t *testing.T) {
 		}
 		return &wg
 	}
-	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acked[names[0]]) + len(acked[names[1]]) + len(acked[names[2]]) }
+	ackedCount := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked[names[0]]) + len(acked[names[1]]) + len(acked[names[2]])
+	}
 
 	stop := make(chan struct{})
 	wg := churn(stop)
