@@ -245,7 +245,7 @@ type activityIndex struct {
 	mu     sync.RWMutex
 	loaded bool
 	byID   map[string]*activityMeta
-	// list is sorted by timestamp, then id.
+	// list is sorted by olderActivity.
 	list []*activityMeta
 	// seen is, per object (objectKey), the revision up to which its
 	// activities are indexed.
@@ -258,9 +258,15 @@ func objectKey(kind, id string, created time.Time) string {
 	return kind + ":" + id + ":" + strconv.FormatInt(created.UnixMilli(), 10)
 }
 
+// olderActivity orders activities by time; within one millisecond by the
+// revision they record (so one object's are in the order of its writes),
+// then by id.
 func olderActivity(a, b *activityMeta) bool {
 	if !a.Timestamp.Equal(b.Timestamp) {
 		return a.Timestamp.Before(b.Timestamp)
+	}
+	if a.Rev != b.Rev {
+		return a.Rev < b.Rev
 	}
 	return a.ID < b.ID
 }
