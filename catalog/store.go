@@ -234,18 +234,6 @@ func (c collections) findOrg(ctx context.Context, id string) (*Organization, err
 	return &o, nil
 }
 
-// replaceDataset writes d (revision prev+1) if no other writer took that
-// revision first; ok is false when one did.
-func (c collections) replaceDataset(ctx context.Context, d *Dataset, prev int64) (bool, error) {
-	return c.replace(ctx, c.datasets, kindDataset, d.ID, prev+1, d)
-}
-
-// replaceOrg writes o (revision prev+1) if no other writer took that
-// revision first.
-func (c collections) replaceOrg(ctx context.Context, o *Organization, prev int64) (bool, error) {
-	return c.replace(ctx, c.orgs, kindOrg, o.ID, prev+1, o)
-}
-
 // claimStale is how old a claim whose revision was never written must be
 // before another writer may take the revision (its writer died between
 // the claim and the write).
