@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,23 +108,8 @@ func (s *Service) parseActivityQuery(r *Request, withTypes bool) (activityQuery,
 
 // floatTimestamp reads seconds since the epoch (datetime_from_timestamp_validator).
 func floatTimestamp(v any) (time.Time, bool) {
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case int:
-		f = float64(x)
-	default:
-		s := strings.TrimSpace(ckan.String(map[string]any{"v": v}, "v"))
-		if _, isString := v.(string); !isString && s == "" {
-			return time.Time{}, false
-		}
-		var err error
-		if f, err = parseFloat(s); err != nil {
-			return time.Time{}, false
-		}
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e11 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(ckan.String(map[string]any{"v": v}, "v")), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e11 {
 		return time.Time{}, false
 	}
 	sec, frac := math.Modf(f)

@@ -16,8 +16,6 @@ import (
 	"toxgate/catalog/ckan"
 )
 
-func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
-
 // jsonMember decodes the JSON object raw and returns its member key,
 // re-encoded.
 func jsonMember(raw ckan.RawJSON, key string) (ckan.RawJSON, bool, error) {
