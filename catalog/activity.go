@@ -53,6 +53,9 @@ type activityMeta struct {
 	// records (see recordActivity).
 	Rev     int64     `bson:"rev"`
 	Created time.Time `bson:"object_created"`
+	// Purged marks the document that says the object was purged (then
+	// Rev is its last revision); such a document is no activity.
+	Purged bool `bson:"purged,omitempty"`
 }
 
 // activityChange is one write for the activity hook (recordActivity).
@@ -238,6 +241,29 @@ func (s *Service) recordActivity(ctx context.Context, ch *activityChange) error 
 	return nil
 }
 
+// purgeMarkID is the _id of the mark that an object was purged.
+func purgeMarkID(key string) string { return "purged:" + key }
+
+// recordPurge is the activity hook of a purge, called before the record
+// is deleted: it marks the object purged, so that its activity stays shown
+// (CKAN keeps it), while the activity of an object that was never written
+// (a create whose insert failed, or whose process died after its
+// activity) is not: an object absent from the catalog shows its activity
+// only with this mark. rev is the object's last revision.
+func (s *Service) recordPurge(ctx context.Context, kind, id string, created time.Time, rev int64) error {
+	key := objectKey(kind, id, created)
+	m := &activityMeta{ID: purgeMarkID(key), Timestamp: now(), ObjectID: id, Kind: kind, Rev: rev, Created: created, Purged: true}
+	if _, err := s.c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, m, options.Replace().SetUpsert(true)); err != nil {
+		return fmt.Errorf("write purge mark of %s: %w", id, err)
+	}
+	s.acts.mu.Lock()
+	if s.acts.loaded {
+		s.acts.purged[key] = true
+	}
+	s.acts.mu.Unlock()
+	return nil
+}
+
 // activityIndex is the in-memory list of activities (without their data),
 // loaded on first use and brought up to date from the object revisions of
 // the in-memory catalog (activitySync).
@@ -250,6 +276,8 @@ type activityIndex struct {
 	// seen is, per object (objectKey), the revision up to which its
 	// activities are indexed.
 	seen map[string]int64
+	// purged holds the objects (objectKey) marked purged.
+	purged map[string]bool
 	// loadMu serializes loading and syncing.
 	loadMu sync.Mutex
 }
@@ -370,9 +398,14 @@ func (s *Service) activitySync(ctx context.Context) error {
 		}
 		sort.Slice(all, func(i, j int) bool { return olderActivity(all[i], all[j]) })
 		x.mu.Lock()
-		x.byID, x.seen, x.list = make(map[string]*activityMeta, len(all)), map[string]int64{}, all
+		x.byID, x.seen, x.purged, x.list = make(map[string]*activityMeta, len(all)), map[string]int64{}, map[string]bool{}, all[:0]
 		for _, m := range all {
+			if m.Purged {
+				x.purged[objectKey(m.Kind, m.ObjectID, m.Created)] = true
+				continue
+			}
 			x.byID[m.ID] = m
+			x.list = append(x.list, m)
 		}
 		for _, o := range objs {
 			x.seen[objectKey(o.kind, o.id, o.created)] = o.rev
@@ -381,40 +414,84 @@ func (s *Service) activitySync(ctx context.Context) error {
 		x.mu.Unlock()
 		return nil
 	}
+	current := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		key := objectKey(o.kind, o.id, o.created)
-		x.mu.RLock()
-		from := x.seen[key]
-		x.mu.RUnlock()
-		for rev := from + 1; rev <= o.rev; rev++ {
-			var m activityMeta
-			err := s.c.activity.FindOne(ctx, bson.M{"_id": activityID(o.kind, o.id, o.created, rev)}).Decode(&m)
-			if errors.Is(err, mongo.ErrNoDocuments) {
-				continue // a write that is no activity (a membership change)
-			}
-			if err != nil {
-				return fmt.Errorf("load activity of %s@%d: %w", o.id, rev, err)
-			}
-			x.mu.Lock()
-			x.putLocked(&m)
-			x.mu.Unlock()
+		current[key] = true
+		if err := s.fetchActivities(ctx, o, key); err != nil {
+			return err
 		}
-		if o.rev > from {
-			x.mu.Lock()
-			x.seen[key] = o.rev
-			x.mu.Unlock()
+	}
+	// objects gone since: purged (by any process), with a mark naming
+	// their last revision
+	x.mu.RLock()
+	var gone []string
+	for key := range x.seen {
+		if !current[key] {
+			gone = append(gone, key)
 		}
+	}
+	x.mu.RUnlock()
+	for _, key := range gone {
+		var mark activityMeta
+		err := s.c.activity.FindOne(ctx, bson.M{"_id": purgeMarkID(key)}).Decode(&mark)
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return fmt.Errorf("load purge mark %s: %w", key, err)
+		}
+		if err == nil {
+			if err := s.fetchActivities(ctx, activityObject{mark.Kind, mark.ObjectID, mark.Rev, mark.Created}, key); err != nil {
+				return err
+			}
+		}
+		x.mu.Lock()
+		if err == nil {
+			x.purged[key] = true
+		}
+		delete(x.seen, key)
+		x.mu.Unlock()
 	}
 	return nil
 }
 
-// activityVisible reports whether m records a revision that was written:
-// an activity of a revision above its object's current one belongs to a
-// write still under way or one that died before its record write. Callers
-// hold s.st.mu.
-func (st *state) activityVisible(m *activityMeta) bool {
+// fetchActivities reads the activities of o's revisions above those
+// indexed, by their ids. Callers hold loadMu.
+func (s *Service) fetchActivities(ctx context.Context, o activityObject, key string) error {
+	x := &s.acts
+	x.mu.RLock()
+	from := x.seen[key]
+	x.mu.RUnlock()
+	for rev := from + 1; rev <= o.rev; rev++ {
+		var m activityMeta
+		err := s.c.activity.FindOne(ctx, bson.M{"_id": activityID(o.kind, o.id, o.created, rev)}).Decode(&m)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue // a write that is no activity (a membership change)
+		}
+		if err != nil {
+			return fmt.Errorf("load activity of %s@%d: %w", o.id, rev, err)
+		}
+		x.mu.Lock()
+		x.putLocked(&m)
+		x.mu.Unlock()
+	}
+	if o.rev > from {
+		x.mu.Lock()
+		x.seen[key] = o.rev
+		x.mu.Unlock()
+	}
+	return nil
+}
+
+// visible reports whether m records a revision that was written: an
+// activity of a revision above its object's current one belongs to a write
+// still under way or one that died before its record write, and that of an
+// object absent from the catalog is shown only when the object was purged
+// (recordPurge). Callers hold st.mu and x.mu.
+func (x *activityIndex) visible(st *state, m *activityMeta) bool {
 	rev, created, ok := st.activityObjectRev(m.Kind, m.ObjectID)
-	return !ok || !created.Equal(m.Created) || m.Rev <= rev
+	if ok && created.Equal(m.Created) {
+		return m.Rev <= rev
+	}
+	return x.purged[objectKey(m.Kind, m.ObjectID, m.Created)]
 }
 
 // activityData reads the data of one activity (its JSON encoding).

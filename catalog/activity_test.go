@@ -385,3 +385,50 @@ func BenchmarkActivityIndexMemory(b *testing.B) {
 		runtime.KeepAlive(x)
 	}
 }
+
+// TestActivityAfterPurge: a purged dataset's activity stays (as CKAN's),
+// in this instance, in one that saw the dataset before the purge, and in a
+// new one; the activity of a create that never reached the store is not
+// shown.
+func TestActivityAfterPurge(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ok("editor", "package_create", map[string]any{"name": "short-lived", "owner_org": "tox-lab"})
+	userTypes := func(svc *Service) []string {
+		res, e := callSvc(t, svc, Caller{}, "user_activity_list", map[string]any{"id": "editor"})
+		if e != nil {
+			t.Fatal(e)
+		}
+		return types(res.([]any))
+	}
+	sameList(t, "other, before", userTypes(other), "new package")
+	f.ok("editor", "package_patch", map[string]any{"id": "short-lived", "notes": "x"})
+	f.ok("sysadmin", "dataset_purge", map[string]any{"id": "short-lived"})
+	f.fail("sysadmin", "package_activity_list", map[string]any{"id": "short-lived"}, 404)
+	sameList(t, "this instance", userTypes(f.svc), "changed package", "new package")
+	sameList(t, "other, after", userTypes(other), "changed package", "new package")
+	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameList(t, "new instance", userTypes(third), "changed package", "new package")
+
+	// a create whose process died between its activity and its insert
+	ghost := &Dataset{ID: newID(), Name: "ghost", OwnerOrg: f.orgID, State: StateActive, Type: "dataset",
+		MetadataCreated: now(), MetadataModified: now(), CreatorUserID: f.users["editor"].UserID, Rev: 1}
+	actx := withActor(ctx, f.users["editor"], site)
+	if err := f.svc.recordActivity(actx, f.svc.datasetActivity(actx, nil, ghost)); err != nil {
+		t.Fatal(err)
+	}
+	sameList(t, "with a ghost create", userTypes(f.svc), "changed package", "new package")
+	fourth, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameList(t, "with a ghost create, new instance", userTypes(fourth), "changed package", "new package")
+}

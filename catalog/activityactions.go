@@ -130,7 +130,7 @@ func (s *Service) listActivities(ctx context.Context, r *Request, q activityQuer
 	s.st.mu.RLock()
 	labels := s.st.userLabels(r.Caller)
 	match := func(m *activityMeta) bool {
-		if !keep(m) || !s.st.activityVisible(m) {
+		if !keep(m) || !s.acts.visible(s.st, m) {
 			return false
 		}
 		if !q.hidden && m.UserID == siteUser {
@@ -421,17 +421,14 @@ func (s *Service) activityByID(ctx context.Context, r *Request) (*activityMeta, 
 	if err := s.activitySync(ctx); err != nil {
 		return nil, err
 	}
+	s.st.mu.RLock()
 	s.acts.mu.RLock()
 	m := s.acts.byID[id]
-	s.acts.mu.RUnlock()
-	if m != nil {
-		s.st.mu.RLock()
-		visible := s.st.activityVisible(m)
-		s.st.mu.RUnlock()
-		if !visible {
-			m = nil
-		}
+	if m != nil && !s.acts.visible(s.st, m) {
+		m = nil
 	}
+	s.acts.mu.RUnlock()
+	s.st.mu.RUnlock()
 	if m == nil {
 		return nil, ckan.NotFound("")
 	}

@@ -260,7 +260,7 @@ func activityDiff(ctx context.Context, s *Service, r *Request) (any, error) {
 	s.acts.mu.RLock()
 	for i := len(s.acts.list) - 1; i >= 0; i-- {
 		p := s.acts.list[i]
-		if p.ObjectID == m.ObjectID && olderActivity(p, m) && s.st.activityVisible(p) {
+		if p.ObjectID == m.ObjectID && olderActivity(p, m) && s.acts.visible(s.st, p) {
 			prev = p
 			break
 		}

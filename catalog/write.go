@@ -131,6 +131,11 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 	s.st.mu.RLock()
 	before := s.st.datasets[id]
 	s.st.mu.RUnlock()
+	if before != nil {
+		if err := s.recordPurge(ctx, ActivityPackage, id, before.MetadataCreated, before.Rev); err != nil {
+			return err
+		}
+	}
 	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("purge dataset %s: %w", id, err)
 	}
