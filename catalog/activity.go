@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"crypto/sha1"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -40,22 +41,65 @@ const (
 // activity is hidden unless include_hidden_activity is set by a sysadmin.
 const siteUser = "site"
 
-// activityMeta is a stored activity without its data.
+// activityMeta is an activity without its data. It is stored as
+// {_id, m: <its JSON>}: the embedded store decodes a document field by
+// field, and one string loads about 7 times faster than these fields (the
+// index is loaded whole).
 type activityMeta struct {
-	ID        string    `bson:"_id"`
-	Timestamp time.Time `bson:"timestamp"`
-	UserID    string    `bson:"user_id"`
-	ObjectID  string    `bson:"object_id"`
-	Kind      string    `bson:"object_kind"`
-	Type      string    `bson:"activity_type"`
-	Labels    []string  `bson:"permission_labels"`
+	ID        string    `json:"id"`
+	Timestamp time.Time `json:"timestamp"`
+	UserID    string    `json:"user_id"`
+	ObjectID  string    `json:"object_id"`
+	Kind      string    `json:"object_kind"`
+	Type      string    `json:"activity_type"`
+	Labels    []string  `json:"permission_labels"`
 	// Rev and Created name the object's revision whose write this activity
 	// records (see recordActivity).
-	Rev     int64     `bson:"rev"`
-	Created time.Time `bson:"object_created"`
+	Rev     int64     `json:"rev"`
+	Created time.Time `json:"object_created"`
 	// Purged marks the document that says the object was purged (then
 	// Rev is its last revision); such a document is no activity.
-	Purged bool `bson:"purged,omitempty"`
+	Purged bool `json:"purged,omitempty"`
+}
+
+// storedMeta is an activityMeta as stored.
+type storedMeta struct {
+	ID string `bson:"_id"`
+	M  string `bson:"m"`
+}
+
+// putMeta writes m (replacing the document of the same id).
+func (c collections) putMeta(ctx context.Context, m *activityMeta) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode activity %s: %w", m.ID, err)
+	}
+	if _, err := c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, storedMeta{ID: m.ID, M: string(b)}, options.Replace().SetUpsert(true)); err != nil {
+		return fmt.Errorf("write activity %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// getMeta reads one activity by id (nil when absent).
+func (c collections) getMeta(ctx context.Context, id string) (*activityMeta, error) {
+	var sm storedMeta
+	err := c.activity.FindOne(ctx, bson.M{"_id": id}).Decode(&sm)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load activity %s: %w", id, err)
+	}
+	return decodeMeta(sm)
+}
+
+func decodeMeta(sm storedMeta) (*activityMeta, error) {
+	m := new(activityMeta)
+	if err := json.Unmarshal([]byte(sm.M), m); err != nil {
+		return nil, fmt.Errorf("decode activity %s: %w", sm.ID, err)
+	}
+	m.ID = sm.ID
+	return m, nil
 }
 
 // activityChange is one write for the activity hook (recordActivity).
@@ -234,8 +278,8 @@ func (s *Service) recordActivity(ctx context.Context, ch *activityChange) error 
 	if _, err := s.c.activityDataColl.ReplaceOne(ctx, bson.M{"_id": m.ID}, bson.M{"_id": m.ID, "data": string(data)}, upsert); err != nil {
 		return fmt.Errorf("write activity data %s: %w", m.ID, err)
 	}
-	if _, err := s.c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, m, upsert); err != nil {
-		return fmt.Errorf("write activity %s: %w", m.ID, err)
+	if err := s.c.putMeta(ctx, m); err != nil {
+		return err
 	}
 	s.acts.put(m)
 	return nil
@@ -253,8 +297,8 @@ func purgeMarkID(key string) string { return "purged:" + key }
 func (s *Service) recordPurge(ctx context.Context, kind, id string, created time.Time, rev int64) error {
 	key := objectKey(kind, id, created)
 	m := &activityMeta{ID: purgeMarkID(key), Timestamp: now(), ObjectID: id, Kind: kind, Rev: rev, Created: created, Purged: true}
-	if _, err := s.c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, m, options.Replace().SetUpsert(true)); err != nil {
-		return fmt.Errorf("write purge mark of %s: %w", id, err)
+	if err := s.c.putMeta(ctx, m); err != nil {
+		return err
 	}
 	s.acts.mu.Lock()
 	if s.acts.loaded {
@@ -393,9 +437,21 @@ func (s *Service) activitySync(ctx context.Context) error {
 			return fmt.Errorf("load activity: %w", err)
 		}
 		var all []*activityMeta
-		if err := cur.All(ctx, &all); err != nil {
+		for cur.Next(ctx) {
+			var sm storedMeta
+			if err := cur.Decode(&sm); err != nil {
+				return fmt.Errorf("load activity: %w", err)
+			}
+			m, err := decodeMeta(sm)
+			if err != nil {
+				return err
+			}
+			all = append(all, m)
+		}
+		if err := cur.Err(); err != nil {
 			return fmt.Errorf("load activity: %w", err)
 		}
+		_ = cur.Close(ctx)
 		sort.Slice(all, func(i, j int) bool { return olderActivity(all[i], all[j]) })
 		x.mu.Lock()
 		x.byID, x.seen, x.purged, x.list = make(map[string]*activityMeta, len(all)), map[string]int64{}, map[string]bool{}, all[:0]
@@ -433,24 +489,40 @@ func (s *Service) activitySync(ctx context.Context) error {
 	}
 	x.mu.RUnlock()
 	for _, key := range gone {
-		var mark activityMeta
-		err := s.c.activity.FindOne(ctx, bson.M{"_id": purgeMarkID(key)}).Decode(&mark)
-		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
-			return fmt.Errorf("load purge mark %s: %w", key, err)
+		mark, err := s.c.getMeta(ctx, purgeMarkID(key))
+		if err != nil {
+			return err
 		}
-		if err == nil {
+		if mark != nil {
 			if err := s.fetchActivities(ctx, activityObject{mark.Kind, mark.ObjectID, mark.Rev, mark.Created}, key); err != nil {
 				return err
 			}
 		}
 		x.mu.Lock()
-		if err == nil {
+		if mark != nil {
 			x.purged[key] = true
 		}
 		delete(x.seen, key)
 		x.mu.Unlock()
 	}
 	return nil
+}
+
+// warmActivity loads the activity index in the background after start,
+// so that the first activity request does not wait for it (requests that
+// come earlier wait for the load).
+func (s *Service) warmActivity() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := s.activitySync(ctx); err != nil {
+		s.log.Warn("activity index not loaded; the first activity request loads it", "err", err)
+		return
+	}
+	s.acts.mu.RLock()
+	n := len(s.acts.list)
+	s.acts.mu.RUnlock()
+	s.log.Debug("activity index loaded", "activities", n, "took", time.Since(start))
 }
 
 // fetchActivities reads the activities of o's revisions above those
@@ -461,16 +533,15 @@ func (s *Service) fetchActivities(ctx context.Context, o activityObject, key str
 	from := x.seen[key]
 	x.mu.RUnlock()
 	for rev := from + 1; rev <= o.rev; rev++ {
-		var m activityMeta
-		err := s.c.activity.FindOne(ctx, bson.M{"_id": activityID(o.kind, o.id, o.created, rev)}).Decode(&m)
-		if errors.Is(err, mongo.ErrNoDocuments) {
+		m, err := s.c.getMeta(ctx, activityID(o.kind, o.id, o.created, rev))
+		if err != nil {
+			return err
+		}
+		if m == nil {
 			continue // a write that is no activity (a membership change)
 		}
-		if err != nil {
-			return fmt.Errorf("load activity of %s@%d: %w", o.id, rev, err)
-		}
 		x.mu.Lock()
-		x.putLocked(&m)
+		x.putLocked(m)
 		x.mu.Unlock()
 	}
 	if o.rev > from {

@@ -2,12 +2,16 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"toxgate/gateway/store"
 )
 
 // types lists the activity_type of each activity of a list result.
@@ -431,4 +435,44 @@ func TestActivityAfterPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameList(t, "with a ghost create, new instance", userTypes(fourth), "changed package", "new package")
+}
+
+// BenchmarkActivityIndexLoad reports how long loading the activity index
+// takes per 1,000 stored activities (20,000 on the embedded store), as a
+// process does once after start.
+func BenchmarkActivityIndexLoad(b *testing.B) {
+	const n = 20000
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{URI: testURI, Database: fmt.Sprintf("bench_activity_%d", dbSeq.Add(1))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close(context.Background()) }()
+	c := newCollections(st.DB())
+	docs := make([]any, 0, 1000)
+	at := now()
+	for i := 0; i < n; i++ {
+		m := &activityMeta{ID: newID(), Timestamp: at.Add(time.Duration(i) * time.Millisecond), UserID: newID(), ObjectID: newID(),
+			Kind: ActivityPackage, Type: "changed package", Labels: []string{"public"}, Rev: 2, Created: at}
+		raw, _ := json.Marshal(m)
+		docs = append(docs, storedMeta{ID: m.ID, M: string(raw)})
+		if len(docs) == cap(docs) {
+			if _, err := c.activity.InsertMany(ctx, docs); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		svc := &Service{c: c, st: newState(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		start := time.Now()
+		if err := svc.activitySync(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000/(n/1000), "ms/1000-activities")
+		if len(svc.acts.list) != n {
+			b.Fatalf("%d activities loaded", len(svc.acts.list))
+		}
+	}
 }

@@ -156,6 +156,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()
+	go s.warmActivity()
 	return s, nil
 }
 
