@@ -133,21 +133,25 @@ func (w *Web) canRun(r *req) bool {
 
 // schema is the part of a JSON Schema the form reads.
 type schema struct {
-	Type        any                `json:"type"`
-	Description string             `json:"description"`
-	Unit        string             `json:"x-unit"`
-	UnitPlain   string             `json:"unit"`
-	Minimum     *float64           `json:"minimum"`
-	Maximum     *float64           `json:"maximum"`
-	Enum        []any              `json:"enum"`
-	Examples    []any              `json:"examples"`
-	Default     any                `json:"default"`
-	Items       *schema            `json:"items"`
-	OneOf       []schema           `json:"oneOf"`
-	AnyOf       []schema           `json:"anyOf"`
-	Properties  map[string]*schema `json:"properties"`
-	Required    []string           `json:"required"`
-	Title       string             `json:"title"`
+	Type        any      `json:"type"`
+	Description string   `json:"description"`
+	Unit        string   `json:"x-unit"`
+	UnitPlain   string   `json:"unit"`
+	Minimum     *float64 `json:"minimum"`
+	// ExclusiveMinimum is a lower bound the value must exceed; the form's
+	// min attribute cannot say "exceed", so it shows it as the minimum and
+	// the model's 422 explains the rest.
+	ExclusiveMinimum *float64           `json:"exclusiveMinimum"`
+	Maximum          *float64           `json:"maximum"`
+	Enum             []any              `json:"enum"`
+	Examples         []any              `json:"examples"`
+	Default          any                `json:"default"`
+	Items            *schema            `json:"items"`
+	OneOf            []schema           `json:"oneOf"`
+	AnyOf            []schema           `json:"anyOf"`
+	Properties       map[string]*schema `json:"properties"`
+	Required         []string           `json:"required"`
+	Title            string             `json:"title"`
 }
 
 func (s *schema) typeName() string {
@@ -226,6 +230,8 @@ func formFields(rt ModelRoute, units map[string]string, posted map[string]string
 		}
 		if p.Minimum != nil {
 			f.Min = num(*p.Minimum)
+		} else if p.ExclusiveMinimum != nil {
+			f.Min = num(*p.ExclusiveMinimum)
 		}
 		if p.Maximum != nil {
 			f.Max = num(*p.Maximum)

@@ -33,11 +33,11 @@ const (
 // Input is the request body.
 type Input struct {
 	Compound      string   `json:"compound" desc:"DOX, AMI, ROT or TBBPA, or any httk chemical by name, CAS or DTXSID" example:"\"DOX\"" minlen:"1" maxlen:"200"`
-	NominalUM     float64  `json:"nominal_uM,omitempty" desc:"nominal medium concentration at t = 0 (default 1)" unit:"µM" min:"0"`
+	NominalUM     float64  `json:"nominal_uM,omitempty" desc:"nominal medium concentration at t = 0 (default 1)" unit:"µM" min:"0" max:"100000"`
 	PlateFormat   int      `json:"plate_format,omitempty" desc:"wells per plate: 6, 12, 24, 48, 96, 384 or 1536 (default 96)" unit:"wells" min:"0" max:"1536"`
 	MediumUL      float64  `json:"medium_uL,omitempty" desc:"medium volume per well (default: httk's for the format, 150 µL in 96-well)" unit:"µL" min:"0"`
 	SerumFraction *float64 `json:"serum_fraction,omitempty" desc:"volume fraction of fetal bovine serum in the medium (default 0: serum-free cardiomyocyte medium)" unit:"fraction" min:"0" max:"1"`
-	Cells         float64  `json:"cells,omitempty" desc:"cells per well (default: httk's for the format, 32 000 in 96-well)" unit:"cells" min:"0"`
+	Cells         float64  `json:"cells,omitempty" desc:"cells per well (default: httk's for the format, 32 000 in 96-well)" unit:"cells" min:"0" max:"100000000"`
 	DurationH     float64  `json:"duration_h,omitempty" desc:"exposure duration (default 48)" unit:"h" min:"0" max:"720"`
 }
 

@@ -35,7 +35,7 @@ const (
 // Input is the request body.
 type Input struct {
 	Compound  string  `json:"compound" desc:"DOX, AMI, ROT or TBBPA, or an httk chemical by name, CAS or DTXSID" example:"\"DOX\"" minlen:"1" maxlen:"200"`
-	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses (default 1)" unit:"µM" min:"0"`
+	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses (default 1)" unit:"µM" min:"0" max:"100000"`
 	DurationH float64 `json:"duration_h,omitempty" desc:"exposure duration (default 48)" unit:"h" min:"0" max:"720"`
 }
 
