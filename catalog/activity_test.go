@@ -196,6 +196,9 @@ func TestActivityOfOrganizations(t *testing.T) {
 	f.ok("admin", "organization_delete", map[string]any{"id": "tox-lab"})
 	l := f.list("", "organization_activity_list", map[string]any{"id": "tox-lab"})
 	sameList(t, "org", types(l), "deleted organization", "changed organization", "new organization")
+	if l[1].(map[string]any)["permission_labels"] != nil {
+		t.Fatalf("organization activity labels: %v", l[1])
+	}
 	g := l[1].(map[string]any)["data"].(map[string]any)["group"].(map[string]any)
 	if g["description"] != "in vitro" || g["is_organization"] != true || g["type"] != "organization" {
 		t.Fatalf("group data: %v", g)

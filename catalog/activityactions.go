@@ -239,11 +239,8 @@ func (s *Service) renderActivity(ctx context.Context, m *activityMeta) (*activit
 	if err != nil {
 		return nil, err
 	}
-	labels := m.Labels
-	if labels == nil {
-		labels = []string{}
-	}
-	return &activityDict{ActivityType: m.Type, Data: data, ID: m.ID, ObjectID: m.ObjectID, PermissionLabels: labels,
+	// nil (null) for other than package activity, as CKAN stores none
+	return &activityDict{ActivityType: m.Type, Data: data, ID: m.ID, ObjectID: m.ObjectID, PermissionLabels: m.Labels,
 		Timestamp: ckanTime(m.Timestamp), UserID: m.UserID}, nil
 }
 
