@@ -156,6 +156,9 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 		return nil, ckan.Validation(map[string]any{"message": "Organization cannot be purged while it still has datasets"})
 	}
 	defer s.lockFor(o.ID)()
+	if err := s.recordPurge(ctx, o.typeName(), o.ID, o.Created, o.Rev); err != nil {
+		return nil, err
+	}
 	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": o.ID}); err != nil {
 		return nil, fmt.Errorf("purge organization %s: %w", o.ID, err)
 	}

@@ -378,6 +378,9 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 			return nil, err
 		}
 	}
+	if err := s.recordPurge(ctx, g.typeName(), g.ID, g.Created, g.Rev); err != nil {
+		return nil, err
+	}
 	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": g.ID}); err != nil {
 		return nil, fmt.Errorf("purge group %s: %w", g.ID, err)
 	}

@@ -53,6 +53,10 @@ type Options struct {
 	// AllowAdminCollaborators adds the admin capacity, which also manages
 	// a dataset's collaborators (catalog.allow_admin_collaborators).
 	AllowAdminCollaborators bool
+	// ActivityListLimit and ActivityListLimitMax are the default and the
+	// largest limit of the activity lists (ckan.activity_list_limit, 31,
+	// and ckan.activity_list_limit_max, 100); 0 means the default.
+	ActivityListLimit, ActivityListLimitMax int
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -79,6 +83,8 @@ type Service struct {
 	// ds and loader are the DataStore and its loader (nil without one).
 	ds     *datastore.Store
 	loader *datastore.Loader
+	// acts is the in-memory index of the activity stream (activity.go).
+	acts activityIndex
 }
 
 // Request is one action call.
@@ -158,6 +164,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()
+	go s.warmActivity()
 	return s, nil
 }
 
@@ -213,7 +220,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
 	}
-	result, err = a.run(ctx, s, &r)
+	result, err = a.run(withActor(ctx, r.Caller, r.SiteURL), s, &r)
 	var ce *ckan.Error
 	if err != nil && !errors.As(err, &ce) {
 		s.log.Error("catalog action failed", "action", r.Action, "err", err)

@@ -79,6 +79,10 @@ type Catalog struct {
 	// ckan.auth.allow_dataset_collaborators and allow_admin_collaborators.
 	AllowDatasetCollaborators bool `yaml:"allow_dataset_collaborators" doc:"users may be made collaborators on single datasets: a member reads it, an editor edits it and its resources"`
 	AllowAdminCollaborators   bool `yaml:"allow_admin_collaborators" doc:"collaborators may also have the admin capacity, which manages the dataset's collaborators"`
+	// ActivityListLimit and ActivityListLimitMax are CKAN's
+	// ckan.activity_list_limit and ckan.activity_list_limit_max.
+	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
+	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -192,7 +196,8 @@ func Default() Config {
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
-			AllowDatasetCollaborators: true},
+			AllowDatasetCollaborators: true,
+			ActivityListLimit:         31, ActivityListLimitMax: 100},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

@@ -78,6 +78,8 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_FILES_DIR=" + a.filesDir(),
 			"TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowDatasetCollaborators),
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
+			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
+			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {

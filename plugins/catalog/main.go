@@ -16,6 +16,8 @@
 //	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
 //	TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS, TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS
 //	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
+//	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
+//	                          activity lists' default and largest limit (0 or unset: 31, 100)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -112,6 +114,8 @@ func open(log *slog.Logger) (*server, func(), error) {
 		opts.AllowCollaborators, _ = strconv.ParseBool(v)
 	}
 	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
+	opts.ActivityListLimit, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT"))
+	opts.ActivityListLimitMax, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX"))
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
