@@ -75,6 +75,7 @@ type Catalog struct {
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
 	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
+	DCATPerPage      int           `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -187,7 +188,7 @@ func Default() Config {
 			Watch:          true,
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
-			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules"},
+			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules", DCATPerPage: 100},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

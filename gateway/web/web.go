@@ -74,6 +74,10 @@ type Options struct {
 	Backend Backend
 	// MaxUploadBytes is the largest resource file (catalog.max_resource_bytes), shown on the form.
 	MaxUploadBytes int64
+	// DatasetAs, when set, may serve GET /dataset/{id} in another form (the
+	// DCAT serialisations at /dataset/{name}.ttl and by Accept) and reports
+	// whether it did; otherwise the page is served.
+	DatasetAs func(ctx *fasthttp.RequestCtx, id string) bool
 }
 
 // Web is the set of pages.
