@@ -128,8 +128,9 @@ ci-deps:
 	[ -n "$(RUSTC_WASM)" ] || PKGS="$$PKGS rustc libstd-rust-dev-wasm32 lld"; \
 	command -v wasm-opt >/dev/null 2>&1 || PKGS="$$PKGS binaryen"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || PKGS="$$PKGS postgresql"; \
+	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || PKGS="$$PKGS python3-rdflib"; \
 	if [ -n "$$PKGS" ]; then \
-		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests)"; \
+		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests, DCAT tests' RDF parser)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi

@@ -62,6 +62,7 @@ func runImportCLI(t *testing.T, args ...string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("toxgate catalog import: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
+	t.Logf("toxgate catalog import:\n%s", stdout.String())
 	return stdout.String()
 }
 
