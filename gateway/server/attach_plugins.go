@@ -76,7 +76,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
 			"TOXGATE_CATALOG_FILES_DIR=" + a.filesDir(),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
-	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
+	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
 	}

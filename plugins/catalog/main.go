@@ -41,16 +41,12 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/gateway/version"
 	"toxgate/plugins/contract"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(os.Getenv(contract.EnvLogLevel)))
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := contract.NewLogger(os.Stderr)
 	srv, closeFn, err := open(log)
 	if err != nil {
 		log.Error("catalog plugin cannot start", "err", err)
@@ -107,7 +103,7 @@ func open(log *slog.Logger) (*server, func(), error) {
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
-	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
+	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle,
 		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
@@ -194,7 +190,7 @@ type server struct {
 }
 
 func (s *server) Describe(context.Context) (*contract.Manifest, error) {
-	m := &contract.Manifest{Name: "catalog", Version: version}
+	m := &contract.Manifest{Name: "catalog", Version: version.Version}
 	for _, a := range s.svc.Actions() {
 		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description, Internal: a.Internal})
 	}
