@@ -200,7 +200,8 @@ func (im *importer) upsertGroup(ctx context.Context, kind string, m map[string]a
 func (im *importer) orgs(ctx context.Context) error {
 	names := []string{im.o.Org}
 	if im.o.Org == "" {
-		if err := im.src.call(ctx, "organization_list", map[string]any{"limit": 1000, "all_fields": false}, &names); err != nil {
+		var err error
+		if names, err = im.listAll(ctx, "organization_list"); err != nil {
 			return fmt.Errorf("list the source's organizations: %w", err)
 		}
 	}
@@ -224,8 +225,7 @@ func (im *importer) orgs(ctx context.Context) error {
 }
 
 func (im *importer) groups(ctx context.Context) error {
-	var names []string
-	err := im.src.call(ctx, "group_list", map[string]any{"limit": 1000}, &names)
+	names, err := im.listAll(ctx, "group_list")
 	if unknownAction(err) {
 		im.stats.GroupsSkipped = "the source has no groups (group_list is not offered)"
 		return nil
@@ -252,6 +252,32 @@ func (im *importer) groups(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// listAll reads every name of organization_list or group_list, 1000 at a
+// time (CKAN's largest page, ckan.group_and_organization_list_max).
+func (im *importer) listAll(ctx context.Context, action string) ([]string, error) {
+	const limit = 1000
+	var all []string
+	seen := map[string]bool{}
+	for offset := 0; ; offset += limit {
+		var page []string
+		if err := im.src.call(ctx, action, map[string]any{"limit": limit, "offset": offset, "all_fields": false}, &page); err != nil {
+			return nil, err
+		}
+		fresh := 0
+		for _, n := range page {
+			if !seen[n] {
+				seen[n] = true
+				all = append(all, n)
+				fresh++
+			}
+		}
+		// A short page is the last; a site that ignores offset repeats itself.
+		if len(page) < limit || fresh == 0 {
+			return all, nil
+		}
+	}
 }
 
 // searchFQ is the filter of the datasets a run copies.
