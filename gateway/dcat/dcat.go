@@ -23,13 +23,12 @@ const (
 	nsSPDX  = "http://spdx.org/rdf/terms#"
 	nsHydra = "http://www.w3.org/ns/hydra/core#"
 	nsOWL   = "http://www.w3.org/2002/07/owl#"
-	nsAdms  = "http://www.w3.org/ns/adms#"
 )
 
 var prefixes = []rdf.Prefix{
 	{Name: "dcat", NS: nsDCAT}, {Name: "dct", NS: nsDCT}, {Name: "foaf", NS: nsFOAF},
 	{Name: "vcard", NS: nsVCard}, {Name: "spdx", NS: nsSPDX}, {Name: "hydra", NS: nsHydra},
-	{Name: "owl", NS: nsOWL}, {Name: "adms", NS: nsAdms},
+	{Name: "owl", NS: nsOWL},
 }
 
 func p(ns, local string) rdf.Term { return rdf.IRI(ns + local) }
