@@ -92,6 +92,9 @@ bench: build
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
 	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/server/
+	@echo "== DCAT: a catalog page of 100 datasets in Turtle, JSON-LD and RDF/XML vs package_search of the same 100"
+	$(BENCH) -bench 'DCATCatalogPage' -benchtime 200x ./gateway/server/
+	$(BENCH) -bench 'CatalogPageInProcess' -benchmem ./gateway/dcat/
 	@echo "== models in the catalog: first publishing pass with every module, and the pass after a restart"
 	$(BENCH) -bench 'PublishModels' -benchtime 1x ./gateway/server/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"

@@ -285,6 +285,7 @@ func (h *Handler) catalog(ctx *fasthttp.RequestCtx, f format) {
 	}
 
 	g := rdf.NewGraph(prefixes...)
+	g.Triples = make([]rdf.Triple, 0, 16+40*len(res.Results)) // ~35 triples a dataset with 2 resources
 	m := &mapper{g: g, site: site}
 	cat := rdf.IRI(site + "/catalog")
 	g.Add(cat, rdf.Type, p(nsDCAT, "Catalog"))

@@ -5,6 +5,7 @@ package rdf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -177,13 +178,8 @@ type predObjs struct {
 // first appearance, without duplicates.
 func (g *Graph) groups() []*group {
 	var out []*group
-	bySubj := map[Term]*group{}
-	seen := map[Triple]bool{}
+	bySubj := make(map[Term]*group, len(g.Triples)/4)
 	for _, t := range g.Triples {
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
 		gr := bySubj[t.S]
 		if gr == nil {
 			gr = &group{s: t.S}
@@ -197,7 +193,9 @@ func (g *Graph) groups() []*group {
 		if i == len(gr.preds) {
 			gr.preds = append(gr.preds, predObjs{p: t.P})
 		}
-		gr.preds[i].objs = append(gr.preds[i].objs, t.O)
+		if !slices.Contains(gr.preds[i].objs, t.O) { // a triple is in a graph once
+			gr.preds[i].objs = append(gr.preds[i].objs, t.O)
+		}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package rdf
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -186,73 +185,121 @@ func xmlEscape(s string, attr bool) string {
 // a @graph of node objects, every value an explicit value or node object
 // (so no coercion rule of the context is needed to read it back).
 func (g *Graph) WriteJSONLD(w io.Writer) error {
-	ctx := map[string]string{}
-	for _, p := range g.Prefixes {
-		ctx[p.Name] = p.NS
+	bw := bufio.NewWriter(w)
+	bw.WriteString("{\n  \"@context\": {")
+	for i, p := range g.Prefixes {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    ")
+		jsonString(bw, p.Name)
+		bw.WriteString(": ")
+		jsonString(bw, p.NS)
 	}
-	type kv struct {
-		k string
-		v any
-	}
-	var nodes []json.RawMessage
-	for _, gr := range g.groups() {
-		fields := []kv{{"@id", g.jsonldID(gr.s)}}
+	bw.WriteString("\n  },\n  \"@graph\": [")
+	for i, gr := range g.groups() {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    {\"@id\": ")
+		jsonString(bw, g.jsonldID(gr.s))
 		for _, po := range gr.preds {
+			bw.WriteString(",\n      ")
 			if po.p == Type {
-				var types []string
+				bw.WriteString("\"@type\": [")
+				n := 0
 				for _, o := range po.objs {
-					if o.Kind == KindIRI {
-						types = append(types, g.jsonldIRI(o.Value))
+					if o.Kind != KindIRI {
+						continue
 					}
+					if n > 0 {
+						bw.WriteString(", ")
+					}
+					jsonString(bw, g.jsonldIRI(o.Value))
+					n++
 				}
-				fields = append(fields, kv{"@type", types})
+				bw.WriteString("]")
 				continue
 			}
-			vals := make([]map[string]string, 0, len(po.objs))
-			for _, o := range po.objs {
+			jsonString(bw, g.jsonldIRI(po.p.Value))
+			bw.WriteString(": [")
+			for j, o := range po.objs {
+				if j > 0 {
+					bw.WriteString(", ")
+				}
 				switch o.Kind {
 				case KindIRI, KindBlank:
-					vals = append(vals, map[string]string{"@id": g.jsonldID(o)})
+					bw.WriteString("{\"@id\": ")
+					jsonString(bw, g.jsonldID(o))
 				default:
-					v := map[string]string{"@value": o.Value}
+					bw.WriteString("{\"@value\": ")
+					jsonString(bw, o.Value)
 					switch {
 					case o.Lang != "":
-						v["@language"] = o.Lang
+						bw.WriteString(", \"@language\": ")
+						jsonString(bw, o.Lang)
 					case o.Datatype != "":
-						v["@type"] = g.jsonldIRI(o.Datatype)
+						bw.WriteString(", \"@type\": ")
+						jsonString(bw, g.jsonldIRI(o.Datatype))
 					}
-					vals = append(vals, v)
 				}
+				bw.WriteString("}")
 			}
-			fields = append(fields, kv{g.jsonldIRI(po.p.Value), vals})
+			bw.WriteString("]")
 		}
-		var b strings.Builder
-		b.WriteString("{")
-		for i, f := range fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			k, _ := json.Marshal(f.k)
-			v, err := json.Marshal(f.v)
-			if err != nil {
-				return err
-			}
-			b.Write(k)
-			b.WriteString(": ")
-			b.Write(v)
+		bw.WriteString("}")
+	}
+	bw.WriteString("\n  ]\n}\n")
+	return bw.Flush()
+}
+
+// jsonString writes s as a JSON string: quote, backslash and control
+// characters escaped (U+2028 and U+2029 too, for readers that treat the
+// text as JavaScript); s is valid UTF-8 (terms are cleaned when built).
+func jsonString(w *bufio.Writer, s string) {
+	const hex = "0123456789abcdef"
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != 0xE2 {
+			i++
+			continue
 		}
-		b.WriteString("}")
-		nodes = append(nodes, json.RawMessage(b.String()))
+		if c == 0xE2 {
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				w.WriteString(s[start:i])
+				w.WriteString("\\u202")
+				w.WriteByte(hex[s[i+2]&0xF])
+				i += 3
+				start = i
+				continue
+			}
+			i++
+			continue
+		}
+		w.WriteString(s[start:i])
+		switch c {
+		case '"':
+			w.WriteString(`\"`)
+		case '\\':
+			w.WriteString(`\\`)
+		case '\n':
+			w.WriteString(`\n`)
+		case '\r':
+			w.WriteString(`\r`)
+		case '\t':
+			w.WriteString(`\t`)
+		default:
+			w.WriteString(`\u00`)
+			w.WriteByte(hex[c>>4])
+			w.WriteByte(hex[c&0xF])
+		}
+		i++
+		start = i
 	}
-	if nodes == nil {
-		nodes = []json.RawMessage{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Context map[string]string `json:"@context"`
-		Graph   []json.RawMessage `json:"@graph"`
-	}{ctx, nodes})
+	w.WriteString(s[start:])
+	w.WriteByte('"')
 }
 
 // jsonldIRI is a compact IRI for keys and types, else the full IRI.
