@@ -3,9 +3,11 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -136,10 +138,22 @@ func TestCatalogImport(t *testing.T) {
 		t.Fatalf("%d datasets at the target after the interruption, want 120", n)
 	}
 
-	// The same command again, as a process of its own, finishes the job.
-	out := runImportCLI(t, "--from", src.URL, "--to", dst.URL, "--token", dstAdmin, "--with-files", "--state", state)
-	if !strings.Contains(out, "resumed an interrupted import") || counts(t, out) != fmt.Sprintf("created=180 updated=0 failed=0 files=%d", 6-countFilesBefore(t, src, files, 120)) {
-		t.Fatalf("resumed run: %s", out)
+	// The same command as a process of its own, killed (SIGKILL) once it
+	// has copied more, then run again: it finishes the job.
+	args := []string{"--from", src.URL, "--to", dst.URL, "--token", dstAdmin, "--with-files", "--state", state}
+	killImportMidRun(t, state, args)
+	atKill := len(searchAll(t, dst, dstAdmin))
+	if atKill <= 120 || atKill >= 300 {
+		t.Fatalf("%d datasets at the target after the kill; want between 120 and 300", atKill)
+	}
+	out := runImportCLI(t, args...)
+	// The dataset being written when the process died (its request may
+	// even complete after the count above) is written again, as an update:
+	// its id is kept, so it is never there twice.
+	c := importCounts.FindStringSubmatch(out)
+	if !strings.Contains(out, "resumed an interrupted import") || c == nil || (c[1] != fmt.Sprint(300-atKill) && c[1] != fmt.Sprint(299-atKill)) ||
+		(c[2] != "0" && c[2] != "1") || c[3] != "0" {
+		t.Fatalf("resumed run after %d datasets: %s", atKill, out)
 	}
 	srcAll, dstAll := searchAll(t, src, ""), searchAll(t, dst, dstAdmin)
 	if len(srcAll) != 300 || len(dstAll) != 300 {
@@ -224,26 +238,41 @@ func TestCatalogImport(t *testing.T) {
 	}
 }
 
-// countFilesBefore counts the files whose datasets were among the first n
-// copied (in order of the source's metadata_modified).
-func countFilesBefore(t *testing.T, src *harness.Gateway, files map[string][]byte, n int) int {
+// killImportMidRun starts `toxgate catalog import` and kills it with
+// SIGKILL as soon as its state file shows a dataset copied by it.
+func killImportMidRun(t *testing.T, state string, args []string) {
 	t.Helper()
-	all := searchAll(t, src, "")
-	var mods []string
-	for _, d := range all {
-		mods = append(mods, d["metadata_modified"].(string))
+	before, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(mods)
-	cut := mods[n-1]
-	c := 0
-	for _, d := range all {
-		for _, r := range d["resources"].([]any) {
-			if _, ok := files[r.(map[string]any)["id"].(string)]; ok && d["metadata_modified"].(string) <= cut {
-				c++
-			}
+	cmd := exec.Command(harness.Build(t).Gateway, append([]string{"catalog", "import", "--quiet"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		now, _ := os.ReadFile(state)
+		var a, b struct{ Mark string }
+		_ = json.Unmarshal(before, &a)
+		if json.Unmarshal(now, &b) == nil && b.Mark != a.Mark {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the import ended (%v) before it could be killed", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the import copied nothing within a minute")
 		}
 	}
-	return c
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
 }
 
 func groupNames(d map[string]any) []string {
