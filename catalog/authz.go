@@ -32,13 +32,13 @@ var rolePerms = map[string]map[string]bool{
 // roleGrants reports whether role carries perm.
 func roleGrants(role, perm string) bool { return rolePerms[role][perm] }
 
-// hasPerm reports whether c holds perm in the organization orgID. Callers
-// hold a lock.
+// hasPerm reports whether c holds perm in the organization or group orgID.
+// Callers hold a lock.
 func (st *state) hasPerm(c Caller, orgID, perm string) bool {
 	if c.Sysadmin {
 		return true
 	}
-	o := st.orgs[orgID]
+	o := st.anyGroup(orgID)
 	if o == nil || o.State == StateDeleted {
 		return false
 	}

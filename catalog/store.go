@@ -20,12 +20,15 @@ const (
 	CollChangeSeq     = "catalog_marker_seq"
 	CollUsers         = "users"
 	CollClaims        = "catalog_claims"
+	// CollVocabularies holds the tag vocabularies with their tags.
+	CollVocabularies = "vocabularies"
 )
 
 // change kinds in the change marker.
 const (
 	kindDataset = "d"
-	kindOrg     = "o"
+	kindOrg     = "o" // organizations and groups
+	kindVocab   = "v"
 	kindMarker  = "m" // claims of marker numbers only
 )
 
@@ -53,6 +56,7 @@ type marker struct {
 
 type collections struct {
 	datasets, orgs, changes, changeSeq, users, claims *mongo.Collection
+	vocabs                                            *mongo.Collection
 }
 
 func newCollections(db *mongo.Database) collections {
@@ -63,6 +67,7 @@ func newCollections(db *mongo.Database) collections {
 		changeSeq: db.Collection(CollChangeSeq),
 		users:     db.Collection(CollUsers),
 		claims:    db.Collection(CollClaims),
+		vocabs:    db.Collection(CollVocabularies),
 	}
 }
 
@@ -74,6 +79,9 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 	}
 	if _, err := c.orgs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
 		return fmt.Errorf("create index organizations.name: %w", err)
+	}
+	if _, err := c.vocabs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
+		return fmt.Errorf("create index vocabularies.name: %w", err)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	w, err := web.New(web.Options{
 		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Backend: webBackend{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
 		DatasetAs: rdfEndpoints.DatasetAs,
 	})
 	if err != nil {
@@ -76,6 +76,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	}
 	w.Register(a.router)
 	a.modelPage = w.ModelPage
+	a.pages = w
 
 	check := svc.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)
