@@ -62,11 +62,13 @@ type Progress interface {
 // Stats is what a run did.
 type Stats struct {
 	Organizations, Groups    int // created or updated
+	Vocabularies             int // created or given more tags
 	Created, Updated, Failed int // datasets
 	Files                    int // files copied
 	FileBytes                int64
 	Resumed                  bool     // the previous run had not finished
 	GroupsSkipped            string   // why groups were not copied, if they were not
+	VocabulariesSkipped      string   // why vocabularies (and their tags on datasets) were not copied
 	Failures                 []string // one line per failed dataset
 	Since                    string   // the mark this run started from ("" for everything)
 }
@@ -82,7 +84,8 @@ type importer struct {
 	log       *slog.Logger
 	stats     Stats
 	noGroups  bool
-	orgName   string // the name of Options.Org at the source
+	orgName   string            // the name of Options.Org at the source
+	vocabs    map[string]string // source vocabulary id -> target vocabulary id
 	tmpDir    string
 	state     State
 	statePath string
@@ -152,6 +155,9 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		return im.stats, err
 	}
 	if err := im.groups(ctx); err != nil {
+		return im.stats, err
+	}
+	if err := im.vocabularies(ctx); err != nil {
 		return im.stats, err
 	}
 	if err := im.datasets(ctx); err != nil {
@@ -250,6 +256,77 @@ func (im *importer) groups(ctx context.Context) error {
 		if changed {
 			im.stats.Groups++
 		}
+	}
+	return nil
+}
+
+// vocabulary is a vocabulary_list/vocabulary_show dict.
+type vocabulary struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Tags []struct {
+		Name string `json:"name"`
+	} `json:"tags"`
+}
+
+// vocabularies copies the source's tag vocabularies by name (CKAN's
+// vocabulary_create takes no id): a missing one is created with its tags, an
+// existing one gets the tags it lacks (none are taken away: the target's
+// datasets may use them). Datasets' vocabulary tags then name the target's
+// vocabulary id.
+func (im *importer) vocabularies(ctx context.Context) error {
+	var src []vocabulary
+	err := im.src.call(ctx, "vocabulary_list", map[string]any{}, &src)
+	if unknownAction(err) {
+		im.stats.VocabulariesSkipped = "the source has no tag vocabularies (vocabulary_list is not offered)"
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list the source's vocabularies: %w", err)
+	}
+	im.vocabs = map[string]string{}
+	for _, v := range src {
+		var have vocabulary
+		err := im.dst.call(ctx, "vocabulary_show", map[string]any{"id": v.Name}, &have)
+		if unknownAction(err) {
+			im.stats.VocabulariesSkipped = "the target has no tag vocabularies (vocabulary_create is not offered); datasets are copied without their vocabulary tags"
+			im.vocabs = nil
+			return nil
+		}
+		tags := make([]any, 0, len(v.Tags))
+		for _, t := range v.Tags {
+			tags = append(tags, map[string]any{"name": t.Name})
+		}
+		switch {
+		case notFound(err):
+			if err := im.dst.call(ctx, "vocabulary_create", map[string]any{"name": v.Name, "tags": tags}, &have); err != nil {
+				return fmt.Errorf("copy vocabulary %s: %w", v.Name, err)
+			}
+			im.stats.Vocabularies++
+		case err != nil:
+			return fmt.Errorf("copy vocabulary %s: %w", v.Name, err)
+		default:
+			held := map[string]bool{}
+			all := make([]any, 0, len(have.Tags)+len(tags))
+			for _, t := range have.Tags {
+				held[t.Name] = true
+				all = append(all, map[string]any{"name": t.Name})
+			}
+			missing := false
+			for _, t := range v.Tags {
+				if !held[t.Name] {
+					missing = true
+					all = append(all, map[string]any{"name": t.Name})
+				}
+			}
+			if missing {
+				if err := im.dst.call(ctx, "vocabulary_update", map[string]any{"id": have.ID, "tags": all}, nil); err != nil {
+					return fmt.Errorf("copy vocabulary %s: %w", v.Name, err)
+				}
+				im.stats.Vocabularies++
+			}
+		}
+		im.vocabs[v.ID] = have.ID
 	}
 	return nil
 }
@@ -430,8 +507,16 @@ func (im *importer) copyDataset(ctx context.Context, pkg map[string]any) (Outcom
 	}
 	var tags []any
 	for _, t := range asList(pkg["tags"]) {
-		if tm, ok := t.(map[string]any); ok && tm["vocabulary_id"] == nil {
+		tm, ok := t.(map[string]any)
+		if !ok {
+			continue
+		}
+		vid, _ := tm["vocabulary_id"].(string)
+		switch {
+		case vid == "":
 			tags = append(tags, map[string]any{"name": tm["name"]})
+		case im.vocabs[vid] != "":
+			tags = append(tags, map[string]any{"name": tm["name"], "vocabulary_id": im.vocabs[vid]})
 		}
 	}
 	payload["tags"] = orEmpty(tags)

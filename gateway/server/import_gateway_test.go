@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -98,13 +99,31 @@ func TestCatalogImport(t *testing.T) {
 	} else if code != 400 {
 		t.Fatalf("group_create: %d %v", code, out)
 	}
+	// A tag vocabulary, where the catalog offers them; the target already
+	// has one of the same name with another tag.
+	srcVocab, dstVocab := "", ""
+	if code, out := ckanQuiet(src, "vocabulary_create", srcAdmin, map[string]any{"name": "toxin",
+		"tags": []any{map[string]any{"name": "doxorubicin"}, map[string]any{"name": "cisplatin"}}}); code == 200 {
+		srcVocab = out["result"].(map[string]any)["id"].(string)
+		code, out := ckan(t, dst, "vocabulary_create", dstAdmin, map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "ethanol"}}})
+		if code != 200 {
+			t.Fatalf("vocabulary_create at the target: %d %v", code, out)
+		}
+		dstVocab = result(t, out)["id"].(string)
+	} else if code != 400 {
+		t.Fatalf("vocabulary_create: %d %v", code, out)
+	}
 	createDatasets(t, src, srcAdmin, "tox-lab", "screen", 200, func(i int) map[string]any {
 		var gs []any
 		if groups && i%3 == 0 {
 			gs = []any{map[string]any{"name": "liver"}}
 		}
+		tags := []any{map[string]any{"name": "screen"}, map[string]any{"name": fmt.Sprintf("plate-%d", i%7)}}
+		if srcVocab != "" && i%5 == 0 {
+			tags = append(tags, map[string]any{"name": "doxorubicin", "vocabulary_id": srcVocab})
+		}
 		return map[string]any{"notes": fmt.Sprintf("Screen %d", i), "license_id": "cc-by", "groups": gs,
-			"tags":      []any{map[string]any{"name": "screen"}, map[string]any{"name": fmt.Sprintf("plate-%d", i%7)}},
+			"tags":      tags,
 			"extras":    []any{map[string]any{"key": "replicates", "value": fmt.Sprint(i % 4)}},
 			"resources": []any{map[string]any{"name": "Protocol", "url": fmt.Sprintf("https://example.org/p/%d.pdf", i), "format": "PDF"}}}
 	})
@@ -131,7 +150,7 @@ func TestCatalogImport(t *testing.T) {
 	defer cancel()
 	st, err := ckanimport.Run(ctx, ckanimport.Options{From: src.URL, To: dst.URL, Token: dstAdmin, WithFiles: true,
 		StatePath: state, PageSize: 50, Progress: &cancelAfter{n: 120, cancel: cancel}})
-	if !errors.Is(err, context.Canceled) || st.Created != 120 || st.Organizations != 2 {
+	if !errors.Is(err, context.Canceled) || st.Created != 120 || st.Organizations != 2 || (groups && st.Groups != 1) || (srcVocab != "" && st.Vocabularies != 1) {
 		t.Fatalf("interrupted run: %v, %+v", err, st)
 	}
 	if n := len(searchAll(t, dst, dstAdmin)); n != 120 {
@@ -192,6 +211,27 @@ func TestCatalogImport(t *testing.T) {
 		}
 	} else {
 		t.Log("the catalog offers no groups: group import not tested here (see gateway/ckanimport's unit test)")
+	}
+	if srcVocab != "" {
+		_, out := ckan(t, dst, "vocabulary_show", "", map[string]any{"id": "toxin"})
+		var names []string
+		for _, tg := range result(t, out)["tags"].([]any) {
+			names = append(names, tg.(map[string]any)["name"].(string))
+		}
+		sort.Strings(names)
+		if fmt.Sprint(names) != "[cisplatin doxorubicin ethanol]" {
+			t.Fatalf("vocabulary toxin at the target: %v", names)
+		}
+		for _, tg := range dstAll["screen-5"]["tags"].([]any) {
+			if m := tg.(map[string]any); m["name"] == "doxorubicin" && m["vocabulary_id"] != dstVocab {
+				t.Fatalf("screen-5's vocabulary tag at the target: %v (want vocabulary %s)", m, dstVocab)
+			}
+		}
+		if !slices.Contains(tagNames(dstAll["screen-5"]), "doxorubicin") {
+			t.Fatalf("screen-5 lost its vocabulary tag: %v", dstAll["screen-5"]["tags"])
+		}
+	} else {
+		t.Log("the catalog offers no tag vocabularies: vocabulary import not tested here")
 	}
 	if _, ok := dstAll["secret"]; ok {
 		t.Fatal("a private dataset was copied by an anonymous import")

@@ -22,8 +22,8 @@ import (
 
 const catalogUsage = `usage: toxgate [-config file] catalog import --from URL [flags]
 
-Copies a CKAN site's organizations, groups, datasets and resources (and
-their uploaded files with --with-files) through its public action API into
+Copies a CKAN site's organizations, groups, tag vocabularies, datasets and
+resources (and their uploaded files with --with-files) through its public action API into
 a toxgate catalog, keeping ids and names. A later run copies only what
 changed at the source since the previous one; an interrupted run (Ctrl-C,
 a lost connection) resumes where it stopped.
@@ -112,9 +112,13 @@ func catalogCommand(cfgPath string, args []string, stdout, stderr io.Writer) int
 	if st.Resumed {
 		fmt.Fprintln(stdout, "resumed an interrupted import")
 	}
-	fmt.Fprintf(stdout, "organizations: %d created or updated; groups: %d created or updated\n", st.Organizations, st.Groups)
+	fmt.Fprintf(stdout, "organizations: %d created or updated; groups: %d created or updated; vocabularies: %d created or given tags\n",
+		st.Organizations, st.Groups, st.Vocabularies)
 	if st.GroupsSkipped != "" {
 		fmt.Fprintf(stdout, "groups not copied: %s\n", st.GroupsSkipped)
+	}
+	if st.VocabulariesSkipped != "" {
+		fmt.Fprintf(stdout, "vocabularies not copied: %s\n", st.VocabulariesSkipped)
 	}
 	fmt.Fprintf(stdout, "datasets: %d created, %d updated, %d failed; files: %d (%d bytes); %s\n",
 		st.Created, st.Updated, st.Failed, st.Files, st.FileBytes, time.Since(start).Round(time.Millisecond))
