@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -170,7 +171,8 @@ func (c *client) download(ctx context.Context, url string, w io.Writer) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	if c.token != "" {
+	// The source's token goes only to the source's own host.
+	if base, err := neturl.Parse(c.base); c.token != "" && err == nil && strings.EqualFold(base.Host, req.URL.Host) {
 		req.Header.Set("Authorization", c.token)
 	}
 	resp, err := c.http.Do(req)
