@@ -112,6 +112,9 @@ func catalogCommand(cfgPath string, args []string, stdout, stderr io.Writer) int
 	if st.Resumed {
 		fmt.Fprintln(stdout, "resumed an interrupted import")
 	}
+	if st.Since != "" {
+		fmt.Fprintf(stdout, "looked at datasets modified at the source since %s (UTC)\n", st.Since)
+	}
 	fmt.Fprintf(stdout, "organizations: %d created or updated; groups: %d created or updated; vocabularies: %d created or given tags\n",
 		st.Organizations, st.Groups, st.Vocabularies)
 	if st.GroupsSkipped != "" {
