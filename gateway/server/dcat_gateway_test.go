@@ -239,7 +239,13 @@ func TestDCATEndpoints(t *testing.T) {
 	getRDF(t, g, "/dataset/secret.xml", http.Header{"Authorization": {admin}}, "application/rdf+xml")
 	getRDF(t, g, "/dataset/hepatotox", http.Header{"Accept": {"text/turtle"}}, "text/turtle")
 	getRDF(t, g, "/dataset/hepatotox", http.Header{"Accept": {"text/html,application/xhtml+xml,*/*;q=0.8"}}, "text/html")
-	getRDF(t, g, "/dataset/hepatotox", nil, "text/html")
+	// The pages advertise the RDF, as ckanext-dcat's templates do.
+	if page := getRDF(t, g, "/dataset/hepatotox", nil, "text/html"); !strings.Contains(string(page), `<link rel="alternate" type="text/turtle" href="/dataset/hepatotox.ttl">`) {
+		t.Errorf("dataset page without its RDF alternates")
+	}
+	if page := getRDF(t, g, "/dataset", nil, "text/html"); !strings.Contains(string(page), `<link rel="alternate" type="text/turtle" href="/catalog.ttl">`) {
+		t.Errorf("dataset search without the catalog's RDF alternates")
+	}
 }
 
 // ckanQuiet is ckan for goroutines: it reports failures in its result.

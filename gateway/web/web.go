@@ -213,6 +213,8 @@ type view struct {
 	// Refresh reloads the page every few seconds when scripts are off
 	// (a running job's progress).
 	Refresh bool
+	// Alternates are the page's other representations (DCAT).
+	Alternates []Alternate
 }
 
 func (w *Web) render(r *req, status int, page, title string, data any, flash, errMsg string) {
@@ -227,6 +229,7 @@ func (w *Web) renderRefresh(r *req, page, title string, data any, refresh bool) 
 
 func (w *Web) renderView(r *req, status int, page string, v view) {
 	v.DocsURL = w.o.DocsURL
+	v.Alternates = w.alternates(page, v.Data)
 	if r.user != nil && r.sess != nil {
 		v.User = r.user
 	}
