@@ -38,6 +38,9 @@ type state struct {
 	groups                   map[string]*Organization
 	vocabs                   map[string]*Vocabulary
 	groupByName, vocabByName map[string]string
+	// allowCollaborators and allowAdminCollaborators are
+	// Options.AllowCollaborators and Options.AllowAdminCollaborators.
+	allowCollaborators, allowAdminCollaborators bool
 }
 
 func newState() *state {
@@ -131,6 +134,12 @@ func (st *state) removeOrg(id string) {
 			delete(st.orgByName, old.Name)
 		}
 		delete(st.orgs, id)
+		// its (deleted) datasets no longer carry its name in the index
+		for _, d := range st.datasets {
+			if d.OwnerOrg == id {
+				st.index.Put(st.docFor(d))
+			}
+		}
 	}
 }
 

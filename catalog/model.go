@@ -58,6 +58,9 @@ type Dataset struct {
 	Tags             []string   `bson:"tags"`
 	Extras           []Extra    `bson:"extras"`
 	Resources        []Resource `bson:"resources"`
+	// Collaborators are the users given a capacity on this dataset alone
+	// (package_collaborator_create); see collaborators.go.
+	Collaborators []Collaborator `bson:"collaborators,omitempty"`
 	// Rev is the revision, raised by every write and checked by the next
 	// one (optimistic concurrency).
 	Rev int64 `bson:"rev"`
@@ -153,6 +156,7 @@ func (d *Dataset) clone() *Dataset {
 	c.VocabTags = append([]DatasetTag(nil), d.VocabTags...)
 	c.Groups = append([]string(nil), d.Groups...)
 	c.Extras = append([]Extra(nil), d.Extras...)
+	c.Collaborators = append([]Collaborator(nil), d.Collaborators...)
 	c.Resources = make([]Resource, len(d.Resources))
 	for i, r := range d.Resources {
 		c.Resources[i] = r

@@ -208,6 +208,7 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 	if !create {
 		d.ID, d.Name, d.OwnerOrg, d.Private, d.State = base.ID, base.Name, base.OwnerOrg, base.Private, base.State
 		d.Type, d.CreatorUserID, d.MetadataCreated, d.Rev = base.Type, base.CreatorUserID, base.MetadataCreated, base.Rev
+		d.Collaborators = base.Collaborators
 	}
 
 	// id: sysadmins only on create, a UUID not yet used.

@@ -14,6 +14,8 @@
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
 //	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
+//	TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS, TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS
+//	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -105,6 +107,11 @@ func open(log *slog.Logger) (*server, func(), error) {
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
 	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle,
 		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
+	opts.AllowCollaborators = true // catalog.allow_dataset_collaborators' default
+	if v := os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS"); v != "" {
+		opts.AllowCollaborators, _ = strconv.ParseBool(v)
+	}
+	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
