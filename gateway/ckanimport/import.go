@@ -106,7 +106,11 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		}
 	}
 	if o.HTTP == nil {
-		o.HTTP = &http.Client{}
+		// No overall timeout (a file may take long); a site that does not
+		// start answering within 2 minutes is an error.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = 2 * time.Minute
+		o.HTTP = &http.Client{Transport: tr}
 	}
 	if o.PageSize <= 0 {
 		o.PageSize = 100
