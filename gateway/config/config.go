@@ -83,6 +83,7 @@ type Catalog struct {
 	// ckan.activity_list_limit and ckan.activity_list_limit_max.
 	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
 	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
+	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -196,8 +197,8 @@ func Default() Config {
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
-			AllowDatasetCollaborators: true,
-			ActivityListLimit:         31, ActivityListLimitMax: 100},
+			AllowDatasetCollaborators: true, DCATPerPage: 100,
+			ActivityListLimit: 31, ActivityListLimitMax: 100},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

@@ -63,10 +63,13 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
 	}
 
+	rdfEndpoints := a.newDCAT()
+	rdfEndpoints.Register(a.router)
 	w, err := web.New(web.Options{
 		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
 		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		DatasetAs: rdfEndpoints.DatasetAs,
 	})
 	if err != nil {
 		return fmt.Errorf("web pages: %w", err)

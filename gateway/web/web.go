@@ -76,6 +76,10 @@ type Options struct {
 	Jobs Jobs
 	// MaxUploadBytes is the largest resource file (catalog.max_resource_bytes), shown on the form.
 	MaxUploadBytes int64
+	// DatasetAs, when set, may serve GET /dataset/{id} in another form (the
+	// DCAT serialisations at /dataset/{name}.ttl and by Accept) and reports
+	// whether it did; otherwise the page is served.
+	DatasetAs func(ctx *fasthttp.RequestCtx, id string) bool
 }
 
 // Web is the set of pages.
@@ -209,6 +213,8 @@ type view struct {
 	// Refresh reloads the page every few seconds when scripts are off
 	// (a running job's progress).
 	Refresh bool
+	// Alternates are the page's other representations (DCAT).
+	Alternates []Alternate
 }
 
 func (w *Web) render(r *req, status int, page, title string, data any, flash, errMsg string) {
@@ -223,6 +229,7 @@ func (w *Web) renderRefresh(r *req, page, title string, data any, refresh bool) 
 
 func (w *Web) renderView(r *req, status int, page string, v view) {
 	v.DocsURL = w.o.DocsURL
+	v.Alternates = w.alternates(page, v.Data)
 	if r.user != nil && r.sess != nil {
 		v.User = r.user
 	}
