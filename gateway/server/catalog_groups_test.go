@@ -3,7 +3,9 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"toxgate/gateway/harness"
@@ -110,5 +112,25 @@ func TestCatalogGroupsAndVocabularies(t *testing.T) {
 	}
 	if r := must("group_show", "", map[string]any{"id": "hepatotox"}); r["package_count"].(float64) != 2 || r["image_url"] != "https://example.org/liver.png" {
 		t.Fatalf("group_show after restart: %v", r)
+	}
+
+	// the web pages: /group lists it, its page lists its two datasets, a
+	// dataset's page links it
+	page := func(path string) string {
+		t.Helper()
+		resp, body := get(t, g, path, http.Header{"Accept": {"text/html"}})
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		return string(body)
+	}
+	if p := page("/group"); !strings.Contains(p, `href="/group/hepatotox"`) || !strings.Contains(p, "Hepatotoxicity") || !strings.Contains(p, "2 datasets") {
+		t.Errorf("/group does not list the group with its 2 datasets")
+	}
+	if p := page("/group/hepatotox"); !strings.Contains(p, `href="/dataset/liver-slices"`) || !strings.Contains(p, `href="/dataset/hepg2"`) || strings.Contains(p, `href="/dataset/bloom"`) {
+		t.Errorf("/group/hepatotox does not list exactly its datasets")
+	}
+	if p := page("/dataset/liver-slices"); !strings.Contains(p, `href="/group/hepatotox"`) {
+		t.Errorf("the dataset page does not link its group")
 	}
 }

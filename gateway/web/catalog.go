@@ -32,6 +32,7 @@ type Dataset struct {
 	OwnerOrg         string         `json:"owner_org"`
 	Organization     *Organization  `json:"organization"`
 	Tags             []Tag          `json:"tags"`
+	Groups           []Organization `json:"groups"`
 	Extras           []Extra        `json:"extras"`
 	Resources        []Resource     `json:"resources"`
 	NumResources     int            `json:"num_resources"`
@@ -199,10 +200,12 @@ type searchData struct {
 	Pages    []pageLink
 	Prev     string
 	Next     string
-	OrgName  string // set on an organization page
-	Base     string // the path of the page (/dataset or /organization/{name})
-	CanEdit  bool
-	Org      *Organization
+	OrgName  string // set on an organization or group page
+	// Section is "organization" or "group" on those pages (their paths).
+	Section string
+	Base    string // the path of the page (/dataset or /organization/{name})
+	CanEdit bool
+	Org     *Organization
 }
 
 type pageLink struct {
@@ -483,31 +486,58 @@ func (w *Web) doneFlash(r *req) string {
 
 type orgsData struct {
 	Orgs []Organization
+	// Section is "organization" or "group": the list's path and words.
+	Section string
 }
 
-func (w *Web) organizationsPage(r *req) {
-	var orgs []Organization
-	if err := w.call(r, "organization_list", map[string]any{"all_fields": true, "sort": "title asc"}, &orgs); err != nil {
-		w.catalogFail(r, "Organizations", err)
-		return
+// sectionTitle is the heading of a section's list page.
+func sectionTitle(section string) string {
+	if section == "group" {
+		return "Groups"
 	}
-	w.render(r, fasthttp.StatusOK, "organizations", "Organizations", orgsData{Orgs: orgs}, "", "")
+	return "Organizations"
 }
 
-func (w *Web) organizationPage(r *req) {
-	var o Organization
-	if err := w.call(r, "organization_show", map[string]any{"id": pathValue(r, "id")}, &o); err != nil {
-		w.catalogFail(r, "Organization", err)
-		return
+// orgListPage lists the organizations or the groups (CKAN's
+// /organization and /group pages).
+func (w *Web) orgListPage(section string) func(*req) {
+	return func(r *req) {
+		var orgs []Organization
+		if err := w.call(r, section+"_list", map[string]any{"all_fields": true, "sort": "title asc"}, &orgs); err != nil {
+			w.catalogFail(r, sectionTitle(section), err)
+			return
+		}
+		w.render(r, fasthttp.StatusOK, "organizations", sectionTitle(section), orgsData{Orgs: orgs, Section: section}, "", "")
 	}
-	d, err := w.search(r, "/organization/"+url.PathEscape(o.Name), "owner_org:"+strconv.Quote(o.ID))
-	if err != nil {
-		w.catalogFail(r, "Organization", err)
-		return
+}
+
+// orgPage shows an organization or a group and searches its datasets.
+func (w *Web) orgPage(section string) func(*req) {
+	return func(r *req) {
+		title := "Organization"
+		if section == "group" {
+			title = "Group"
+		}
+		var o Organization
+		if err := w.call(r, section+"_show", map[string]any{"id": pathValue(r, "id")}, &o); err != nil {
+			w.catalogFail(r, title, err)
+			return
+		}
+		fq := "owner_org:" + strconv.Quote(o.ID)
+		if section == "group" {
+			fq = "groups:" + strconv.Quote(o.Name)
+		}
+		d, err := w.search(r, "/"+section+"/"+url.PathEscape(o.Name), fq)
+		if err != nil {
+			w.catalogFail(r, title, err)
+			return
+		}
+		d.Org, d.OrgName, d.Section = &o, o.Name, section
+		if section == "organization" {
+			for _, eo := range w.editableOrgs(r) {
+				d.CanEdit = d.CanEdit || eo.ID == o.ID
+			}
+		}
+		w.render(r, fasthttp.StatusOK, "organization", o.DisplayTitle(), d, "", "")
 	}
-	d.Org, d.OrgName = &o, o.Name
-	for _, eo := range w.editableOrgs(r) {
-		d.CanEdit = d.CanEdit || eo.ID == o.ID
-	}
-	w.render(r, fasthttp.StatusOK, "organization", o.DisplayTitle(), d, "", "")
 }

@@ -28,8 +28,10 @@ func (w *Web) registerCatalog(r *router.Router) {
 	r.GET("/dataset/{id}/resource/{resource_id}", w.page(w.resourcePage))
 	r.POST("/dataset/{id}/resource/{resource_id}/delete", w.auth(false, w.resourceDelete))
 	r.POST("/dataset/{id}/resource/{resource_id}/score", w.jobsUser(w.resourceScore))
-	r.GET("/organization", w.page(w.organizationsPage))
-	r.GET("/organization/{id}", w.page(w.organizationPage))
+	r.GET("/organization", w.page(w.orgListPage("organization")))
+	r.GET("/organization/{id}", w.page(w.orgPage("organization")))
+	r.GET("/group", w.page(w.orgListPage("group")))
+	r.GET("/group/{id}", w.page(w.orgPage("group")))
 	r.POST("/models/{name}/run", w.page(w.modelRun))
 }
 
