@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/sdk/abi"
 )
 
@@ -45,12 +46,12 @@ type OIPInferResponse struct {
 }
 
 func oipError(ctx *fasthttp.RequestCtx, status int, msg string) {
-	writeJSON(ctx, status, map[string]string{"error": msg})
+	httpcore.WriteJSON(ctx, status, map[string]string{"error": msg})
 }
 
 // HandleServerMetadata serves GET /v2.
 func (h *Host) HandleServerMetadata(ctx *fasthttp.RequestCtx) {
-	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"name": "toxgate", "version": h.cfg.ServerVersion, "extensions": []string{}})
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"name": "toxgate", "version": h.cfg.ServerVersion, "extensions": []string{}})
 }
 
 // ServeInfer serves POST /v2/models/{name}[/versions/{version}]/infer for caller.
@@ -131,7 +132,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		}
 		outputs = kept
 	}
-	writeJSON(ctx, fasthttp.StatusOK, OIPInferResponse{ModelName: ref.Model, ModelVersion: ref.Version, ID: req.ID,
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, OIPInferResponse{ModelName: ref.Model, ModelVersion: ref.Version, ID: req.ID,
 		Parameters: map[string]any{"module_sha256": ref.ModuleSHA256, "route": ref.Route}, Outputs: outputs})
 }
 
