@@ -5,6 +5,8 @@ package config
 
 import (
 	"time"
+
+	"toxgate/gateway/modulehost"
 )
 
 // Config is the whole configuration of a toxgate gateway. Each leaf has a
@@ -203,7 +205,7 @@ func Default() Config {
 			CacheDir:        "./data/wazero-cache",
 			PoolSize:        4,
 			Timeout:         10 * time.Second,
-			MaxMemoryPages:  2048,
+			MaxMemoryPages:  modulehost.DefaultMaxMemoryPages,
 			MaxInputBytes:   4 << 20,
 			MaxUploadBytes:  64 << 20,
 			Watch:           true,
