@@ -17,25 +17,12 @@ const (
 	HeaderAuthVia    = "X-Auth-Via"
 )
 
-// publicPrefixes need no role at the mesh: the catalog API (CKAN decides
-// per action), the web pages (sessions), operations and documentation.
-var publicPrefixes = []string{
-	"/api", "/IsAlive", "/readyz", "/metrics", "/static/", "/login", "/logout", "/verify",
-	"/password", "/welcome", "/dashboard", "/tokens", "/admin", "/models", "/docs", "/openapi",
-	"/v2/health", "/auth/",
-}
-
 // RoleForPath is the role the external-authorization check requires for a
-// request path: none for public paths, notebooks under /notebooks, and
+// request path: none for public paths (httpcore.Prefixes), notebooks under /notebooks, and
 // models for everything else (the model API) when requireModels is set.
 func RoleForPath(path string, requireModels bool) string {
-	if path == "/" || path == "" {
+	if httpcore.PublicPath(path) {
 		return ""
-	}
-	for _, p := range publicPrefixes {
-		if path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || len(path) == len(p) || path[len(p)] == '/' || path[len(p)] == '?') {
-			return ""
-		}
 	}
 	if path == "/notebooks" || strings.HasPrefix(path, "/notebooks/") {
 		return RoleNotebooks

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 )
 
@@ -83,11 +84,9 @@ const (
 	DefaultMaxMemoryPages = 2048
 )
 
-// DefaultReservedPrefixes are the gateway's own paths, which modules may not claim.
-var DefaultReservedPrefixes = []string{
-	"/models", "/v2/", "/jobs", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
-	"/IsAlive", "/isalive", "/health", "/auth/", "/login", "/logout", "/static/", "/ui/",
-}
+// DefaultReservedPrefixes are the gateway's own paths (httpcore.Prefixes),
+// which modules may not claim.
+var DefaultReservedPrefixes = httpcore.ReservedPrefixes()
 
 func (c Config) withDefaults() Config {
 	if c.PoolSize == 0 {

@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"toxgate/gateway/harness"
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
+)
+
+// TestEveryRouteIsReserved checks that every route the gateway serves lies
+// under a prefix of the one table (httpcore.Prefixes), so a module can
+// never claim it and be shadowed silently, and that the mesh check and the
+// module host read that table.
+func TestEveryRouteIsReserved(t *testing.T) {
+	g := harness.Start(t, harness.WithAllModules())
+	resp, body := get(t, g, "/debug/routes", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /debug/routes: %d %s", resp.StatusCode, body)
+	}
+	var routes map[string][]string
+	if err := json.Unmarshal(body, &routes); err != nil {
+		t.Fatalf("routes: %v: %s", err, body)
+	}
+	n := 0
+	for method, paths := range routes {
+		for _, path := range paths {
+			n++
+			if path == "/" {
+				continue // the root page alone: no module route can be "/"
+			}
+			reserved := false
+			for _, p := range httpcore.Prefixes {
+				reserved = reserved || httpcore.UnderPrefix(path, p.Path)
+			}
+			if !reserved {
+				t.Errorf("%s %s is served by the gateway but under no prefix of httpcore.Prefixes", method, path)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d routes listed: %v", n, routes)
+	}
+	for _, path := range []string{"/dashboard", "/tokens/x/renew", "/readyz", "/api/3/action/package_show", "/static/toxgate.css"} {
+		if role := identity.RoleForPath(path, true); role != "" {
+			t.Errorf("RoleForPath(%s) = %q, want public", path, role)
+		}
+	}
+	for _, path := range []string{"/jobs", "/v2/models/x/infer", "/hERG/evaluate"} {
+		if role := identity.RoleForPath(path, true); role != identity.RoleModels {
+			t.Errorf("RoleForPath(%s) = %q, want %q", path, role, identity.RoleModels)
+		}
+	}
+}
