@@ -25,7 +25,7 @@ type Action struct {
 }
 
 // Actions are CKAN's user and API-token actions on this store: user_list,
-// user_show, user_create, user_update, user_delete, api_token_create,
+// user_show, user_create, user_update, user_patch, user_delete, api_token_create,
 // api_token_list, api_token_revoke.
 func (s *Service) Actions(siteURL func(*fasthttp.RequestCtx) string) []Action {
 	type call func(ctx context.Context, data map[string]any, c Caller) (any, error)
@@ -51,6 +51,7 @@ func (s *Service) Actions(siteURL func(*fasthttp.RequestCtx) string) []Action {
 		{Name: "user_show", GET: true, Description: "Show a user (id: name or id; default: the caller)", Handle: wrap(true, s.userShow)},
 		{Name: "user_create", Description: "Create a user (sysadmin only)", Handle: wrap(false, s.userCreate)},
 		{Name: "user_update", Description: "Update a user (the user or a sysadmin)", Handle: wrap(false, s.userUpdate)},
+		{Name: "user_patch", Description: "Update only the given fields of a user (the user or a sysadmin)", Handle: wrap(false, s.userPatch)},
 		{Name: "user_delete", Description: "Delete (disable) a user (sysadmin only)", Handle: wrap(false, s.userDelete)},
 		{Name: "api_token_create", Description: "Create an API token (user, name, optional expires_in seconds)", Handle: wrap(false, s.apiTokenCreate)},
 		{Name: "api_token_list", GET: true, Description: "List a user's API tokens (user_id)", Handle: wrap(true, s.apiTokenList)},
@@ -332,6 +333,28 @@ func (s *Service) userUpdate(ctx context.Context, data map[string]any, c Caller)
 		s.forget()
 	}
 	return UserDict(u, true, s.createdPackages(ctx)[u.ID]), nil
+}
+
+// userPatch is CKAN 2.11's user_patch: user_update over the user's current
+// fields with the given ones laid on top, so that what is not given stays.
+func (s *Service) userPatch(ctx context.Context, data map[string]any, c Caller) (any, error) {
+	ref := ckan.String(data, "id")
+	if ref == "" {
+		return nil, ckan.FieldError("id", "Missing value")
+	}
+	u, err := s.userRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !canSeePrivate(c, u) {
+		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to edit user " + u.ID)
+	}
+	patched := map[string]any{"id": u.ID, "name": u.Name, "email": u.Email, "fullname": u.Fullname,
+		"about": u.About, "first_name": u.FirstName, "last_name": u.LastName}
+	for k, v := range data {
+		patched[k] = v
+	}
+	return s.userUpdate(ctx, patched, c)
 }
 
 func (s *Service) userDelete(ctx context.Context, data map[string]any, c Caller) (any, error) {
