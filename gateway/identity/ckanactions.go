@@ -2,8 +2,6 @@ package identity
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
@@ -59,36 +57,18 @@ func (s *Service) Actions(siteURL func(*fasthttp.RequestCtx) string) []Action {
 	}
 }
 
-// ckanTime formats t as CKAN does: naive isoformat, microseconds only when non-zero.
-func ckanTime(t time.Time) string {
-	t = t.UTC()
-	if t.Nanosecond()/1000 == 0 {
-		return t.Format("2006-01-02T15:04:05")
-	}
-	return t.Format("2006-01-02T15:04:05.000000")
-}
-
 func ckanTimePtr(t *time.Time) any {
 	if t == nil {
 		return nil
 	}
-	return ckanTime(*t)
+	return ckan.Time(*t)
 }
 
-// UserDict renders u as CKAN's user dict. private adds what only the user
-// and sysadmins see (email, apikey, roles, first-login state).
+// UserDict renders u as CKAN's user dict (ckan.UserDict). private adds what
+// only the user and sysadmins see (email, apikey, roles, first-login state).
 func UserDict(u *User, private bool, createdPackages int) map[string]any {
-	var fullname any = u.Fullname
-	if u.Fullname == "" {
-		fullname = nil
-	}
-	sum := md5.Sum([]byte(strings.ToLower(strings.TrimSpace(u.Email))))
-	d := map[string]any{
-		"id": u.ID, "name": u.Name, "fullname": fullname, "display_name": u.DisplayName(), "about": u.About,
-		"created": ckanTime(u.Created), "state": u.State, "sysadmin": u.Sysadmin, "image_url": "",
-		"image_display_url": "", "email_hash": hex.EncodeToString(sum[:]), "last_active": ckanTimePtr(u.LastLogin),
-		"activity_streams_email_notifications": false, "number_created_packages": createdPackages,
-	}
+	d := ckan.UserDict(ckan.User{ID: u.ID, Name: u.Name, Fullname: u.Fullname, About: u.About, Email: u.Email,
+		State: u.State, Sysadmin: u.Sysadmin, Created: u.Created, LastActive: u.LastLogin}, createdPackages)
 	if private {
 		d["email"] = u.Email
 		d["apikey"] = nil
@@ -428,7 +408,7 @@ func (s *Service) apiTokenCreate(ctx context.Context, data map[string]any, c Cal
 
 // TokenDict is CKAN's api_token_list item plus the expiry.
 func TokenDict(t *Token) map[string]any {
-	return map[string]any{"id": t.ID, "name": t.Name, "user_id": t.UserID, "created_at": ckanTime(t.CreatedAt),
+	return map[string]any{"id": t.ID, "name": t.Name, "user_id": t.UserID, "created_at": ckan.Time(t.CreatedAt),
 		"last_access": ckanTimePtr(t.LastUsed), "expires_at": ckanTimePtr(t.ExpiresAt)}
 }
 
