@@ -1,4 +1,4 @@
-package identity
+package identityhttp
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"toxgate/catalog/ckan"
+	"toxgate/gateway/identity"
 )
 
 // Action is a CKAN action served from the identity store.
@@ -19,23 +19,23 @@ type Action struct {
 	GET         bool // side-effect free: accepts GET
 	Description string
 	// Handle serves the action over HTTP (the gateway's core-action seam).
-	Handle func(ctx *fasthttp.RequestCtx, action string, caller Caller)
+	Handle func(ctx *fasthttp.RequestCtx, action string, caller identity.Caller)
 }
 
 // Actions are CKAN's user and API-token actions on this store: user_list,
 // user_show, user_create, user_update, user_patch, user_delete, api_token_create,
 // api_token_list, api_token_revoke.
-func (s *Service) Actions(siteURL func(*fasthttp.RequestCtx) string) []Action {
-	type call func(ctx context.Context, data map[string]any, c Caller) (any, error)
-	wrap := func(get bool, f call) func(*fasthttp.RequestCtx, string, Caller) {
-		return func(ctx *fasthttp.RequestCtx, action string, c Caller) {
+func (h *Handlers) Actions() []Action {
+	type call func(ctx context.Context, data map[string]any, c identity.Caller) (any, error)
+	wrap := func(get bool, f call) func(*fasthttp.RequestCtx, string, identity.Caller) {
+		return func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
 			req := ckan.Request{Action: action, Method: string(ctx.Method()), ContentType: string(ctx.Request.Header.ContentType()),
-				Query: string(ctx.QueryArgs().QueryString()), Body: ctx.PostBody(), SiteURL: siteURL(ctx)}
+				Query: string(ctx.QueryArgs().QueryString()), Body: ctx.PostBody(), SiteURL: h.opts.SiteURL(ctx)}
 			resp := ckan.Serve(req, get, func(data map[string]any, anonymous bool) (any, error) {
 				if anonymous {
-					c = Caller{}
+					c = identity.Caller{}
 				}
-				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				cctx, cancel := h.context(ctx)
 				defer cancel()
 				return f(cctx, data, c)
 			})
@@ -45,15 +45,15 @@ func (s *Service) Actions(siteURL func(*fasthttp.RequestCtx) string) []Action {
 		}
 	}
 	return []Action{
-		{Name: "user_list", GET: true, Description: "List users (q, order_by, all_fields)", Handle: wrap(true, s.userList)},
-		{Name: "user_show", GET: true, Description: "Show a user (id: name or id; default: the caller)", Handle: wrap(true, s.userShow)},
-		{Name: "user_create", Description: "Create a user (sysadmin only)", Handle: wrap(false, s.userCreate)},
-		{Name: "user_update", Description: "Update a user (the user or a sysadmin)", Handle: wrap(false, s.userUpdate)},
-		{Name: "user_patch", Description: "Update only the given fields of a user (the user or a sysadmin)", Handle: wrap(false, s.userPatch)},
-		{Name: "user_delete", Description: "Delete (disable) a user (sysadmin only)", Handle: wrap(false, s.userDelete)},
-		{Name: "api_token_create", Description: "Create an API token (user, name, optional expires_in seconds)", Handle: wrap(false, s.apiTokenCreate)},
-		{Name: "api_token_list", GET: true, Description: "List a user's API tokens (user_id)", Handle: wrap(true, s.apiTokenList)},
-		{Name: "api_token_revoke", Description: "Revoke an API token (token or jti)", Handle: wrap(false, s.apiTokenRevoke)},
+		{Name: "user_list", GET: true, Description: "List users (q, order_by, all_fields)", Handle: wrap(true, h.userList)},
+		{Name: "user_show", GET: true, Description: "Show a user (id: name or id; default: the caller)", Handle: wrap(true, h.userShow)},
+		{Name: "user_create", Description: "Create a user (sysadmin only)", Handle: wrap(false, h.userCreate)},
+		{Name: "user_update", Description: "Update a user (the user or a sysadmin)", Handle: wrap(false, h.userUpdate)},
+		{Name: "user_patch", Description: "Update only the given fields of a user (the user or a sysadmin)", Handle: wrap(false, h.userPatch)},
+		{Name: "user_delete", Description: "Delete (disable) a user (sysadmin only)", Handle: wrap(false, h.userDelete)},
+		{Name: "api_token_create", Description: "Create an API token (user, name, optional expires_in seconds)", Handle: wrap(false, h.apiTokenCreate)},
+		{Name: "api_token_list", GET: true, Description: "List a user's API tokens (user_id)", Handle: wrap(true, h.apiTokenList)},
+		{Name: "api_token_revoke", Description: "Revoke an API token (token or jti)", Handle: wrap(false, h.apiTokenRevoke)},
 	}
 }
 
@@ -66,7 +66,7 @@ func ckanTimePtr(t *time.Time) any {
 
 // UserDict renders u as CKAN's user dict (ckan.UserDict). private adds what
 // only the user and sysadmins see (email, apikey, roles, first-login state).
-func UserDict(u *User, private bool, createdPackages int) map[string]any {
+func UserDict(u *identity.User, private bool, createdPackages int) map[string]any {
 	d := ckan.UserDict(ckan.User{ID: u.ID, Name: u.Name, Fullname: u.Fullname, About: u.About, Email: u.Email,
 		State: u.State, Sysadmin: u.Sysadmin, Created: u.Created, LastActive: u.LastLogin}, createdPackages)
 	if private {
@@ -79,28 +79,8 @@ func UserDict(u *User, private bool, createdPackages int) map[string]any {
 	return d
 }
 
-func canSeePrivate(c Caller, u *User) bool { return c.Sysadmin || (c.UserID != "" && c.UserID == u.ID) }
-
-// createdPackages counts active datasets per creator in the catalog's collection.
-func (s *Service) createdPackages(ctx context.Context) map[string]int {
-	out := map[string]int{}
-	cur, err := s.store.users.Database().Collection("datasets").Aggregate(ctx, bson.A{
-		bson.M{"$match": bson.M{"state": "active"}},
-		bson.M{"$group": bson.M{"_id": "$creator_user_id", "n": bson.M{"$sum": 1}}},
-	})
-	if err != nil {
-		return out
-	}
-	var rows []struct {
-		ID string `bson:"_id"`
-		N  int    `bson:"n"`
-	}
-	if cur.All(ctx, &rows) == nil {
-		for _, r := range rows {
-			out[r.ID] = r.N
-		}
-	}
-	return out
+func canSeePrivate(c identity.Caller, u *identity.User) bool {
+	return c.Sysadmin || (c.UserID != "" && c.UserID == u.ID)
 }
 
 func asBoolDefault(data map[string]any, key string, def bool) bool {
@@ -115,38 +95,38 @@ func asBoolDefault(data map[string]any, key string, def bool) bool {
 	return b
 }
 
-func (s *Service) userList(ctx context.Context, data map[string]any, c Caller) (any, error) {
-	users, err := s.store.Users(ctx, bson.M{"state": bson.M{"$ne": StateDeleted}})
+func (h *Handlers) userList(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
+	users, err := h.svc.ListUsers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if q := strings.ToLower(ckan.String(data, "q")); q != "" {
-		users = slices.DeleteFunc(users, func(u *User) bool {
+		users = slices.DeleteFunc(users, func(u *identity.User) bool {
 			return !strings.Contains(strings.ToLower(u.Name), q) && !strings.Contains(strings.ToLower(u.Fullname), q) &&
 				!(c.Sysadmin && strings.Contains(strings.ToLower(u.Email), q))
 		})
 	}
 	if email := ckan.String(data, "email"); email != "" && c.Sysadmin {
-		users = slices.DeleteFunc(users, func(u *User) bool { return !strings.EqualFold(u.Email, email) })
+		users = slices.DeleteFunc(users, func(u *identity.User) bool { return !strings.EqualFold(u.Email, email) })
 	}
-	counts := s.createdPackages(ctx)
+	counts := h.opts.CreatedPackages(ctx)
 	orderBy := ckan.String(data, "order_by")
-	key := func(u *User) string { return u.DisplayName() }
+	key := func(u *identity.User) string { return u.DisplayName() }
 	switch orderBy {
 	case "", "display_name":
 	case "name":
-		key = func(u *User) string { return u.Name }
+		key = func(u *identity.User) string { return u.Name }
 	case "fullname":
-		key = func(u *User) string { return u.Fullname }
+		key = func(u *identity.User) string { return u.Fullname }
 	case "created":
-		key = func(u *User) string { return u.Created.Format(time.RFC3339Nano) }
+		key = func(u *identity.User) string { return u.Created.Format(time.RFC3339Nano) }
 	case "email":
-		key = func(u *User) string { return u.Email }
+		key = func(u *identity.User) string { return u.Email }
 	case "number_created_packages":
 	default:
 		return nil, ckan.ValidationMessage("Cannot sort by field `" + orderBy + "`")
 	}
-	slices.SortStableFunc(users, func(a, b *User) int {
+	slices.SortStableFunc(users, func(a, b *identity.User) int {
 		if orderBy == "number_created_packages" {
 			return counts[a.ID] - counts[b.ID]
 		}
@@ -167,15 +147,15 @@ func (s *Service) userList(ctx context.Context, data map[string]any, c Caller) (
 }
 
 // userRef loads the user named by data[key] (id or name); 404 if unknown.
-func (s *Service) userRef(ctx context.Context, ref string) (*User, error) {
-	u, err := s.store.UserByIDOrName(ctx, ref)
-	if errors.Is(err, ErrNotFound) {
+func (h *Handlers) userRef(ctx context.Context, ref string) (*identity.User, error) {
+	u, err := h.svc.Store().UserByIDOrName(ctx, ref)
+	if errors.Is(err, identity.ErrNotFound) {
 		return nil, ckan.NotFound("User not found")
 	}
 	return u, err
 }
 
-func (s *Service) userShow(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) userShow(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	ref := ckan.String(data, "id")
 	if ref == "" {
 		ref = ckan.String(data, "user_obj")
@@ -186,16 +166,16 @@ func (s *Service) userShow(ctx context.Context, data map[string]any, c Caller) (
 		}
 		ref = c.UserID
 	}
-	u, err := s.userRef(ctx, ref)
+	u, err := h.userRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	return UserDict(u, canSeePrivate(c, u), s.createdPackages(ctx)[u.ID]), nil
+	return UserDict(u, canSeePrivate(c, u), h.opts.CreatedPackages(ctx)[u.ID]), nil
 }
 
 // ckanValidation turns a *ValidationError into CKAN's 409.
 func ckanValidation(err error) error {
-	var verr *ValidationError
+	var verr *identity.ValidationError
 	if errors.As(err, &verr) {
 		fields := make(map[string]any, len(verr.Fields))
 		for k, v := range verr.Fields {
@@ -206,24 +186,24 @@ func ckanValidation(err error) error {
 	return err
 }
 
-func (s *Service) userCreate(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) userCreate(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	if !c.Sysadmin {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to create users via the API")
 	}
-	in := NewUser{
+	in := identity.NewUser{
 		ID: ckan.String(data, "id"), Name: ckan.String(data, "name"), Email: ckan.String(data, "email"),
 		FirstName: ckan.String(data, "first_name"), LastName: ckan.String(data, "last_name"),
 		Fullname: ckan.String(data, "fullname"), About: ckan.String(data, "about"),
 		Password: ckan.String(data, "password"), Roles: ckan.StringList(data, "roles"),
-		Sysadmin: asBoolDefault(data, "sysadmin", false), Active: ckan.String(data, "state") == StateActive,
+		Sysadmin: asBoolDefault(data, "sysadmin", false), Active: ckan.String(data, "state") == identity.StateActive,
 	}
-	u, err := s.CreateUser(ctx, in)
+	u, err := h.svc.CreateUser(ctx, in)
 	if err != nil {
 		return nil, ckanValidation(err)
 	}
 	d := UserDict(u, true, 0)
 	if asBoolDefault(data, "with_apitoken", false) {
-		tok, _, err := s.CreateToken(ctx, u.ID, "default", 0)
+		tok, _, err := h.svc.CreateToken(ctx, u.ID, "default", 0)
 		if err != nil {
 			return nil, err
 		}
@@ -232,97 +212,44 @@ func (s *Service) userCreate(ctx context.Context, data map[string]any, c Caller)
 	return d, nil
 }
 
-func (s *Service) userUpdate(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	ref := ckan.String(data, "id")
 	if ref == "" {
 		return nil, ckan.FieldError("id", "Missing value")
 	}
-	u, err := s.userRef(ctx, ref)
+	u, err := h.userRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !canSeePrivate(c, u) {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to edit user " + u.ID)
 	}
-	var verr ValidationError
-	set := bson.M{}
-	email := ckan.String(data, "email")
-	switch {
-	case email == "":
-		verr.add("email", "Missing value")
-	case ValidateEmail(email) != "":
-		verr.add("email", ValidateEmail(email))
-	case !strings.EqualFold(email, u.Email):
-		if _, err := s.store.UserByEmail(ctx, email); err == nil {
-			verr.add("email", "The email address '"+email+"' belongs to a registered user.")
-		}
-		set["email"], set["email_key"], set["email_verified"] = email, emailKey(email), false
-	}
-	if name := ckan.String(data, "name"); name != "" && name != u.Name {
-		verr.add("name", "Login name cannot be changed")
-	}
-	if about := ckan.String(data, "about"); strings.Contains(about, "http://") || strings.Contains(about, "https://") {
-		verr.add("about", "Edit not allowed as it looks like spam. Please avoid links in your description.")
-	}
-	for _, k := range []string{"fullname", "about", "first_name", "last_name"} {
+	ch := identity.UserChanges{Name: ckan.String(data, "name"), Email: ckan.String(data, "email"),
+		Password: ckan.String(data, "password"), OldPassword: ckan.String(data, "old_password")}
+	for k, dst := range map[string]**string{"fullname": &ch.Fullname, "about": &ch.About, "first_name": &ch.FirstName, "last_name": &ch.LastName} {
 		if _, ok := data[k]; ok {
-			set[k] = ckan.String(data, k)
+			v := ckan.String(data, k)
+			*dst = &v
 		}
 	}
-	if pw := ckan.String(data, "password"); pw != "" {
-		if m := ValidatePassword(pw); m != "" {
-			verr.add("password", m)
-		} else if !c.Sysadmin || c.UserID == u.ID {
-			if !CheckPassword(u.PasswordHash, ckan.String(data, "old_password")) {
-				verr.add("oldpassword", "Old Password: incorrect password")
-			}
-		}
-		if len(verr.Fields) == 0 {
-			h, err := HashPassword(pw, s.cfg.BcryptCost)
-			if err != nil {
-				return nil, err
-			}
-			set["password_hash"] = h
-			if c.UserID == u.ID {
-				set["must_change_password"] = false
-			}
-		}
+	if _, ok := data["roles"]; ok {
+		roles := ckan.StringList(data, "roles")
+		ch.Roles = &roles
 	}
-	if _, ok := data["roles"]; ok && c.Sysadmin {
-		roles, sysadmin := normalizeRoles(ckan.StringList(data, "roles"), false)
-		for _, r := range roles {
-			if !slices.Contains(s.Roles(), r) {
-				verr.add("roles", "Unknown role \""+r+"\"")
-			}
-		}
-		set["roles"], set["sysadmin"] = roles, sysadmin
-	}
-	if err := verr.orNil(); err != nil {
+	if u, err = h.svc.UpdateUser(ctx, u, ch, c); err != nil {
 		return nil, ckanValidation(err)
 	}
-	if len(set) > 0 {
-		if u, err = s.store.UpdateUser(ctx, u.ID, set); err != nil {
-			return nil, err
-		}
-		// Activation follows the first-login rules.
-		if u.State == StatePending && u.FirstLoginDone() {
-			if u, err = s.store.UpdateUser(ctx, u.ID, bson.M{"state": StateActive}); err != nil {
-				return nil, err
-			}
-		}
-		s.forget()
-	}
-	return UserDict(u, true, s.createdPackages(ctx)[u.ID]), nil
+	return UserDict(u, true, h.opts.CreatedPackages(ctx)[u.ID]), nil
 }
 
 // userPatch is CKAN 2.11's user_patch: user_update over the user's current
 // fields with the given ones laid on top, so that what is not given stays.
-func (s *Service) userPatch(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) userPatch(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	ref := ckan.String(data, "id")
 	if ref == "" {
 		return nil, ckan.FieldError("id", "Missing value")
 	}
-	u, err := s.userRef(ctx, ref)
+	u, err := h.userRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -334,38 +261,43 @@ func (s *Service) userPatch(ctx context.Context, data map[string]any, c Caller) 
 	for k, v := range data {
 		patched[k] = v
 	}
-	return s.userUpdate(ctx, patched, c)
+	return h.userUpdate(ctx, patched, c)
 }
 
-func (s *Service) userDelete(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) userDelete(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	if !c.Sysadmin {
 		if c.Anonymous() {
 			return nil, ckan.NotAuthorized("Action user_delete requires an authenticated user")
 		}
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to delete users")
 	}
-	u, err := s.userRef(ctx, ckan.String(data, "id"))
+	u, err := h.userRef(ctx, ckan.String(data, "id"))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Disable(ctx, u.ID); err != nil {
+	if _, err := h.svc.Disable(ctx, u.ID); err != nil {
 		return nil, err
 	}
 	return nil, nil
 }
 
-func requireUser(c Caller, action string) error {
+// fieldErrors collects CKAN validation messages by field.
+type fieldErrors map[string][]string
+
+func (f fieldErrors) add(field, msg string) { f[field] = append(f[field], msg) }
+
+func requireUser(c identity.Caller, action string) error {
 	if c.Anonymous() {
 		return ckan.NotAuthorized("Action " + action + " requires an authenticated user")
 	}
 	return nil
 }
 
-func (s *Service) apiTokenCreate(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) apiTokenCreate(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	if err := requireUser(c, "api_token_create"); err != nil {
 		return nil, err
 	}
-	var verr ValidationError
+	verr := fieldErrors{}
 	ref, name := ckan.String(data, "user"), ckan.String(data, "name")
 	if ref == "" {
 		verr.add("user", "Missing value")
@@ -389,17 +321,17 @@ func (s *Service) apiTokenCreate(ctx context.Context, data map[string]any, c Cal
 			ttl = time.Duration(n) * time.Duration(unit) * time.Second
 		}
 	}
-	if err := verr.orNil(); err != nil {
-		return nil, ckanValidation(err)
+	if len(verr) > 0 {
+		return nil, ckanValidation(&identity.ValidationError{Fields: verr})
 	}
-	u, err := s.userRef(ctx, ref)
+	u, err := h.userRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !canSeePrivate(c, u) {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to create API tokens for " + u.Name)
 	}
-	tok, _, err := s.CreateToken(ctx, u.ID, name, ttl)
+	tok, _, err := h.svc.CreateToken(ctx, u.ID, name, ttl)
 	if err != nil {
 		return nil, ckanValidation(err)
 	}
@@ -407,12 +339,12 @@ func (s *Service) apiTokenCreate(ctx context.Context, data map[string]any, c Cal
 }
 
 // TokenDict is CKAN's api_token_list item plus the expiry.
-func TokenDict(t *Token) map[string]any {
+func TokenDict(t *identity.Token) map[string]any {
 	return map[string]any{"id": t.ID, "name": t.Name, "user_id": t.UserID, "created_at": ckan.Time(t.CreatedAt),
 		"last_access": ckanTimePtr(t.LastUsed), "expires_at": ckanTimePtr(t.ExpiresAt)}
 }
 
-func (s *Service) apiTokenList(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) apiTokenList(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	if err := requireUser(c, "api_token_list"); err != nil {
 		return nil, err
 	}
@@ -423,14 +355,14 @@ func (s *Service) apiTokenList(ctx context.Context, data map[string]any, c Calle
 	if ref == "" {
 		return nil, ckan.FieldError("user_id", "Missing value")
 	}
-	u, err := s.userRef(ctx, ref)
+	u, err := h.userRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !canSeePrivate(c, u) {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to list API tokens of " + u.Name)
 	}
-	toks, err := s.Tokens(ctx, u.ID)
+	toks, err := h.svc.Tokens(ctx, u.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +373,7 @@ func (s *Service) apiTokenList(ctx context.Context, data map[string]any, c Calle
 	return out, nil
 }
 
-func (s *Service) apiTokenRevoke(ctx context.Context, data map[string]any, c Caller) (any, error) {
+func (h *Handlers) apiTokenRevoke(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
 	if err := requireUser(c, "api_token_revoke"); err != nil {
 		return nil, err
 	}
@@ -451,10 +383,10 @@ func (s *Service) apiTokenRevoke(ctx context.Context, data map[string]any, c Cal
 		if tok == "" {
 			return nil, ckan.FieldError("token", "Missing value")
 		}
-		id = TokenID(TokenHash(tok))
+		id = identity.TokenID(identity.TokenHash(tok))
 	}
-	err := s.RevokeToken(ctx, c, id)
-	if errors.Is(err, ErrNotFound) {
+	err := h.svc.RevokeToken(ctx, c, id)
+	if errors.Is(err, identity.ErrNotFound) {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to revoke this API token")
 	}
 	return nil, err

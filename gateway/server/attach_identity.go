@@ -13,6 +13,8 @@ import (
 
 	"toxgate/gateway/identity"
 	"toxgate/gateway/identity/oidc"
+	"toxgate/gateway/identityhttp"
+	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/web"
 )
 
@@ -46,7 +48,9 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	svc := identity.NewService(st, identity.Options{
 		Auth: cfg.Auth, OIDC: verifier, Mailer: identity.NewMailer(cfg.SMTP, a.log), Logger: a.log,
 	})
-	a.SetAuthenticator(svc)
+	hs := identityhttp.New(svc, identityhttp.Options{Timeout: cfg.Server.WriteTimeout, SiteURL: a.siteURL,
+		CreatedPackages: a.createdPackages, Logger: a.log})
+	a.SetAuthenticator(hs)
 	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
 		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
 		if cookie == "" {
@@ -59,7 +63,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		return u.Caller("session")
 	}
 
-	for _, act := range svc.Actions(a.siteURL) {
+	for _, act := range hs.Actions() {
 		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
 	}
 
@@ -74,7 +78,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	w.Register(a.router)
 	a.modelPage = w.ModelPage
 
-	check := svc.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
+	check := hs.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)
 	a.router.ANY("/auth/check/{path:*}", check)
 
@@ -92,7 +96,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 			return nil
 		})
 	}
-	svc.RegisterAdminAPI(a.router, localKey)
+	hs.RegisterAdminAPI(a.router, localKey)
 
 	created, generated, err := svc.EnsureSysadmin(ctx, cfg.Auth.AdminUsername, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
 	if err != nil {
@@ -158,6 +162,27 @@ func (a *App) modelIndex(context.Context) []web.Model {
 			wm.Paths = append(wm.Paths, r.Path)
 		}
 		out = append(out, wm)
+	}
+	return out
+}
+
+// createdPackages counts each user's active datasets (CKAN's
+// number_created_packages) by asking the catalog plugin, which owns the
+// datasets; none when no plugin serves the catalog or it does not answer.
+func (a *App) createdPackages(ctx context.Context) map[string]int {
+	out := map[string]int{}
+	if a.plugins == nil {
+		return out
+	}
+	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, []byte("{}"))
+	if err != nil || resp.Status != fasthttp.StatusOK {
+		return out
+	}
+	var env struct {
+		Result map[string]int `json:"result"`
+	}
+	if json.Unmarshal(resp.Body, &env) == nil && env.Result != nil {
+		out = env.Result
 	}
 	return out
 }

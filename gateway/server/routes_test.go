@@ -8,6 +8,7 @@ import (
 	"toxgate/gateway/harness"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
+	"toxgate/gateway/identityhttp"
 )
 
 // TestEveryRouteIsReserved checks that every route the gateway serves lies
@@ -44,12 +45,12 @@ func TestEveryRouteIsReserved(t *testing.T) {
 		t.Errorf("only %d routes listed: %v", n, routes)
 	}
 	for _, path := range []string{"/dashboard", "/tokens/x/renew", "/readyz", "/api/3/action/package_show", "/static/toxgate.css"} {
-		if role := identity.RoleForPath(path, true); role != "" {
+		if role := identityhttp.RoleForPath(path, true); role != "" {
 			t.Errorf("RoleForPath(%s) = %q, want public", path, role)
 		}
 	}
 	for _, path := range []string{"/jobs", "/v2/models/x/infer", "/hERG/evaluate"} {
-		if role := identity.RoleForPath(path, true); role != identity.RoleModels {
+		if role := identityhttp.RoleForPath(path, true); role != identity.RoleModels {
 			t.Errorf("RoleForPath(%s) = %q, want %q", path, role, identity.RoleModels)
 		}
 	}

@@ -49,3 +49,57 @@ func TestCKANUserPatch(t *testing.T) {
 		t.Fatalf("user_patch of an unknown user: %d %v", code, out)
 	}
 }
+
+// TestUserDictsAcrossIdentityAndCatalog: user_show counts the datasets a
+// user created (the catalog answers the count), and the catalog's member
+// list shows the same user dict as user_show (the gateway owns the users).
+func TestUserDictsAcrossIdentityAndCatalog(t *testing.T) {
+	g := harness.Start(t)
+	adm := adminToken(t, g)
+	provision(t, g, adm, "gil", "gil-password", true)
+	gt := tokenFor(t, g, adm, "gil", nil)
+	if code, out := ckan(t, g, "organization_create", adm, map[string]any{"name": "gil-lab", "users": []any{
+		map[string]any{"name": "gil", "capacity": "editor"}}}); code != 200 {
+		t.Fatalf("organization_create: %d %v", code, out)
+	}
+	for _, name := range []string{"gil-one", "gil-two"} {
+		if code, out := ckan(t, g, "package_create", gt, map[string]any{"name": name, "owner_org": "gil-lab"}); code != 200 {
+			t.Fatalf("package_create %s: %d %v", name, code, out)
+		}
+	}
+	if code, out := ckan(t, g, "package_delete", gt, map[string]any{"id": "gil-two"}); code != 200 {
+		t.Fatalf("package_delete: %d %v", code, out)
+	}
+	code, out := ckan(t, g, "user_show", "", map[string]any{"id": "gil"})
+	shown, _ := out["result"].(map[string]any)
+	if code != 200 || shown["number_created_packages"] != float64(1) {
+		t.Fatalf("user_show: number_created_packages of a user with one active dataset: %d %v", code, out)
+	}
+	code, out = ckan(t, g, "user_list", "", map[string]any{"q": "gil"})
+	if list, _ := out["result"].([]any); code != 200 || len(list) != 1 || list[0].(map[string]any)["number_created_packages"] != float64(1) {
+		t.Fatalf("user_list: %d %v", code, out)
+	}
+	code, out = ckan(t, g, "organization_show", "", map[string]any{"id": "gil-lab", "include_users": true})
+	org, _ := out["result"].(map[string]any)
+	var member map[string]any
+	users, _ := org["users"].([]any)
+	for _, u := range users {
+		if m := u.(map[string]any); m["name"] == "gil" {
+			member = m
+		}
+	}
+	if code != 200 || member == nil {
+		t.Fatalf("organization_show include_users: %d %v", code, out)
+	}
+	if member["capacity"] != "editor" {
+		t.Errorf("member capacity: %v", member)
+	}
+	for _, k := range []string{"id", "name", "fullname", "display_name", "about", "created", "state", "sysadmin", "email_hash", "image_url"} {
+		if member[k] != shown[k] {
+			t.Errorf("member %s = %v, user_show says %v", k, member[k], shown[k])
+		}
+	}
+	if _, ok := member["email"]; ok {
+		t.Errorf("member list shows an e-mail: %v", member)
+	}
+}
