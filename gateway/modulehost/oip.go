@@ -93,7 +93,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		oipError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
-	out, ref, err := h.Invoke(context.Background(), rt.Path, caller, body)
+	out, ref, err := h.Invoke(context.WithoutCancel(ctx), rt.Path, caller, body)
 	ctx.Response.Header.Set(HeaderModel, man.Name+"/"+man.Version)
 	ctx.Response.Header.Set(HeaderModelSHA256, e.mod.SHA256())
 	var ce *CallError

@@ -1,7 +1,6 @@
 package modulehost
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -245,7 +244,7 @@ func (h *Host) handleUpload(ctx *fasthttp.RequestCtx) {
 		httpcore.WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the module is larger than "+itoa(h.cfg.MaxModuleBytes)+" bytes", "")
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	lctx, cancel := httpcore.RequestContext(ctx, time.Minute)
 	defer cancel()
 	res, err := h.Load(lctx, append([]byte(nil), body...))
 	if err != nil {

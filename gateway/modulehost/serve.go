@@ -77,9 +77,11 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 	}
 }
 
-// serveOn runs one call on route r; it returns false if the module was retired.
+// serveOn runs one call on route r, on behalf of the request (its values;
+// the module's own call timeout is the deadline, and a shutdown lets it
+// finish); it returns false if the module was retired.
 func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []byte) bool {
-	out, cerr, retired := h.invokeOn(context.Background(), r, caller, body)
+	out, cerr, retired := h.invokeOn(context.WithoutCancel(ctx), r, caller, body)
 	if retired {
 		return false
 	}
