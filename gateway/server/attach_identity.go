@@ -130,33 +130,15 @@ func (a *App) siteURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + string(ctx.Host())
 }
 
-// modelIndex reads the model index (GET /models, served by the module
-// host when attached) in-process, for the dashboard.
+// modelIndex is the model index (GET /models) from the module host, for
+// the dashboard; none when no module host is attached.
 func (a *App) modelIndex(context.Context) []web.Model {
-	var req fasthttp.Request
-	req.SetRequestURI("/models")
-	req.Header.SetMethod(fasthttp.MethodGet)
-	var rc fasthttp.RequestCtx
-	rc.Init(&req, nil, nil)
-	a.router.Handler(&rc)
-	if rc.Response.StatusCode() != fasthttp.StatusOK {
+	if a.modules == nil {
 		return nil
 	}
-	var idx struct {
-		Models []struct {
-			Name   string `json:"name"`
-			Title  string `json:"title"`
-			Status string `json:"status"`
-			Routes []struct {
-				Path string `json:"path"`
-			} `json:"routes"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(rc.Response.Body(), &idx); err != nil {
-		return nil
-	}
-	out := make([]web.Model, 0, len(idx.Models))
-	for _, m := range idx.Models {
+	models := a.modules.Models()
+	out := make([]web.Model, 0, len(models))
+	for _, m := range models {
 		wm := web.Model{Name: m.Name, Title: m.Title, Status: m.Status}
 		for _, r := range m.Routes {
 			wm.Paths = append(wm.Paths, r.Path)
