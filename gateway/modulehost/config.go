@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"toxgate/gateway/config"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 )
@@ -74,14 +75,14 @@ type Config struct {
 	ReservedPrefixes []string
 }
 
-// Memory defaults, in 64 KiB pages: the one source for the host, the
-// gateway's configuration (modules.max_memory_pages) and the runtime.
+// Memory defaults, in 64 KiB pages.
 const (
 	// DefaultMemoryPages is a module's memory cap when its manifest does not
-	// ask (32 MiB).
+	// ask (the runtime's, 32 MiB).
 	DefaultMemoryPages = wasmrt.DefaultMemoryPages
-	// DefaultMaxMemoryPages is the most a manifest may ask (128 MiB).
-	DefaultMaxMemoryPages = 2048
+	// DefaultMaxMemoryPages is the most a manifest may ask (the gateway
+	// configuration's modules.max_memory_pages default, 128 MiB).
+	DefaultMaxMemoryPages = config.DefaultMaxMemoryPages
 )
 
 // DefaultReservedPrefixes are the gateway's own paths (httpcore.Prefixes),
