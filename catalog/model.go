@@ -13,6 +13,8 @@ package catalog
 
 import (
 	"time"
+
+	"toxgate/plugins/contract"
 )
 
 // Caller is the identity an action runs as; the zero value is anonymous.
@@ -126,17 +128,9 @@ type Member struct {
 	Capacity string `bson:"capacity"`
 }
 
-// User is the read-only view of a user document written by the gateway core.
-type User struct {
-	ID       string    `bson:"_id"`
-	Name     string    `bson:"name"`
-	Email    string    `bson:"email"`
-	Fullname string    `bson:"fullname"`
-	About    string    `bson:"about"`
-	State    string    `bson:"state"`
-	Sysadmin bool      `bson:"sysadmin"`
-	Created  time.Time `bson:"created"`
-}
+// User is what the catalog knows of a user: the gateway's identity store
+// owns users, and the catalog looks them up through Options.Users.
+type User = contract.UserInfo
 
 // clone copies d deeply enough for a write to change it freely.
 func (d *Dataset) clone() *Dataset {

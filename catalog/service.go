@@ -16,6 +16,7 @@ import (
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
 	"toxgate/catalog/filestore"
+	"toxgate/plugins/contract"
 )
 
 // Options configure a Service.
@@ -41,6 +42,9 @@ type Options struct {
 	// FilesDir keeps the bytes of uploaded files in a directory instead of
 	// the database (catalog.files_dir); "" keeps them in the database.
 	FilesDir string
+	// Users is the gateway's user directory, through which the catalog
+	// resolves member names and renders member lists (nil: no users).
+	Users contract.Users
 	// GentleLoad makes New load the catalog at half pace (it pauses after
 	// each batch for as long as the batch took), for a process that
 	// replaces a running one: that one serves meanwhile, and its requests
@@ -133,7 +137,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if opts.SiteTitle == "" {
 		opts.SiteTitle = "toxgate"
 	}
-	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
+	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)

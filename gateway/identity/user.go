@@ -17,9 +17,9 @@ const (
 	StateDeleted = "deleted" // disabled by an administrator
 )
 
-// User is one account, stored in the collection "users". The catalog plugin
-// reads the same documents (id, name, email, fullname, about, state,
-// sysadmin, roles, created) to render CKAN user dicts.
+// User is one account, stored in the collection "users", which this
+// package alone reads and writes; plugins see users through
+// Store.LookupUsers (contract.Users).
 type User struct {
 	ID       string    `bson:"_id"`
 	Name     string    `bson:"name"`
