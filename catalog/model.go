@@ -17,18 +17,9 @@ import (
 	"toxgate/plugins/contract"
 )
 
-// Caller is the identity an action runs as; the zero value is anonymous.
-type Caller struct {
-	// UserID is the user's id.
-	UserID string
-	// Name is the CKAN user name.
-	Name string
-	// Sysadmin passes every authorization check.
-	Sysadmin bool
-}
-
-// Anonymous reports whether the caller has no identity.
-func (c Caller) Anonymous() bool { return c.UserID == "" && c.Name == "" }
+// Caller is the identity an action runs as (the plugin contract's, as the
+// gateway authenticated it); the zero value is anonymous.
+type Caller = contract.Identity
 
 // Dataset states.
 const (

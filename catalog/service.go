@@ -93,17 +93,9 @@ type Request struct {
 	Upload *FileRef
 }
 
-// Action describes one action the catalog serves.
-type Action struct {
-	// Name is the action name.
-	Name string
-	// GET is true for side-effect-free actions, which accept GET.
-	GET bool
-	// Description is one line for API docs.
-	Description string
-	// Internal actions serve the gateway itself and are not routed from HTTP.
-	Internal bool
-}
+// Action describes one action the catalog serves: the plugin contract's
+// action descriptor.
+type Action = contract.ActionSpec
 
 type handler func(ctx context.Context, s *Service, r *Request) (any, error)
 

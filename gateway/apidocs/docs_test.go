@@ -40,7 +40,7 @@ func start(t *testing.T) *server {
 	}
 	d := apidocs.New(apidocs.Config{
 		Info:    apidocs.Info{Title: "toxgate test API", Version: "0.1"},
-		Actions: []apidocs.Action{{Name: "package_show", GET: true, Summary: "Show a dataset"}, {Name: "package_create", Summary: "Create a dataset"}},
+		Actions: []apidocs.Action{{Name: "package_show", GET: true, Description: "Show a dataset"}, {Name: "package_create", Description: "Create a dataset"}},
 		Modules: h,
 	})
 	r := router.New()

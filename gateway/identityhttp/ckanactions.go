@@ -11,13 +11,13 @@ import (
 
 	"toxgate/catalog/ckan"
 	"toxgate/gateway/identity"
+	"toxgate/plugins/contract"
 )
 
-// Action is a CKAN action served from the identity store.
+// Action is a CKAN action served from the identity store: its descriptor
+// and its handler.
 type Action struct {
-	Name        string
-	GET         bool // side-effect free: accepts GET
-	Description string
+	contract.ActionSpec
 	// Handle serves the action over HTTP (the gateway's core-action seam).
 	Handle func(ctx *fasthttp.RequestCtx, action string, caller identity.Caller)
 }
@@ -45,15 +45,15 @@ func (h *Handlers) Actions() []Action {
 		}
 	}
 	return []Action{
-		{Name: "user_list", GET: true, Description: "List users (q, order_by, all_fields)", Handle: wrap(true, h.userList)},
-		{Name: "user_show", GET: true, Description: "Show a user (id: name or id; default: the caller)", Handle: wrap(true, h.userShow)},
-		{Name: "user_create", Description: "Create a user (sysadmin only)", Handle: wrap(false, h.userCreate)},
-		{Name: "user_update", Description: "Update a user (the user or a sysadmin)", Handle: wrap(false, h.userUpdate)},
-		{Name: "user_patch", Description: "Update only the given fields of a user (the user or a sysadmin)", Handle: wrap(false, h.userPatch)},
-		{Name: "user_delete", Description: "Delete (disable) a user (sysadmin only)", Handle: wrap(false, h.userDelete)},
-		{Name: "api_token_create", Description: "Create an API token (user, name, optional expires_in seconds)", Handle: wrap(false, h.apiTokenCreate)},
-		{Name: "api_token_list", GET: true, Description: "List a user's API tokens (user_id)", Handle: wrap(true, h.apiTokenList)},
-		{Name: "api_token_revoke", Description: "Revoke an API token (token or jti)", Handle: wrap(false, h.apiTokenRevoke)},
+		{ActionSpec: contract.ActionSpec{Name: "user_list", GET: true, Description: "List users (q, order_by, all_fields)"}, Handle: wrap(true, h.userList)},
+		{ActionSpec: contract.ActionSpec{Name: "user_show", GET: true, Description: "Show a user (id: name or id; default: the caller)"}, Handle: wrap(true, h.userShow)},
+		{ActionSpec: contract.ActionSpec{Name: "user_create", Description: "Create a user (sysadmin only)"}, Handle: wrap(false, h.userCreate)},
+		{ActionSpec: contract.ActionSpec{Name: "user_update", Description: "Update a user (the user or a sysadmin)"}, Handle: wrap(false, h.userUpdate)},
+		{ActionSpec: contract.ActionSpec{Name: "user_patch", Description: "Update only the given fields of a user (the user or a sysadmin)"}, Handle: wrap(false, h.userPatch)},
+		{ActionSpec: contract.ActionSpec{Name: "user_delete", Description: "Delete (disable) a user (sysadmin only)"}, Handle: wrap(false, h.userDelete)},
+		{ActionSpec: contract.ActionSpec{Name: "api_token_create", Description: "Create an API token (user, name, optional expires_in seconds)"}, Handle: wrap(false, h.apiTokenCreate)},
+		{ActionSpec: contract.ActionSpec{Name: "api_token_list", GET: true, Description: "List a user's API tokens (user_id)"}, Handle: wrap(true, h.apiTokenList)},
+		{ActionSpec: contract.ActionSpec{Name: "api_token_revoke", Description: "Revoke an API token (token or jti)"}, Handle: wrap(false, h.apiTokenRevoke)},
 	}
 }
 

@@ -64,7 +64,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	}
 
 	for _, act := range hs.Actions() {
-		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
+		a.AddCoreAction(CoreAction{ActionSpec: act.ActionSpec, Handle: act.Handle})
 	}
 
 	w, err := web.New(web.Options{
