@@ -50,6 +50,13 @@ type Options struct {
 	// replaces a running one: that one serves meanwhile, and its requests
 	// wait less for the machine.
 	GentleLoad bool
+	// AllowCollaborators lets dataset collaborators read (member) and edit
+	// (editor) single datasets (catalog.allow_dataset_collaborators, CKAN's
+	// ckan.auth.allow_dataset_collaborators).
+	AllowCollaborators bool
+	// AllowAdminCollaborators adds the admin capacity, which also manages
+	// a dataset's collaborators (catalog.allow_admin_collaborators).
+	AllowAdminCollaborators bool
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -131,6 +138,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	}
 	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
+	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}

@@ -21,12 +21,15 @@ const (
 	CollChanges       = "catalog_marker"
 	CollChangeSeq     = "catalog_marker_seq"
 	CollClaims        = "catalog_claims"
+	// CollVocabularies holds the tag vocabularies with their tags.
+	CollVocabularies = "vocabularies"
 )
 
 // change kinds in the change marker.
 const (
 	kindDataset = "d"
-	kindOrg     = "o"
+	kindOrg     = "o" // organizations and groups
+	kindVocab   = "v"
 	kindMarker  = "m" // claims of marker numbers only
 )
 
@@ -54,6 +57,7 @@ type marker struct {
 
 type collections struct {
 	datasets, orgs, changes, changeSeq, claims *mongo.Collection
+	vocabs                                     *mongo.Collection
 	// users is the gateway's user directory (nil: no users are known).
 	users contract.Users
 }
@@ -66,6 +70,7 @@ func newCollections(db *mongo.Database, users contract.Users) collections {
 		changes:   db.Collection(CollChanges),
 		changeSeq: db.Collection(CollChangeSeq),
 		claims:    db.Collection(CollClaims),
+		vocabs:    db.Collection(CollVocabularies),
 	}
 }
 
@@ -77,6 +82,9 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 	}
 	if _, err := c.orgs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
 		return fmt.Errorf("create index organizations.name: %w", err)
+	}
+	if _, err := c.vocabs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
+		return fmt.Errorf("create index vocabularies.name: %w", err)
 	}
 	return nil
 }

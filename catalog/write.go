@@ -143,7 +143,7 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
 	defer s.lockFor(id)()
 	s.st.mu.RLock()
-	base := s.st.orgs[id]
+	base := s.st.anyGroup(id)
 	s.st.mu.RUnlock()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 || base == nil {
@@ -172,6 +172,20 @@ func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Or
 		}
 	}
 	return nil, ckan.ValidationMessage("The organization was changed by another request at the same time; please retry")
+}
+
+// insertOrg stores a new organization or group.
+func (s *Service) insertOrg(ctx context.Context, o *Organization) error {
+	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
+		if isDup(err) {
+			return ckan.FieldError("name", "Group name already exists in database")
+		}
+		return fmt.Errorf("insert %s: %w", o.typeName(), err)
+	}
+	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+		return err
+	}
+	return s.committedOrg(ctx, o)
 }
 
 func (s *Service) committedOrg(ctx context.Context, o *Organization) error {

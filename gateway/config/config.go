@@ -80,6 +80,10 @@ type Catalog struct {
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
 	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
+	// AllowDatasetCollaborators and AllowAdminCollaborators are CKAN's
+	// ckan.auth.allow_dataset_collaborators and allow_admin_collaborators.
+	AllowDatasetCollaborators bool `yaml:"allow_dataset_collaborators" doc:"users may be made collaborators on single datasets: a member reads it, an editor edits it and its resources"`
+	AllowAdminCollaborators   bool `yaml:"allow_admin_collaborators" doc:"collaborators may also have the admin capacity, which manages the dataset's collaborators"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -192,7 +196,8 @@ func Default() Config {
 			Watch:          true,
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
-			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules"},
+			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
+			AllowDatasetCollaborators: true},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

@@ -70,13 +70,14 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	w, err := web.New(web.Options{
 		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Backend: webBackend{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
 	})
 	if err != nil {
 		return fmt.Errorf("web pages: %w", err)
 	}
 	w.Register(a.router)
 	a.modelPage = w.ModelPage
+	a.pages = w
 
 	check := hs.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)

@@ -387,9 +387,9 @@ func (w *Web) showDataset(r *req, id string) (Dataset, error) {
 	return d, err
 }
 
-// canUpdate asks the catalog whether the user may update the dataset (a
-// package_patch with no change would write; the catalog has no check
-// action, so membership is read from organization_list_for_user).
+// canUpdate asks the catalog whether the user may update the dataset (its
+// internal package_writable action: org editors and admins, and the
+// dataset's editor collaborators).
 func (w *Web) canUpdate(r *req, d *Dataset) bool {
 	c := r.catalogCaller()
 	if c.Anonymous() {
@@ -398,12 +398,7 @@ func (w *Web) canUpdate(r *req, d *Dataset) bool {
 	if c.Sysadmin {
 		return true
 	}
-	for _, o := range w.editableOrgs(r) {
-		if o.ID == d.OwnerOrg {
-			return true
-		}
-	}
-	return false
+	return w.call(r, "package_writable", map[string]any{"id": d.ID}, nil) == nil
 }
 
 // editableOrgs lists the organizations where the user may create datasets.

@@ -27,6 +27,7 @@ func (w *Web) registerCatalog(r *router.Router) {
 	r.POST("/dataset/{id}/resource/new", w.resourceCreate)
 	r.GET("/dataset/{id}/resource/{resource_id}", w.page(w.resourcePage))
 	r.POST("/dataset/{id}/resource/{resource_id}/delete", w.auth(false, w.resourceDelete))
+	r.POST("/dataset/{id}/resource/{resource_id}/score", w.jobsUser(w.resourceScore))
 	r.GET("/organization", w.page(w.organizationsPage))
 	r.GET("/organization/{id}", w.page(w.organizationPage))
 	r.POST("/models/{name}/run", w.page(w.modelRun))

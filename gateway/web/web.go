@@ -72,6 +72,8 @@ type Options struct {
 	DocsURL string
 	// Backend serves the catalog and model pages (nil: those pages answer 503).
 	Backend Backend
+	// Jobs serves the scoring-job pages (nil: they answer 503).
+	Jobs Jobs
 	// MaxUploadBytes is the largest resource file (catalog.max_resource_bytes), shown on the form.
 	MaxUploadBytes int64
 }
@@ -172,6 +174,8 @@ func (w *Web) Register(r *router.Router) {
 	r.POST("/tokens/{id}/renew", w.auth(false, w.tokenRenew))
 	r.POST("/tokens/{id}/rotate", w.auth(false, w.tokenRotate))
 	r.POST("/tokens/{id}/revoke", w.auth(false, w.tokenRevoke))
+	r.GET("/jobs/{id}/progress", w.jobProgress)
+	r.POST("/jobs/{id}/cancel", w.jobsUser(w.jobCancel))
 	r.GET("/admin/users", w.admin(w.adminUsers))
 	r.POST("/admin/users", w.admin(w.adminCreate))
 	r.GET("/admin/users/{name}", w.admin(w.adminUser))
@@ -202,10 +206,23 @@ type view struct {
 	Error   string
 	Data    any
 	DocsURL string
+	// Refresh reloads the page every few seconds when scripts are off
+	// (a running job's progress).
+	Refresh bool
 }
 
 func (w *Web) render(r *req, status int, page, title string, data any, flash, errMsg string) {
-	v := view{Title: title, Data: data, Flash: flash, Error: errMsg, DocsURL: w.o.DocsURL}
+	w.renderView(r, status, page, view{Title: title, Data: data, Flash: flash, Error: errMsg})
+}
+
+// renderRefresh renders a page that reloads itself without scripts while
+// refresh is true.
+func (w *Web) renderRefresh(r *req, page, title string, data any, refresh bool) {
+	w.renderView(r, fasthttp.StatusOK, page, view{Title: title, Data: data, Refresh: refresh})
+}
+
+func (w *Web) renderView(r *req, status int, page string, v view) {
+	v.DocsURL = w.o.DocsURL
 	if r.user != nil && r.sess != nil {
 		v.User = r.user
 	}
