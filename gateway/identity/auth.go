@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"toxgate/gateway/identity/oidc"
+	"toxgate/plugins/contract"
 )
 
 // lastUsedEvery bounds how often a token's last use is written.
@@ -123,7 +124,7 @@ func (s *Service) oidcUser(ctx context.Context, id oidc.Identity) (cacheEntry, e
 	if u.State == StateDeleted {
 		return cacheEntry{}, nil
 	}
-	return cacheEntry{caller: Caller{UserID: u.ID, Name: u.Name}, ok: true}, nil
+	return cacheEntry{caller: Caller{Identity: contract.Identity{UserID: u.ID, Name: u.Name}}, ok: true}, nil
 }
 
 func (s *Service) provisionOIDC(ctx context.Context, id oidc.Identity) (*User, error) {

@@ -14,6 +14,7 @@ import (
 
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
+	"toxgate/plugins/contract"
 )
 
 // AdminAPIPrefix is where the JSON user administration API lives (used by
@@ -63,7 +64,7 @@ func (h *Handlers) RegisterAdminAPI(r *router.Router, localKey string) {
 		return func(ctx *fasthttp.RequestCtx) {
 			cred := Credential(&ctx.Request.Header)
 			if localKey != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(localKey)) == 1 {
-				next(ctx, identity.Caller{Name: "local-admin", Sysadmin: true, Via: "local"})
+				next(ctx, identity.Caller{Identity: contract.Identity{Name: "local-admin", Sysadmin: true}, Via: "local"})
 				return
 			}
 			c, err := h.Authenticate(ctx)
