@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"toxgate/gateway/identity"
 
 	"toxgate/gateway/store"
 )
@@ -372,7 +373,7 @@ func TestActivitySeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +388,7 @@ func TestActivitySeenByAnotherInstance(t *testing.T) {
 	sameList(t, "other", list(other), "new package")
 	f.ok("admin", "package_patch", map[string]any{"id": "shared", "notes": "x"})
 	sameList(t, "other after a patch", list(other), "changed package", "new package")
-	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func TestActivityAfterPurge(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +444,7 @@ func TestActivityAfterPurge(t *testing.T) {
 	f.fail("sysadmin", "package_activity_list", map[string]any{"id": "short-lived"}, 404)
 	sameList(t, "this instance", userTypes(f.svc), "changed package", "new package")
 	sameList(t, "other, after", userTypes(other), "changed package", "new package")
-	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +458,7 @@ func TestActivityAfterPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameList(t, "with a ghost create", userTypes(f.svc), "changed package", "new package")
-	fourth, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fourth, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +476,7 @@ func BenchmarkActivityIndexLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = st.Close(context.Background()) }()
-	c := newCollections(st.DB())
+	c := newCollections(st.DB(), nil)
 	docs := make([]any, 0, 1000)
 	at := now()
 	for i := 0; i < n; i++ {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"toxgate/catalog/ckan"
+	"toxgate/gateway/identity"
 	"toxgate/gateway/store"
 )
 
@@ -53,7 +54,7 @@ func benchCatalog(b testing.TB) *Service {
 	if _, err := st.DB().Collection(CollChanges).InsertOne(ctx, map[string]any{"_id": "catalog", "seq": int64(100), "recent": recent}); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := New(ctx, st.DB(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc, err := New(ctx, st.DB(), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(st.DB())})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"toxgate/gateway/identity"
 )
 
 // withOptions reopens the fixture's catalog with opts (a second process
@@ -15,6 +19,9 @@ func (f *fixture) withOptions(opts Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.Users == nil {
+		opts.Users = identity.NewStore(f.db)
+	}
 	svc, err := New(ctx, f.db, opts)
 	if err != nil {
 		f.t.Fatal(err)
@@ -26,8 +33,8 @@ func (f *fixture) withOptions(opts Options) {
 func (f *fixture) addUser(name string) {
 	f.t.Helper()
 	id := newID()
-	_, err := f.db.Collection(CollUsers).InsertOne(context.Background(), map[string]any{"_id": id, "name": name, "email": name + "@example.org",
-		"fullname": "", "about": "", "state": "active", "sysadmin": false, "roles": []string{}, "created": time.Now()})
+	err := identity.NewStore(f.db).InsertUser(context.Background(), &identity.User{ID: id, Name: name, Email: name + "@example.org",
+		EmailKey: name + "@example.org", State: identity.StateActive, Roles: []string{}, Created: time.Now()})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -185,8 +192,8 @@ func TestAdminCollaborators(t *testing.T) {
 	f.fail("outsider", "package_show", map[string]any{"id": "shared"}, 403)
 
 	// a deleted user is no longer listed (CKAN's user_delete drops them)
-	if _, err := f.db.Collection(CollUsers).UpdateOne(context.Background(), map[string]any{"_id": f.users["boss"].UserID},
-		map[string]any{"$set": map[string]any{"state": "deleted"}}); err != nil {
+	if _, err := identity.NewStore(f.db).UpdateUser(context.Background(), f.users["boss"].UserID,
+		bson.M{"state": identity.StateDeleted}); err != nil {
 		t.Fatal(err)
 	}
 	if l := f.list("sysadmin", "package_collaborator_list", map[string]any{"id": "shared"}); len(l) != 0 {

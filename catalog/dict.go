@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
@@ -9,17 +8,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"toxgate/catalog/ckan"
 )
 
 // ckanTime formats t as CKAN does: naive UTC isoformat, microseconds only
 // when non-zero.
-func ckanTime(t time.Time) string {
-	t = t.UTC()
-	if t.Nanosecond()/1000 == 0 {
-		return t.Format("2006-01-02T15:04:05")
-	}
-	return t.Format("2006-01-02T15:04:05.000000")
-}
+func ckanTime(t time.Time) string { return ckan.Time(t) }
 
 // now is the current time at BSON's millisecond precision, so what is
 // returned equals what is stored.
@@ -196,21 +191,8 @@ func orgDict(o *Organization, packageCount int) map[string]any {
 
 // userDict renders a user as CKAN does for org member lists (no email).
 func userDict(u *User, created int) map[string]any {
-	display := u.Fullname
-	if strings.TrimSpace(display) == "" {
-		display = u.Name
-	}
-	var fullname any = u.Fullname
-	if u.Fullname == "" {
-		fullname = nil
-	}
-	sum := md5.Sum([]byte(strings.ToLower(strings.TrimSpace(u.Email))))
-	return map[string]any{
-		"id": u.ID, "name": u.Name, "fullname": fullname, "display_name": display, "about": u.About,
-		"created": ckanTime(u.Created), "state": u.State, "sysadmin": u.Sysadmin, "image_url": "",
-		"image_display_url": "", "email_hash": hex.EncodeToString(sum[:]), "last_active": nil,
-		"activity_streams_email_notifications": false, "number_created_packages": created,
-	}
+	return ckan.UserDict(ckan.User{ID: u.ID, Name: u.Name, Fullname: u.Fullname, About: u.About, Email: u.Email,
+		State: u.State, Sysadmin: u.Sysadmin, Created: u.Created}, created)
 }
 
 // sortExtras orders extras by key.

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/ckan"
+	"toxgate/gateway/identity"
 	"toxgate/gateway/store"
 )
 
@@ -67,14 +68,15 @@ func newFixture(t *testing.T) *fixture {
 		sys  bool
 	}{{"sysadmin", true}, {"admin", false}, {"editor", false}, {"member", false}, {"outsider", false}} {
 		id := newID()
-		_, err := f.db.Collection(CollUsers).InsertOne(ctx, map[string]any{"_id": id, "name": u.name, "email": u.name + "@example.org",
-			"fullname": "The " + u.name, "about": "", "state": "active", "sysadmin": u.sys, "roles": []string{}, "created": time.Now()})
+		err := identity.NewStore(f.db).InsertUser(ctx, &identity.User{ID: id, Name: u.name, Email: u.name + "@example.org",
+			EmailKey: u.name + "@example.org", Fullname: "The " + u.name, State: identity.StateActive, Sysadmin: u.sys,
+			Roles: []string{}, Created: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.users[u.name] = Caller{UserID: id, Name: u.name, Sysadmin: u.sys}
 	}
-	f.svc, err = New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f.svc, err = New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,20 +13,13 @@ package catalog
 
 import (
 	"time"
+
+	"toxgate/plugins/contract"
 )
 
-// Caller is the identity an action runs as; the zero value is anonymous.
-type Caller struct {
-	// UserID is the user's id.
-	UserID string
-	// Name is the CKAN user name.
-	Name string
-	// Sysadmin passes every authorization check.
-	Sysadmin bool
-}
-
-// Anonymous reports whether the caller has no identity.
-func (c Caller) Anonymous() bool { return c.UserID == "" && c.Name == "" }
+// Caller is the identity an action runs as (the plugin contract's, as the
+// gateway authenticated it); the zero value is anonymous.
+type Caller = contract.Identity
 
 // Dataset states.
 const (
@@ -137,17 +130,9 @@ type Member struct {
 	Capacity string `bson:"capacity"`
 }
 
-// User is the read-only view of a user document written by the gateway core.
-type User struct {
-	ID       string    `bson:"_id"`
-	Name     string    `bson:"name"`
-	Email    string    `bson:"email"`
-	Fullname string    `bson:"fullname"`
-	About    string    `bson:"about"`
-	State    string    `bson:"state"`
-	Sysadmin bool      `bson:"sysadmin"`
-	Created  time.Time `bson:"created"`
-}
+// User is what the catalog knows of a user: the gateway's identity store
+// owns users, and the catalog looks them up through Options.Users.
+type User = contract.UserInfo
 
 // clone copies d deeply enough for a write to change it freely.
 func (d *Dataset) clone() *Dataset {

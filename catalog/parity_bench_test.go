@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"toxgate/catalog/ckan"
+	"toxgate/gateway/identity"
 )
 
 // BenchmarkLookups runs, in process on 10,000 datasets, the actions that
@@ -18,7 +19,8 @@ func BenchmarkLookups(b *testing.B) {
 	svc.st.allowCollaborators = true
 	ctx := context.Background()
 	user := Caller{UserID: "u-bench", Name: "bench"}
-	if _, err := svc.c.users.InsertOne(ctx, map[string]any{"_id": user.UserID, "name": user.Name, "state": "active"}); err != nil {
+	if err := identity.NewStore(svc.c.datasets.Database()).InsertUser(ctx, &identity.User{ID: user.UserID, Name: user.Name,
+		EmailKey: user.Name, State: identity.StateActive}); err != nil {
 		b.Fatal(err)
 	}
 	sys := Caller{UserID: "u-sys", Name: "sys", Sysadmin: true}

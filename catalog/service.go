@@ -16,6 +16,7 @@ import (
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
 	"toxgate/catalog/filestore"
+	"toxgate/plugins/contract"
 )
 
 // Options configure a Service.
@@ -41,6 +42,9 @@ type Options struct {
 	// FilesDir keeps the bytes of uploaded files in a directory instead of
 	// the database (catalog.files_dir); "" keeps them in the database.
 	FilesDir string
+	// Users is the gateway's user directory, through which the catalog
+	// resolves member names and renders member lists (nil: no users).
+	Users contract.Users
 	// GentleLoad makes New load the catalog at half pace (it pauses after
 	// each batch for as long as the batch took), for a process that
 	// replaces a running one: that one serves meanwhile, and its requests
@@ -102,17 +106,9 @@ type Request struct {
 	Upload *FileRef
 }
 
-// Action describes one action the catalog serves.
-type Action struct {
-	// Name is the action name.
-	Name string
-	// GET is true for side-effect-free actions, which accept GET.
-	GET bool
-	// Description is one line for API docs.
-	Description string
-	// Internal actions serve the gateway itself and are not routed from HTTP.
-	Internal bool
-}
+// Action describes one action the catalog serves: the plugin contract's
+// action descriptor.
+type Action = contract.ActionSpec
 
 type handler func(ctx context.Context, s *Service, r *Request) (any, error)
 
@@ -146,7 +142,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if opts.SiteTitle == "" {
 		opts.SiteTitle = "toxgate"
 	}
-	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
+	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	if err := s.c.ensureIndexes(ctx); err != nil {

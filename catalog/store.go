@@ -10,6 +10,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"toxgate/plugins/contract"
 )
 
 // Collection names in the toxgate database.
@@ -18,7 +20,6 @@ const (
 	CollOrganizations = "organizations"
 	CollChanges       = "catalog_marker"
 	CollChangeSeq     = "catalog_marker_seq"
-	CollUsers         = "users"
 	CollClaims        = "catalog_claims"
 	// CollVocabularies holds the tag vocabularies with their tags.
 	CollVocabularies = "vocabularies"
@@ -55,19 +56,21 @@ type marker struct {
 }
 
 type collections struct {
-	datasets, orgs, changes, changeSeq, users, claims *mongo.Collection
-	vocabs                                            *mongo.Collection
+	datasets, orgs, changes, changeSeq, claims *mongo.Collection
+	vocabs                                     *mongo.Collection
 	// activity and activityDataColl are the activity stream (activity.go).
 	activity, activityDataColl *mongo.Collection
+	// users is the gateway's user directory (nil: no users are known).
+	users contract.Users
 }
 
-func newCollections(db *mongo.Database) collections {
+func newCollections(db *mongo.Database, users contract.Users) collections {
 	return collections{
+		users:     users,
 		datasets:  db.Collection(CollDatasets),
 		orgs:      db.Collection(CollOrganizations),
 		changes:   db.Collection(CollChanges),
 		changeSeq: db.Collection(CollChangeSeq),
-		users:     db.Collection(CollUsers),
 		claims:    db.Collection(CollClaims),
 		vocabs:    db.Collection(CollVocabularies),
 
@@ -326,39 +329,36 @@ func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, ke
 
 // findUser resolves a user by id, then by name; nil when unknown.
 func (c collections) findUser(ctx context.Context, idOrName string) (*User, error) {
-	if idOrName == "" {
+	if idOrName == "" || c.users == nil {
 		return nil, nil
 	}
-	var u User
-	err := c.users.FindOne(ctx, bson.M{"_id": idOrName}).Decode(&u)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		err = c.users.FindOne(ctx, bson.M{"name": idOrName}).Decode(&u)
-	}
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, nil
-	}
+	users, err := c.users.LookupUsers(ctx, []string{idOrName})
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", idOrName, err)
 	}
-	return &u, nil
+	for i := range users { // an id match comes before a name match
+		if users[i].ID == idOrName {
+			return &users[i], nil
+		}
+	}
+	if len(users) == 0 {
+		return nil, nil
+	}
+	return &users[0], nil
 }
 
 // findUsers loads users by id.
 func (c collections) findUsers(ctx context.Context, ids []string) (map[string]*User, error) {
 	out := make(map[string]*User, len(ids))
-	if len(ids) == 0 {
+	if len(ids) == 0 || c.users == nil {
 		return out, nil
 	}
-	cur, err := c.users.Find(ctx, bson.M{"_id": bson.M{"$in": ids}})
+	users, err := c.users.LookupUsers(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("load users: %w", err)
 	}
-	var users []*User
-	if err := cur.All(ctx, &users); err != nil {
-		return nil, fmt.Errorf("load users: %w", err)
-	}
-	for _, u := range users {
-		out[u.ID] = u
+	for i := range users {
+		out[users[i].ID] = &users[i]
 	}
 	return out, nil
 }

@@ -1,8 +1,11 @@
 // Package ckan is the CKAN action API v3 on the wire: how a request becomes
 // a data dict (query string, form, JSON body), how values are coerced, the
 // {help, success, result} envelope, the error types with their exact JSON and
-// HTTP status codes. It knows nothing of MongoDB or go-plugin, so both the
-// catalog plugin and the gateway core (user and token actions) use it.
+// HTTP status codes, and the records both sides render (the user dict). It
+// is wire-only: it imports nothing else of toxgate and knows nothing of
+// MongoDB or go-plugin, so both the catalog plugin and the gateway core
+// (user and token actions, the plugin host's failures) use it without the
+// gateway reaching into the catalog's domain. See catalog/RATIONALE.md.
 package ckan
 
 import (

@@ -119,6 +119,7 @@ var actionFields = map[string][]field{
 		req("password", "string", "initial password", "initial-pass-1"), f("fullname", "string", "full name"),
 		f("first_name", "string", "first name"), f("last_name", "string", "last name"), f("roles", "array", "gateway roles, e.g. [\"models\"]")},
 	"user_update":      {idField, f("email", "string", "e-mail"), f("fullname", "string", "full name"), f("password", "string", "new password")},
+	"user_patch":       {idField, f("email", "string", "e-mail"), f("fullname", "string", "full name"), f("about", "string", "about the user")},
 	"user_list":        {f("q", "string", "names containing"), f("order_by", "string", "name (default)")},
 	"api_token_create": {req("user", "string", "user name or id", "mia"), req("name", "string", "token name", "laptop"), f("expires_in", "integer", "lifetime (with unit)"), f("unit", "integer", "seconds per expires_in unit")},
 	"api_token_list":   {f("user_id", "string", "user (default: the caller)")},

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/apidocs"
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/modulehost/modtest"
 )
@@ -39,7 +40,7 @@ func start(t *testing.T) *server {
 	}
 	d := apidocs.New(apidocs.Config{
 		Info:    apidocs.Info{Title: "toxgate test API", Version: "0.1"},
-		Actions: []apidocs.Action{{Name: "package_show", GET: true, Summary: "Show a dataset"}, {Name: "package_create", Summary: "Create a dataset"}},
+		Actions: []apidocs.Action{{Name: "package_show", GET: true, Description: "Show a dataset"}, {Name: "package_create", Description: "Create a dataset"}},
 		Modules: h,
 	})
 	r := router.New()
@@ -47,11 +48,11 @@ func start(t *testing.T) *server {
 	d.RegisterRoutes(r)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if string(ctx.Request.Header.Peek("Authorization")) != "Bearer "+token {
-			modulehost.WriteError(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>", "")
+			httpcore.WriteError(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>", "")
 			return
 		}
 		if !h.ServeModel(ctx) {
-			modulehost.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "no such path", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "no such path", "")
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

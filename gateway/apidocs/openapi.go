@@ -12,18 +12,13 @@ import (
 	"sort"
 	"strings"
 
+	"toxgate/plugins/contract"
 	"toxgate/sdk/abi"
 )
 
-// Action is one catalog action of the CKAN action API.
-type Action struct {
-	// Name is the action name, e.g. "package_show".
-	Name string
-	// GET is true for read actions, which accept GET as well as POST.
-	GET bool
-	// Summary is one line for the documentation.
-	Summary string
-}
+// Action is one catalog action of the CKAN action API (the plugin
+// contract's action descriptor; its Description is the summary).
+type Action = contract.ActionSpec
 
 // Modules gives the manifests of the loaded modules; generation changes
 // whenever the set changes. *modulehost.Host implements it.
@@ -176,14 +171,14 @@ func addActions(paths obj, actions []Action) {
 		if a.GET {
 			sec = append(sec, obj{}) // anonymous reads
 			item["get"] = obj{
-				"tags": []string{"catalog"}, "operationId": a.Name + "_get", "summary": a.Summary, "security": sec,
+				"tags": []string{"catalog"}, "operationId": a.Name + "_get", "summary": a.Description, "security": sec,
 				"parameters": queryParams(a.Name),
 				"responses":  responses,
 			}
 		}
 		schema, example := requestSchema(a.Name)
 		item["post"] = obj{
-			"tags": []string{"catalog"}, "operationId": a.Name, "summary": a.Summary, "security": sec,
+			"tags": []string{"catalog"}, "operationId": a.Name, "summary": a.Description, "security": sec,
 			"requestBody": obj{"content": obj{"application/json": obj{"schema": schema, "example": example}}},
 			"responses":   responses,
 		}

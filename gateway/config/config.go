@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// DefaultMaxMemoryPages is the most linear memory a module's manifest may
+// ask for, in 64 KiB pages (128 MiB): modules.max_memory_pages by default,
+// and the module host's default when it runs without this configuration.
+const DefaultMaxMemoryPages = 2048
+
 // Config is the whole configuration of a toxgate gateway. Each leaf has a
 // dotted key (yaml tags joined by dots, e.g. "server.addr") and an
 // environment variable (TOXGATE_ plus the key in upper case with dots as
@@ -214,7 +219,7 @@ func Default() Config {
 			CacheDir:        "./data/wazero-cache",
 			PoolSize:        4,
 			Timeout:         10 * time.Second,
-			MaxMemoryPages:  2048,
+			MaxMemoryPages:  DefaultMaxMemoryPages,
 			MaxInputBytes:   4 << 20,
 			MaxUploadBytes:  64 << 20,
 			Watch:           true,

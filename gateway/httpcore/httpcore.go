@@ -4,6 +4,7 @@
 package httpcore
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -224,4 +225,14 @@ func ServerErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		WriteError(ctx, fasthttp.StatusBadRequest, "bad_request", "malformed HTTP request", "")
 	}
+}
+
+// RequestContext is the context for a handler's work on behalf of ctx: it
+// carries the request's values and ends after timeout (the configured
+// deadline of that work). It is not cancelled when the server starts to
+// shut down: in-flight requests finish within server.shutdown_timeout.
+// (A *fasthttp.RequestCtx is itself a context.Context, but one without a
+// deadline that ends every request at the first moment of a shutdown.)
+func RequestContext(ctx *fasthttp.RequestCtx, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }

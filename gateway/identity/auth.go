@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/hex"
@@ -11,41 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"toxgate/gateway/identity/oidc"
+	"toxgate/plugins/contract"
 )
 
 // lastUsedEvery bounds how often a token's last use is written.
 const lastUsedEvery = time.Minute
-
-// Credential returns the token a request carries: the Authorization header
-// (an optional "Bearer " is stripped, as CKAN clients send it either way),
-// else X-CKAN-API-Key. Empty when there is none.
-func Credential(h *fasthttp.RequestHeader) string {
-	v := bytes.TrimSpace(h.Peek(fasthttp.HeaderAuthorization))
-	if len(v) == 0 {
-		v = bytes.TrimSpace(h.Peek("X-CKAN-API-Key"))
-	}
-	if len(v) > 7 && strings.EqualFold(string(v[:7]), "bearer ") {
-		v = bytes.TrimSpace(v[7:])
-	}
-	return string(v)
-}
-
-// Authenticate resolves the caller of an API request from its token or
-// OIDC JWT. No credential: the anonymous caller and nil. A bad credential:
-// the anonymous caller and ErrBadCredentials (the same for unknown, revoked,
-// expired, malformed tokens and tokens of pending or disabled users).
-// Browser sessions are not accepted here: they serve the web pages only.
-func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (Caller, error) {
-	cred := Credential(&ctx.Request.Header)
-	if cred == "" {
-		return Caller{}, nil
-	}
-	return s.Check(context.Background(), cred)
-}
 
 // Check authenticates one credential (API token or OIDC JWT).
 func (s *Service) Check(ctx context.Context, cred string) (Caller, error) {
@@ -152,7 +124,7 @@ func (s *Service) oidcUser(ctx context.Context, id oidc.Identity) (cacheEntry, e
 	if u.State == StateDeleted {
 		return cacheEntry{}, nil
 	}
-	return cacheEntry{caller: Caller{UserID: u.ID, Name: u.Name}, ok: true}, nil
+	return cacheEntry{caller: Caller{Identity: contract.Identity{UserID: u.ID, Name: u.Name}}, ok: true}, nil
 }
 
 func (s *Service) provisionOIDC(ctx context.Context, id oidc.Identity) (*User, error) {

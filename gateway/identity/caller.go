@@ -3,7 +3,11 @@
 // bearer JWTs. Other parts see only the Caller of a request.
 package identity
 
-import "slices"
+import (
+	"slices"
+
+	"toxgate/plugins/contract"
+)
 
 // Well-known roles. Administrators may configure others (auth.roles).
 const (
@@ -12,18 +16,16 @@ const (
 	RoleNotebooks = "notebooks"
 )
 
-// Caller is who sent a request. The zero value is the anonymous caller.
+// Caller is who sent a request: the identity the plugins are told
+// (contract.Identity: user id, name, sysadmin) and the gateway's roles.
+// The zero value is the anonymous caller.
 type Caller struct {
-	UserID   string   `json:"user_id,omitempty"`
-	Name     string   `json:"name,omitempty"`
-	Sysadmin bool     `json:"sysadmin,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
+	contract.Identity
+	// Roles are the gateway roles the caller holds.
+	Roles []string
 	// Via says how the caller was authenticated: "token", "session", "oidc" or "" (anonymous).
-	Via string `json:"via,omitempty"`
+	Via string
 }
-
-// Anonymous reports whether no user is authenticated.
-func (c Caller) Anonymous() bool { return c.UserID == "" && c.Name == "" }
 
 // HasRole reports whether the caller holds role; sysadmins hold every role.
 func (c Caller) HasRole(role string) bool {

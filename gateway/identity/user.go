@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"toxgate/plugins/contract"
 )
 
 // User states, as CKAN names them.
@@ -17,9 +19,9 @@ const (
 	StateDeleted = "deleted" // disabled by an administrator
 )
 
-// User is one account, stored in the collection "users". The catalog plugin
-// reads the same documents (id, name, email, fullname, about, state,
-// sysadmin, roles, created) to render CKAN user dicts.
+// User is one account, stored in the collection "users", which this
+// package alone reads and writes; plugins see users through
+// Store.LookupUsers (contract.Users).
 type User struct {
 	ID       string    `bson:"_id"`
 	Name     string    `bson:"name"`
@@ -45,7 +47,7 @@ type User struct {
 
 // Caller is the identity of an authenticated request by this user.
 func (u *User) Caller(via string) Caller {
-	return Caller{UserID: u.ID, Name: u.Name, Sysadmin: u.Sysadmin, Roles: slices.Clone(u.Roles), Via: via}
+	return Caller{Identity: contract.Identity{UserID: u.ID, Name: u.Name, Sysadmin: u.Sysadmin}, Roles: slices.Clone(u.Roles), Via: via}
 }
 
 // FirstLoginDone reports whether the user has verified the e-mail address

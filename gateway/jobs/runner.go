@@ -716,7 +716,7 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 		"failed_rows":       strconv.Itoa(failed),
 	}
 	up := &contract.Upload{FileID: info.ID, Filename: info.Filename, Mimetype: "text/csv", Size: info.Size, SHA256: info.SHA256}
-	res, err := s.catalogCall("resource_create", Caller{UserID: j.UserID, Name: j.User, Sysadmin: j.Sysadmin}.identity(), body, up)
+	res, err := s.catalogCall("resource_create", Caller{UserID: j.UserID, Name: j.User, Sysadmin: j.Sysadmin}, body, up)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {

@@ -85,15 +85,8 @@ func (c Config) withDefaults() Config {
 // maxAttempts is how many leases a chunk may take before the job fails.
 const maxAttempts = 5
 
-// Caller is who asks for a job.
-type Caller struct {
-	UserID, Name string
-	Sysadmin     bool
-}
-
-func (c Caller) identity() pluginhost.Identity {
-	return pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
-}
+// Caller is who asks for a job: the identity catalog calls are made as.
+type Caller = pluginhost.Identity
 
 // Request is the body of POST /jobs.
 type Request struct {
@@ -217,7 +210,7 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 	if err != nil {
 		return nil, err
 	}
-	id := c.identity()
+	id := c
 	pkg, err := s.catalogCall("package_writable", id, map[string]any{"id": req.PackageID}, nil)
 	if err != nil {
 		return nil, fieldOf(err, "package_id")

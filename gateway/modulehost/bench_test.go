@@ -18,14 +18,16 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	doxo "toxgate/modules/pbpk-doxorubicin/model"
+	httk "toxgate/modules/pbpk-httk/model"
+	tk2d "toxgate/modules/tk-2d/model"
+	tk3d "toxgate/modules/tk-3d/model"
+
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/modules/example-units/units"
-	doxo "toxgate/modules/pbpk-doxorubicin/model"
-	httk "toxgate/modules/pbpk-httk/model"
 	"toxgate/modules/td-omics/omics"
-	tk2d "toxgate/modules/tk-2d/model"
-	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
 	"toxgate/sdk/cputime"
 	"toxgate/sdk/wasmbuild"
@@ -309,7 +311,7 @@ func BenchmarkServeVsIsAlive(b *testing.B) {
 	})
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if !h.ServeModel(ctx) {
-			WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
 		}
 	}
 	ln := fasthttputil.NewInmemoryListener()

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"toxgate/gateway/config"
+	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/wasmrt"
 )
 
 // Config configures a Host. Zero values take the defaults noted on each field.
@@ -23,8 +27,8 @@ type Config struct {
 	// 10s); MaxTimeout the most a manifest may ask (default 60s).
 	Timeout, MaxTimeout time.Duration
 	// MemoryPages caps a module's linear memory, in 64 KiB pages, when its manifest
-	// does not ask (default 512 = 32 MiB); MaxMemoryPages is the most a manifest
-	// may ask (default 4096 = 256 MiB).
+	// does not ask (default DefaultMemoryPages); MaxMemoryPages is the most a
+	// manifest may ask (default DefaultMaxMemoryPages).
 	MemoryPages, MaxMemoryPages uint32
 	// MaxInputBytes caps a request body when the manifest does not ask (default
 	// 1 MiB); a manifest may ask up to 16 MiB. The HTTP server's own body limit
@@ -71,11 +75,19 @@ type Config struct {
 	ReservedPrefixes []string
 }
 
-// DefaultReservedPrefixes are the gateway's own paths, which modules may not claim.
-var DefaultReservedPrefixes = []string{
-	"/models", "/v2/", "/jobs", "/admin/", "/api/", "/docs", "/openapi.json", "/metrics",
-	"/IsAlive", "/isalive", "/health", "/auth/", "/login", "/logout", "/static/", "/ui/",
-}
+// Memory defaults, in 64 KiB pages.
+const (
+	// DefaultMemoryPages is a module's memory cap when its manifest does not
+	// ask (the runtime's, 32 MiB).
+	DefaultMemoryPages = wasmrt.DefaultMemoryPages
+	// DefaultMaxMemoryPages is the most a manifest may ask (the gateway
+	// configuration's modules.max_memory_pages default, 128 MiB).
+	DefaultMaxMemoryPages = config.DefaultMaxMemoryPages
+)
+
+// DefaultReservedPrefixes are the gateway's own paths (httpcore.Prefixes),
+// which modules may not claim.
+var DefaultReservedPrefixes = httpcore.ReservedPrefixes()
 
 func (c Config) withDefaults() Config {
 	if c.PoolSize == 0 {
@@ -91,10 +103,10 @@ func (c Config) withDefaults() Config {
 		c.MaxTimeout = max(60*time.Second, c.Timeout)
 	}
 	if c.MaxMemoryPages == 0 {
-		c.MaxMemoryPages = max(4096, c.MemoryPages)
+		c.MaxMemoryPages = max(DefaultMaxMemoryPages, c.MemoryPages)
 	}
 	if c.MemoryPages == 0 {
-		c.MemoryPages = min(512, c.MaxMemoryPages)
+		c.MemoryPages = min(DefaultMemoryPages, c.MaxMemoryPages)
 	}
 	if c.MaxInputBytes == 0 {
 		c.MaxInputBytes = 1 << 20

@@ -26,6 +26,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
@@ -294,7 +295,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 	}
 	for _, r := range m.Routes {
 		for _, p := range h.cfg.ReservedPrefixes {
-			if r.Path == strings.TrimSuffix(p, "/") || strings.HasPrefix(r.Path, p) {
+			if httpcore.UnderPrefix(r.Path, p) {
 				return reject(fmt.Errorf("route %s: the prefix %s is reserved for the gateway", r.Path, p))
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/modtest"
 )
 
@@ -81,7 +82,7 @@ func newEnv(t *testing.T, cfg Config, modules map[string]string) *env {
 	h.RegisterRoutes(r, func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		return func(ctx *fasthttp.RequestCtx) {
 			if string(ctx.Request.Header.Peek("Authorization")) != "Bearer sysadmin" {
-				WriteError(ctx, fasthttp.StatusForbidden, "forbidden", "sysadmin only", "")
+				httpcore.WriteError(ctx, fasthttp.StatusForbidden, "forbidden", "sysadmin only", "")
 				return
 			}
 			next(ctx)
@@ -89,7 +90,7 @@ func newEnv(t *testing.T, cfg Config, modules map[string]string) *env {
 	})
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if !h.ServeModel(ctx) {
-			WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -111,8 +112,8 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) errBody() ErrorDetail {
-	var e ErrorBody
+func (r resp) errBody() httpcore.ErrorDetail {
+	var e httpcore.ErrorBody
 	json.Unmarshal(r.body, &e)
 	return e.Error
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/sdk/abi"
 )
 
@@ -45,12 +46,12 @@ type OIPInferResponse struct {
 }
 
 func oipError(ctx *fasthttp.RequestCtx, status int, msg string) {
-	writeJSON(ctx, status, map[string]string{"error": msg})
+	httpcore.WriteJSON(ctx, status, map[string]string{"error": msg})
 }
 
 // HandleServerMetadata serves GET /v2.
 func (h *Host) HandleServerMetadata(ctx *fasthttp.RequestCtx) {
-	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"name": "toxgate", "version": h.cfg.ServerVersion, "extensions": []string{}})
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"name": "toxgate", "version": h.cfg.ServerVersion, "extensions": []string{}})
 }
 
 // ServeInfer serves POST /v2/models/{name}[/versions/{version}]/infer for caller.
@@ -92,7 +93,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		oipError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
-	out, ref, err := h.Invoke(context.Background(), rt.Path, caller, body)
+	out, ref, err := h.Invoke(context.WithoutCancel(ctx), rt.Path, caller, body)
 	ctx.Response.Header.Set(HeaderModel, man.Name+"/"+man.Version)
 	ctx.Response.Header.Set(HeaderModelSHA256, e.mod.SHA256())
 	var ce *CallError
@@ -131,7 +132,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		}
 		outputs = kept
 	}
-	writeJSON(ctx, fasthttp.StatusOK, OIPInferResponse{ModelName: ref.Model, ModelVersion: ref.Version, ID: req.ID,
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, OIPInferResponse{ModelName: ref.Model, ModelVersion: ref.Version, ID: req.ID,
 		Parameters: map[string]any{"module_sha256": ref.ModuleSHA256, "route": ref.Route}, Outputs: outputs})
 }
 

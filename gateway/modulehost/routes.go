@@ -1,7 +1,6 @@
 package modulehost
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
@@ -116,34 +116,34 @@ func (h *Host) Models() []ModelInfo {
 }
 
 func (h *Host) handleIndex(ctx *fasthttp.RequestCtx) {
-	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"models": h.Models()})
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"models": h.Models()})
 }
 
 func (h *Host) lookup(ctx *fasthttp.RequestCtx) (*entry, bool) {
 	name, _ := ctx.UserValue("name").(string)
 	e, ok := h.reg.Load().modules[name]
 	if !ok {
-		WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
 	}
 	return e, ok
 }
 
 func (h *Host) handleModel(ctx *fasthttp.RequestCtx) {
 	if e, ok := h.lookup(ctx); ok {
-		writeJSON(ctx, fasthttp.StatusOK, infoOf(e))
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, infoOf(e))
 	}
 }
 
 func (h *Host) handleLive(ctx *fasthttp.RequestCtx) {
-	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"live": true})
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]bool{"live": true})
 }
 
 func (h *Host) handleReady(ctx *fasthttp.RequestCtx) {
 	if err := h.Ready(); err != nil {
-		writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"ready": false, "error": err.Error()})
+		httpcore.WriteJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"ready": false, "error": err.Error()})
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"ready": true})
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]bool{"ready": true})
 }
 
 // TensorMetadata is an Open Inference Protocol input or output description.
@@ -190,7 +190,7 @@ func (h *Host) handleOIPModel(ctx *fasthttp.RequestCtx) {
 		}
 		md.Routes = append(md.Routes, rm)
 	}
-	writeJSON(ctx, fasthttp.StatusOK, md)
+	httpcore.WriteJSON(ctx, fasthttp.StatusOK, md)
 }
 
 // tensors maps the top-level properties of an object schema to OIP tensors.
@@ -228,7 +228,7 @@ func tensors(schema json.RawMessage) []TensorMetadata {
 
 func (h *Host) handleOIPModelReady(ctx *fasthttp.RequestCtx) {
 	if e, ok := h.lookup(ctx); ok {
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"name": e.mod.Manifest().Name, "ready": true})
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"name": e.mod.Manifest().Name, "ready": true})
 	}
 }
 
@@ -237,14 +237,14 @@ func (h *Host) handleOIPModelReady(ctx *fasthttp.RequestCtx) {
 func (h *Host) handleUpload(ctx *fasthttp.RequestCtx) {
 	body := ctx.PostBody()
 	if len(body) == 0 {
-		WriteError(ctx, fasthttp.StatusBadRequest, CodeModuleRejected, "send the .wasm module as the request body", "")
+		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, CodeModuleRejected, "send the .wasm module as the request body", "")
 		return
 	}
 	if len(body) > h.cfg.MaxModuleBytes {
-		WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the module is larger than "+itoa(h.cfg.MaxModuleBytes)+" bytes", "")
+		httpcore.WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the module is larger than "+itoa(h.cfg.MaxModuleBytes)+" bytes", "")
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	lctx, cancel := httpcore.RequestContext(ctx, time.Minute)
 	defer cancel()
 	res, err := h.Load(lctx, append([]byte(nil), body...))
 	if err != nil {
@@ -253,14 +253,14 @@ func (h *Host) handleUpload(ctx *fasthttp.RequestCtx) {
 		if !errors.As(err, &le) && !strings.Contains(err.Error(), "refused") {
 			status = fasthttp.StatusInternalServerError
 		}
-		WriteError(ctx, status, CodeModuleRejected, err.Error(), "")
+		httpcore.WriteError(ctx, status, CodeModuleRejected, err.Error(), "")
 		return
 	}
 	status := fasthttp.StatusCreated
 	if res.Unchanged {
 		status = fasthttp.StatusOK
 	}
-	writeJSON(ctx, status, map[string]any{
+	httpcore.WriteJSON(ctx, status, map[string]any{
 		"name": res.Name, "version": res.Version, "sha256": res.SHA256,
 		"unchanged": res.Unchanged, "replaced_version": res.Replaced,
 	})
@@ -271,11 +271,11 @@ func (h *Host) handleDelete(ctx *fasthttp.RequestCtx) {
 	sha, ok, err := h.Remove(name)
 	switch {
 	case !ok:
-		WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
 	case err != nil:
-		WriteError(ctx, fasthttp.StatusInternalServerError, "internal", err.Error(), "")
+		httpcore.WriteError(ctx, fasthttp.StatusInternalServerError, "internal", err.Error(), "")
 	default:
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"removed": name, "sha256": sha})
+		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"removed": name, "sha256": sha})
 	}
 }
 

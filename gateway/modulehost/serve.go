@@ -9,12 +9,14 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
 
-// Error codes of the model API. Every error body is
-// {"error":{"code":CODE,"message":MESSAGE,"field":FIELD}} (field optional).
+// Error codes of the model API. Every error body is httpcore's error shape,
+// {"error":{"code":CODE,"message":MESSAGE,"field":FIELD,"request_id":ID}}
+// (field and request_id optional), written by httpcore.WriteError.
 const (
 	CodeInvalidJSON          = "invalid_json"           // 400
 	CodeNotFound             = "not_found"              // 404: unknown model, or the model does not know the input
@@ -35,37 +37,6 @@ const (
 	CodeModuleRejected       = "module_rejected"        // 422 on upload: the module was refused
 )
 
-// ErrorBody is the error shape of every model endpoint.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail is the content of ErrorBody.
-type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-// WriteError writes the model API's error shape.
-func WriteError(ctx *fasthttp.RequestCtx, status int, code, message, field string) {
-	b, _ := json.Marshal(ErrorBody{ErrorDetail{Code: code, Message: message, Field: field}})
-	ctx.Response.Header.SetContentType("application/json")
-	ctx.SetStatusCode(status)
-	ctx.SetBody(b)
-}
-
-func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		WriteError(ctx, fasthttp.StatusInternalServerError, "internal", "encoding the response failed", "")
-		return
-	}
-	ctx.Response.Header.SetContentType("application/json")
-	ctx.SetStatusCode(status)
-	ctx.SetBody(b)
-}
-
 // ServeModel serves ctx as ServeModelAs does, with the client's IP address
 // as the caller.
 func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
@@ -84,11 +55,11 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 	}
 	if !ctx.IsPost() {
 		ctx.Response.Header.Set("Allow", "POST")
-		WriteError(ctx, fasthttp.StatusMethodNotAllowed, CodeMethodNotAllowed, "model routes accept POST only", "")
+		httpcore.WriteError(ctx, fasthttp.StatusMethodNotAllowed, CodeMethodNotAllowed, "model routes accept POST only", "")
 		return true
 	}
 	if mt, _, _ := strings.Cut(string(ctx.Request.Header.ContentType()), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-		WriteError(ctx, fasthttp.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "send the input as Content-Type: application/json", "")
+		httpcore.WriteError(ctx, fasthttp.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "send the input as Content-Type: application/json", "")
 		return true
 	}
 	path := string(ctx.Path())
@@ -100,15 +71,17 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 		// The module was swapped out between lookup and call: use the new one.
 		r, ok = h.reg.Load().routes[path]
 		if !ok || attempt == 3 {
-			WriteError(ctx, fasthttp.StatusServiceUnavailable, CodeUnavailable, "the model was removed while the request was in flight", "")
+			httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, CodeUnavailable, "the model was removed while the request was in flight", "")
 			return true
 		}
 	}
 }
 
-// serveOn runs one call on route r; it returns false if the module was retired.
+// serveOn runs one call on route r, on behalf of the request (its values;
+// the module's own call timeout is the deadline, and a shutdown lets it
+// finish); it returns false if the module was retired.
 func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []byte) bool {
-	out, cerr, retired := h.invokeOn(context.Background(), r, caller, body)
+	out, cerr, retired := h.invokeOn(context.WithoutCancel(ctx), r, caller, body)
 	if retired {
 		return false
 	}
@@ -119,7 +92,7 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 		if cerr.RetryAfter > 0 {
 			ctx.Response.Header.Set("Retry-After", itoa(int(cerr.RetryAfter/time.Second)))
 		}
-		WriteError(ctx, cerr.Status, cerr.Code, cerr.Message, cerr.Field)
+		httpcore.WriteError(ctx, cerr.Status, cerr.Code, cerr.Message, cerr.Field)
 		return true
 	}
 	accept := string(ctx.Request.Header.Peek("Accept"))
@@ -131,7 +104,7 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 			return true
 		}
 		if !acceptsJSON(accept) {
-			WriteError(ctx, fasthttp.StatusNotAcceptable, CodeNotAcceptable, "this route's answer has no table or time series to give as CSV; it answers application/json", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotAcceptable, CodeNotAcceptable, "this route's answer has no table or time series to give as CSV; it answers application/json", "")
 			return true
 		}
 	}

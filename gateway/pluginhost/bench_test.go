@@ -41,7 +41,7 @@ func BenchmarkTransport(b *testing.B) {
 			req := &contract.Request{Action: "no_such_action", Method: "POST", ContentType: "application/json", Body: []byte(`{"id":"x"}`)}
 			b.Run("serial", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := h.call(m, req); err != nil {
+					if _, err := h.call(context.Background(), m, req); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -50,7 +50,7 @@ func BenchmarkTransport(b *testing.B) {
 				b.SetParallelism(8)
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						if _, err := h.call(m, req); err != nil {
+						if _, err := h.call(context.Background(), m, req); err != nil {
 							b.Error(err)
 							return
 						}

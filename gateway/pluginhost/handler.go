@@ -66,7 +66,7 @@ func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller 
 		Upload:      upload,
 	}
 	start := time.Now()
-	resp, err := h.call(r.m, req)
+	resp, err := h.call(context.WithoutCancel(ctx), r.m, req)
 	h.metrics.seconds.WithLabelValues(r.m.cfg.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		status := 503
@@ -89,11 +89,18 @@ func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller 
 // as the catalog's resource_file) with a JSON body and returns the plugin's
 // reply: status and the CKAN envelope.
 func (h *Host) CallInternal(action, siteURL string, caller Identity, body []byte) (*contract.Response, error) {
+	return h.CallInternalContext(context.Background(), action, siteURL, caller, body)
+}
+
+// CallInternalContext is CallInternal on behalf of ctx (a request's
+// context: its values; it is not cancelled by a shutdown, see
+// httpcore.RequestContext), within plugins.call_timeout.
+func (h *Host) CallInternalContext(ctx context.Context, action, siteURL string, caller Identity, body []byte) (*contract.Response, error) {
 	r, ok := (*h.routes.Load())[action]
 	if !ok {
 		return nil, fmt.Errorf("pluginhost: no plugin serves %s", action)
 	}
-	return h.call(r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: "application/json",
+	return h.call(ctx, r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: "application/json",
 		Body: body, SiteURL: siteURL, Caller: caller})
 }
 
@@ -105,7 +112,7 @@ func (h *Host) Call(action, siteURL string, caller Identity, contentType string,
 	if !ok {
 		return nil, fmt.Errorf("pluginhost: no plugin serves %s", action)
 	}
-	return h.call(r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: contentType,
+	return h.call(context.Background(), r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: contentType,
 		Body: body, SiteURL: siteURL, Caller: caller, Upload: upload})
 }
 
@@ -113,8 +120,9 @@ func (h *Host) Call(action, siteURL string, caller Identity, contentType string,
 var errDown = errors.New("plugin is down")
 
 // call sends req to the current process of m, following a swap that
-// happens between picking the process and registering the call.
-func (h *Host) call(m *managed, req *contract.Request) (*contract.Response, error) {
+// happens between picking the process and registering the call; it waits
+// for the answer until ctx ends or plugins.call_timeout passes.
+func (h *Host) call(parent context.Context, m *managed, req *contract.Request) (*contract.Response, error) {
 	for {
 		inst := m.cur.Load()
 		if inst == nil {
@@ -126,7 +134,7 @@ func (h *Host) call(m *managed, req *contract.Request) (*contract.Response, erro
 			}
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.CallTimeout)
+		ctx, cancel := context.WithTimeout(parent, h.cfg.CallTimeout)
 		resp, err := inst.rpc.Call(ctx, req)
 		cancel()
 		inst.release()

@@ -95,12 +95,7 @@ func (c *Config) defaults() {
 type Action struct {
 	// Plugin is the name of the plugin serving it.
 	Plugin string
-	// Name is the action name.
-	Name string
-	// GET is true when the action accepts GET.
-	GET bool
-	// Description is one line for API docs.
-	Description string
+	contract.ActionSpec
 }
 
 // Host supervises the plugins.
@@ -233,11 +228,11 @@ func (h *Host) Reload(ctx context.Context, name string) error {
 func (h *Host) Actions() []Action {
 	routes := *h.routes.Load()
 	out := make([]Action, 0, len(routes))
-	for name, r := range routes {
+	for _, r := range routes {
 		if r.spec.Internal {
 			continue
 		}
-		out = append(out, Action{Plugin: r.m.cfg.Name, Name: name, GET: r.spec.GET, Description: r.spec.Description})
+		out = append(out, Action{Plugin: r.m.cfg.Name, ActionSpec: r.spec})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/identity"
+	"toxgate/plugins/contract"
 )
 
 // ActionHandler serves one CKAN action for an authenticated (or anonymous) caller.
@@ -14,10 +15,8 @@ type ActionHandler func(ctx *fasthttp.RequestCtx, action string, caller identity
 // CoreAction is a CKAN action served by the gateway core itself (the user
 // and token actions, which live in the identity store) rather than by a plugin.
 type CoreAction struct {
-	Name        string
-	GETAllowed  bool
-	Description string
-	Handle      ActionHandler
+	contract.ActionSpec
+	Handle ActionHandler
 }
 
 // AddCoreAction serves a CKAN action from the core; it takes precedence over

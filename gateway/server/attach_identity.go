@@ -13,6 +13,8 @@ import (
 
 	"toxgate/gateway/identity"
 	"toxgate/gateway/identity/oidc"
+	"toxgate/gateway/identityhttp"
+	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/web"
 )
 
@@ -46,7 +48,9 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	svc := identity.NewService(st, identity.Options{
 		Auth: cfg.Auth, OIDC: verifier, Mailer: identity.NewMailer(cfg.SMTP, a.log), Logger: a.log,
 	})
-	a.SetAuthenticator(svc)
+	hs := identityhttp.New(svc, identityhttp.Options{Timeout: cfg.Server.WriteTimeout, SiteURL: a.siteURL,
+		CreatedPackages: a.createdPackages, Logger: a.log})
+	a.SetAuthenticator(hs)
 	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
 		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
 		if cookie == "" {
@@ -59,8 +63,8 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		return u.Caller("session")
 	}
 
-	for _, act := range svc.Actions(a.siteURL) {
-		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
+	for _, act := range hs.Actions() {
+		a.AddCoreAction(CoreAction{ActionSpec: act.ActionSpec, Handle: act.Handle})
 	}
 
 	rdfEndpoints := a.newDCAT()
@@ -78,7 +82,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	a.modelPage = w.ModelPage
 	a.pages = w
 
-	check := svc.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
+	check := hs.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)
 	a.router.ANY("/auth/check/{path:*}", check)
 
@@ -96,7 +100,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 			return nil
 		})
 	}
-	svc.RegisterAdminAPI(a.router, localKey)
+	hs.RegisterAdminAPI(a.router, localKey)
 
 	created, generated, err := svc.EnsureSysadmin(ctx, cfg.Auth.AdminUsername, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
 	if err != nil {
@@ -130,38 +134,41 @@ func (a *App) siteURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + string(ctx.Host())
 }
 
-// modelIndex reads the model index (GET /models, served by the module
-// host when attached) in-process, for the dashboard.
+// modelIndex is the model index (GET /models) from the module host, for
+// the dashboard; none when no module host is attached.
 func (a *App) modelIndex(context.Context) []web.Model {
-	var req fasthttp.Request
-	req.SetRequestURI("/models")
-	req.Header.SetMethod(fasthttp.MethodGet)
-	var rc fasthttp.RequestCtx
-	rc.Init(&req, nil, nil)
-	a.router.Handler(&rc)
-	if rc.Response.StatusCode() != fasthttp.StatusOK {
+	if a.modules == nil {
 		return nil
 	}
-	var idx struct {
-		Models []struct {
-			Name   string `json:"name"`
-			Title  string `json:"title"`
-			Status string `json:"status"`
-			Routes []struct {
-				Path string `json:"path"`
-			} `json:"routes"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(rc.Response.Body(), &idx); err != nil {
-		return nil
-	}
-	out := make([]web.Model, 0, len(idx.Models))
-	for _, m := range idx.Models {
+	models := a.modules.Models()
+	out := make([]web.Model, 0, len(models))
+	for _, m := range models {
 		wm := web.Model{Name: m.Name, Title: m.Title, Status: m.Status}
 		for _, r := range m.Routes {
 			wm.Paths = append(wm.Paths, r.Path)
 		}
 		out = append(out, wm)
+	}
+	return out
+}
+
+// createdPackages counts each user's active datasets (CKAN's
+// number_created_packages) by asking the catalog plugin, which owns the
+// datasets; none when no plugin serves the catalog or it does not answer.
+func (a *App) createdPackages(ctx context.Context) map[string]int {
+	out := map[string]int{}
+	if a.plugins == nil {
+		return out
+	}
+	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, []byte("{}"))
+	if err != nil || resp.Status != fasthttp.StatusOK {
+		return out
+	}
+	var env struct {
+		Result map[string]int `json:"result"`
+	}
+	if json.Unmarshal(resp.Body, &env) == nil && env.Result != nil {
+		out = env.Result
 	}
 	return out
 }

@@ -63,7 +63,7 @@ func (a *App) pagesHandler(page func(*web.Web, *fasthttp.RequestCtx)) fasthttp.R
 type webJobs struct{ a *App }
 
 func jobsCaller(c identity.Caller) jobs.Caller {
-	return jobs.Caller{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+	return c.Identity
 }
 
 func (w webJobs) service() (*jobs.Service, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
-	"toxgate/gateway/identity"
+	"toxgate/gateway/identityhttp"
 )
 
 // attachMetrics serves the Prometheus metrics: on the main address, or with
@@ -59,7 +59,7 @@ func metricsAuth(token string, next fasthttp.RequestHandler) fasthttp.RequestHan
 	}
 	want := []byte(token)
 	return func(ctx *fasthttp.RequestCtx) {
-		got := []byte(identity.Credential(&ctx.Request.Header))
+		got := []byte(identityhttp.Credential(&ctx.Request.Header))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="toxgate metrics"`)
 			httpcore.WriteError(ctx, fasthttp.StatusUnauthorized, "unauthorized", "metrics need the bearer token of metrics.token", "")

@@ -119,13 +119,13 @@ func (a *App) docActions() []apidocs.Action {
 	var out []apidocs.Action
 	seen := map[string]bool{}
 	for _, act := range a.CoreActions() {
-		out = append(out, apidocs.Action{Name: act.Name, GET: act.GETAllowed, Summary: act.Description})
+		out = append(out, act.ActionSpec)
 		seen[act.Name] = true
 	}
 	if a.plugins != nil {
 		for _, act := range a.plugins.Actions() {
 			if !seen[act.Name] {
-				out = append(out, apidocs.Action{Name: act.Name, GET: act.GET, Summary: act.Description})
+				out = append(out, act.ActionSpec)
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	}, a.metrics.Registry())
 	a.files = files
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
-		id := pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+		id := c.Identity
 		if filehttp.IsUpload(ctx) {
 			files.Upload(ctx, action, id)
 			return
@@ -118,7 +118,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		if c.Anonymous() && a.sessionCaller != nil {
 			c = a.sessionCaller(ctx)
 		}
-		files.Download(ctx, pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin})
+		files.Download(ctx, c.Identity)
 	}
 	for _, p := range []string{"/dataset/{id}/resource/{resource_id}/download", "/dataset/{id}/resource/{resource_id}/download/{filename}"} {
 		r.GET(p, download)

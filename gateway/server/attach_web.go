@@ -22,7 +22,7 @@ type webBackend struct{ a *App }
 var errNotAttached = errors.New("not attached")
 
 func pluginIdentity(c identity.Caller) pluginhost.Identity {
-	return pluginhost.Identity{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+	return c.Identity
 }
 
 // Action runs a catalog action through the plugin host, as the API would

@@ -10,7 +10,8 @@ import (
 	"toxgate/gateway/httpcore"
 )
 
-// routes registers the core's own routes.
+// routes registers the core's own routes. Every path the gateway serves
+// lies under one of httpcore.Prefixes (TestEveryRouteIsReserved).
 func (a *App) routes(testRoutes bool) {
 	r := a.router
 	r.GET("/IsAlive", a.isAlive)
@@ -34,6 +35,9 @@ func (a *App) routes(testRoutes bool) {
 	}
 	if testRoutes {
 		r.GET("/debug/pprof/{profile:*}", pprofhandler.PprofHandler)
+		r.GET("/debug/routes", func(ctx *fasthttp.RequestCtx) {
+			httpcore.WriteJSON(ctx, fasthttp.StatusOK, r.List())
+		})
 		r.GET("/debug/panic", func(*fasthttp.RequestCtx) { panic("test panic") })
 		r.ANY("/debug/slow", func(ctx *fasthttp.RequestCtx) {
 			ms, _ := strconv.Atoi(string(ctx.QueryArgs().Peek("ms")))

@@ -9,12 +9,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/identity"
+	"toxgate/gateway/identityhttp"
 )
 
 type adminUsersData struct {
 	Users     []*identity.User
 	Roles     []string
-	Form      identity.CreateUserRequest
+	Form      identityhttp.CreateUserRequest
 	Created   *identity.User
 	Password  string
 	Suggested string
@@ -47,7 +48,7 @@ func formRoles(ctx *fasthttp.RequestCtx) []string {
 }
 
 func (w *Web) adminCreate(r *req) {
-	in := identity.CreateUserRequest{
+	in := identityhttp.CreateUserRequest{
 		Name: form(r.ctx, "username"), Email: form(r.ctx, "email"), FirstName: form(r.ctx, "first_name"),
 		LastName: form(r.ctx, "last_name"), Password: string(r.ctx.PostArgs().Peek("password")), Roles: formRoles(r.ctx),
 	}

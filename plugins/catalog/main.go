@@ -45,6 +45,7 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/gateway/identity"
 	"toxgate/gateway/version"
 	"toxgate/plugins/contract"
 )
@@ -121,7 +122,11 @@ func open(log *slog.Logger) (*server, func(), error) {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
-	svc, err := catalog.New(ctx, client.Database(dbName), opts)
+	db := client.Database(dbName)
+	// The users belong to the gateway's identity store; the catalog reads
+	// them only through its directory (contract.Users).
+	opts.Users = identity.NewStore(db)
+	svc, err := catalog.New(ctx, db, opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err

@@ -73,6 +73,33 @@ type Identity struct {
 // Anonymous reports whether the caller carries no identity.
 func (i Identity) Anonymous() bool { return i.UserID == "" && i.Name == "" }
 
+// UserInfo is what a plugin may know of a user. The gateway's identity
+// store (gateway/identity) owns the users; plugins read them through Users.
+type UserInfo struct {
+	// ID is the user's id (uuid).
+	ID string
+	// Name is the CKAN user name.
+	Name string
+	// Email is the e-mail address (plugins show only its hash).
+	Email string
+	// Fullname and About are the profile's display fields.
+	Fullname, About string
+	// State is pending, active or deleted.
+	State string
+	// Sysadmin is true for site administrators.
+	Sysadmin bool
+	// Created is when the account was made.
+	Created time.Time
+}
+
+// Users is the user directory a plugin is given: the one way a plugin
+// learns about users other than its caller.
+type Users interface {
+	// LookupUsers returns the users named by refs, each an id or else a
+	// name, in no particular order; unknown refs are left out.
+	LookupUsers(ctx context.Context, refs []string) ([]UserInfo, error)
+}
+
 // ActionSpec declares one action a plugin serves.
 type ActionSpec struct {
 	// Name is the action name, e.g. "package_show".

@@ -21,6 +21,7 @@ import (
 
 	"toxgate/gateway/config"
 	"toxgate/gateway/identity"
+	"toxgate/gateway/identityhttp"
 	"toxgate/gateway/server"
 	"toxgate/gateway/store"
 )
@@ -50,10 +51,10 @@ both).
 
 // userAdmin is where user commands act: a running gateway's admin API or the store.
 type userAdmin interface {
-	list(ctx context.Context) ([]identity.AdminUser, error)
-	create(ctx context.Context, req identity.CreateUserRequest) (identity.AdminUser, error)
-	setRoles(ctx context.Context, name string, roles []string) (identity.AdminUser, error)
-	setState(ctx context.Context, name string, enable bool) (identity.AdminUser, error)
+	list(ctx context.Context) ([]identityhttp.AdminUser, error)
+	create(ctx context.Context, req identityhttp.CreateUserRequest) (identityhttp.AdminUser, error)
+	setRoles(ctx context.Context, name string, roles []string) (identityhttp.AdminUser, error)
+	setState(ctx context.Context, name string, enable bool) (identityhttp.AdminUser, error)
 	close()
 }
 
@@ -84,7 +85,7 @@ func userCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, userUsage) }
 	gwURL := fs.String("url", "", "base URL of a running gateway")
 	token := fs.String("token", os.Getenv("TOXGATE_ADMIN_TOKEN"), "a sysadmin's API token for --url")
-	var req identity.CreateUserRequest
+	var req identityhttp.CreateUserRequest
 	var roles stringList
 	asJSON := false
 	switch cmd {
@@ -175,7 +176,7 @@ func userCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		name := fs.Arg(0)
-		var u identity.AdminUser
+		var u identityhttp.AdminUser
 		if cmd == "set-roles" {
 			u, err = admin.setRoles(ctx, name, append(append([]string{}, fs.Args()[1:]...), roles...))
 		} else {
@@ -268,50 +269,50 @@ type storeAdmin struct {
 	st  *store.Store
 }
 
-func (s *storeAdmin) list(ctx context.Context) ([]identity.AdminUser, error) {
+func (s *storeAdmin) list(ctx context.Context) ([]identityhttp.AdminUser, error) {
 	users, err := s.svc.Store().Users(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]identity.AdminUser, len(users))
+	out := make([]identityhttp.AdminUser, len(users))
 	for i, u := range users {
-		out[i] = identity.AdminView(u)
+		out[i] = identityhttp.AdminView(u)
 	}
 	sortUsers(out)
 	return out, nil
 }
 
-func sortUsers(us []identity.AdminUser) {
-	slices.SortFunc(us, func(a, b identity.AdminUser) int { return strings.Compare(a.Name, b.Name) })
+func sortUsers(us []identityhttp.AdminUser) {
+	slices.SortFunc(us, func(a, b identityhttp.AdminUser) int { return strings.Compare(a.Name, b.Name) })
 }
 
-func (s *storeAdmin) create(ctx context.Context, r identity.CreateUserRequest) (identity.AdminUser, error) {
+func (s *storeAdmin) create(ctx context.Context, r identityhttp.CreateUserRequest) (identityhttp.AdminUser, error) {
 	u, err := s.svc.CreateUser(ctx, identity.NewUser{Name: r.Name, Email: r.Email, FirstName: r.FirstName, LastName: r.LastName,
 		Password: r.Password, Roles: r.Roles, Active: r.Active})
 	if err != nil {
-		return identity.AdminUser{}, err
+		return identityhttp.AdminUser{}, err
 	}
-	return identity.AdminView(u), nil
+	return identityhttp.AdminView(u), nil
 }
 
-func (s *storeAdmin) setRoles(ctx context.Context, name string, roles []string) (identity.AdminUser, error) {
+func (s *storeAdmin) setRoles(ctx context.Context, name string, roles []string) (identityhttp.AdminUser, error) {
 	u, err := s.svc.SetRoles(ctx, name, roles)
 	if err != nil {
-		return identity.AdminUser{}, notFoundName(err, name)
+		return identityhttp.AdminUser{}, notFoundName(err, name)
 	}
-	return identity.AdminView(u), nil
+	return identityhttp.AdminView(u), nil
 }
 
-func (s *storeAdmin) setState(ctx context.Context, name string, enable bool) (identity.AdminUser, error) {
+func (s *storeAdmin) setState(ctx context.Context, name string, enable bool) (identityhttp.AdminUser, error) {
 	f := s.svc.Disable
 	if enable {
 		f = s.svc.Enable
 	}
 	u, err := f(ctx, name)
 	if err != nil {
-		return identity.AdminUser{}, notFoundName(err, name)
+		return identityhttp.AdminUser{}, notFoundName(err, name)
 	}
-	return identity.AdminView(u), nil
+	return identityhttp.AdminView(u), nil
 }
 
 func notFoundName(err error, name string) error {
@@ -347,29 +348,29 @@ func (h *httpAdmin) reachable(ctx context.Context) bool {
 	return true
 }
 
-func (h *httpAdmin) do(ctx context.Context, method, path string, body any) (identity.AdminUser, []identity.AdminUser, error) {
+func (h *httpAdmin) do(ctx context.Context, method, path string, body any) (identityhttp.AdminUser, []identityhttp.AdminUser, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return identity.AdminUser{}, nil, err
+			return identityhttp.AdminUser{}, nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
 	if err != nil {
-		return identity.AdminUser{}, nil, err
+		return identityhttp.AdminUser{}, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+h.token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := adminClient.Do(req)
 	if err != nil {
-		return identity.AdminUser{}, nil, fmt.Errorf("call %s: %w", h.base, err)
+		return identityhttp.AdminUser{}, nil, fmt.Errorf("call %s: %w", h.base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return identity.AdminUser{}, nil, fmt.Errorf("read answer of %s: %w", h.base, err)
+		return identityhttp.AdminUser{}, nil, fmt.Errorf("read answer of %s: %w", h.base, err)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -378,43 +379,43 @@ func (h *httpAdmin) do(ctx context.Context, method, path string, body any) (iden
 			} `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-			return identity.AdminUser{}, nil, fmt.Errorf("%s (HTTP %d)", e.Error.Message, resp.StatusCode)
+			return identityhttp.AdminUser{}, nil, fmt.Errorf("%s (HTTP %d)", e.Error.Message, resp.StatusCode)
 		}
-		return identity.AdminUser{}, nil, fmt.Errorf("HTTP %d from %s", resp.StatusCode, h.base+path)
+		return identityhttp.AdminUser{}, nil, fmt.Errorf("HTTP %d from %s", resp.StatusCode, h.base+path)
 	}
 	var out struct {
-		User  identity.AdminUser   `json:"user"`
-		Users []identity.AdminUser `json:"users"`
+		User  identityhttp.AdminUser   `json:"user"`
+		Users []identityhttp.AdminUser `json:"users"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return identity.AdminUser{}, nil, fmt.Errorf("decode answer of %s: %w", h.base, err)
+		return identityhttp.AdminUser{}, nil, fmt.Errorf("decode answer of %s: %w", h.base, err)
 	}
 	return out.User, out.Users, nil
 }
 
-func (h *httpAdmin) list(ctx context.Context) ([]identity.AdminUser, error) {
-	_, us, err := h.do(ctx, http.MethodGet, identity.AdminAPIPrefix, nil)
+func (h *httpAdmin) list(ctx context.Context) ([]identityhttp.AdminUser, error) {
+	_, us, err := h.do(ctx, http.MethodGet, identityhttp.AdminAPIPrefix, nil)
 	return us, err
 }
 
-func (h *httpAdmin) create(ctx context.Context, r identity.CreateUserRequest) (identity.AdminUser, error) {
-	u, _, err := h.do(ctx, http.MethodPost, identity.AdminAPIPrefix, r)
+func (h *httpAdmin) create(ctx context.Context, r identityhttp.CreateUserRequest) (identityhttp.AdminUser, error) {
+	u, _, err := h.do(ctx, http.MethodPost, identityhttp.AdminAPIPrefix, r)
 	return u, err
 }
 
-func (h *httpAdmin) setRoles(ctx context.Context, name string, roles []string) (identity.AdminUser, error) {
+func (h *httpAdmin) setRoles(ctx context.Context, name string, roles []string) (identityhttp.AdminUser, error) {
 	if roles == nil {
 		roles = []string{}
 	}
-	u, _, err := h.do(ctx, http.MethodPost, identity.AdminAPIPrefix+"/"+url.PathEscape(name)+"/roles", map[string]any{"roles": roles})
+	u, _, err := h.do(ctx, http.MethodPost, identityhttp.AdminAPIPrefix+"/"+url.PathEscape(name)+"/roles", map[string]any{"roles": roles})
 	return u, err
 }
 
-func (h *httpAdmin) setState(ctx context.Context, name string, enable bool) (identity.AdminUser, error) {
+func (h *httpAdmin) setState(ctx context.Context, name string, enable bool) (identityhttp.AdminUser, error) {
 	op := "/disable"
 	if enable {
 		op = "/enable"
 	}
-	u, _, err := h.do(ctx, http.MethodPost, identity.AdminAPIPrefix+"/"+url.PathEscape(name)+op, nil)
+	u, _, err := h.do(ctx, http.MethodPost, identityhttp.AdminAPIPrefix+"/"+url.PathEscape(name)+op, nil)
 	return u, err
 }

@@ -1,4 +1,4 @@
-package identity
+package identityhttp
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
 )
 
 // Headers the external-authorization check adds on success (an Istio
@@ -17,31 +18,18 @@ const (
 	HeaderAuthVia    = "X-Auth-Via"
 )
 
-// publicPrefixes need no role at the mesh: the catalog API (CKAN decides
-// per action), the web pages (sessions), operations and documentation.
-var publicPrefixes = []string{
-	"/api", "/IsAlive", "/readyz", "/metrics", "/static/", "/login", "/logout", "/verify",
-	"/password", "/welcome", "/dashboard", "/tokens", "/admin", "/models", "/docs", "/openapi",
-	"/v2/health", "/auth/",
-}
-
 // RoleForPath is the role the external-authorization check requires for a
-// request path: none for public paths, notebooks under /notebooks, and
+// request path: none for public paths (httpcore.Prefixes), notebooks under /notebooks, and
 // models for everything else (the model API) when requireModels is set.
 func RoleForPath(path string, requireModels bool) string {
-	if path == "/" || path == "" {
+	if httpcore.PublicPath(path) {
 		return ""
 	}
-	for _, p := range publicPrefixes {
-		if path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || len(path) == len(p) || path[len(p)] == '/' || path[len(p)] == '?') {
-			return ""
-		}
-	}
 	if path == "/notebooks" || strings.HasPrefix(path, "/notebooks/") {
-		return RoleNotebooks
+		return identity.RoleNotebooks
 	}
 	if requireModels {
-		return RoleModels
+		return identity.RoleModels
 	}
 	return ""
 }
@@ -51,7 +39,7 @@ func RoleForPath(path string, requireModels bool) string {
 // path (Envoy's path_prefix) or comes in X-Original-Uri / X-Envoy-Original-Path.
 // 200 with X-Auth-* identity headers allows; 401 (bad or missing
 // credentials where a role is needed) or 403 (role lacking) denies.
-func (s *Service) ExtAuthz(prefix string, requireModels bool) fasthttp.RequestHandler {
+func (h *Handlers) ExtAuthz(prefix string, requireModels bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		path := strings.TrimPrefix(string(ctx.Path()), prefix)
 		for _, h := range []string{"X-Original-Uri", "X-Envoy-Original-Path", "X-Forwarded-Uri"} {
@@ -63,7 +51,7 @@ func (s *Service) ExtAuthz(prefix string, requireModels bool) fasthttp.RequestHa
 			path = path[:i]
 		}
 		role := RoleForPath(path, requireModels)
-		c, err := s.Authenticate(ctx)
+		c, err := h.Authenticate(ctx)
 		ctx.Response.Header.Set("Cache-Control", "no-store")
 		if err != nil {
 			ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="toxgate", error="invalid_token"`)

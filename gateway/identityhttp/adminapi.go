@@ -1,4 +1,4 @@
-package identity
+package identityhttp
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/identity"
+	"toxgate/plugins/contract"
 )
 
 // AdminAPIPrefix is where the JSON user administration API lives (used by
@@ -37,7 +39,7 @@ type AdminUser struct {
 }
 
 // AdminView is u for the admin API.
-func AdminView(u *User) AdminUser {
+func AdminView(u *identity.User) AdminUser {
 	return AdminUser{ID: u.ID, Name: u.Name, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 		Fullname: u.Fullname, State: u.State, Sysadmin: u.Sysadmin, Roles: append([]string{}, u.Roles...),
 		EmailVerified: u.EmailVerified, MustChange: u.MustChangePassword, Created: u.Created, LastLogin: u.LastLogin}
@@ -57,15 +59,15 @@ type CreateUserRequest struct {
 // RegisterAdminAPI adds the JSON admin API to r. A request is allowed with a
 // sysadmin's token, or with localKey (the key the gateway writes to its data
 // directory for the CLI on the same machine; empty: none).
-func (s *Service) RegisterAdminAPI(r *router.Router, localKey string) {
-	guard := func(h func(ctx *fasthttp.RequestCtx, c Caller)) fasthttp.RequestHandler {
+func (h *Handlers) RegisterAdminAPI(r *router.Router, localKey string) {
+	guard := func(next func(ctx *fasthttp.RequestCtx, c identity.Caller)) fasthttp.RequestHandler {
 		return func(ctx *fasthttp.RequestCtx) {
 			cred := Credential(&ctx.Request.Header)
 			if localKey != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(localKey)) == 1 {
-				h(ctx, Caller{Name: "local-admin", Sysadmin: true, Via: "local"})
+				next(ctx, identity.Caller{Identity: contract.Identity{Name: "local-admin", Sysadmin: true}, Via: "local"})
 				return
 			}
-			c, err := s.Authenticate(ctx)
+			c, err := h.Authenticate(ctx)
 			switch {
 			case err != nil || c.Anonymous():
 				ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="toxgate"`)
@@ -73,23 +75,19 @@ func (s *Service) RegisterAdminAPI(r *router.Router, localKey string) {
 			case !c.Sysadmin:
 				httpcore.WriteError(ctx, fasthttp.StatusForbidden, "forbidden", "user "+c.Name+" is not a sysadmin", "")
 			default:
-				h(ctx, c)
+				next(ctx, c)
 			}
 		}
 	}
-	r.GET(AdminAPIPrefix, guard(s.adminList))
-	r.POST(AdminAPIPrefix, guard(s.adminCreate))
-	r.POST(AdminAPIPrefix+"/{name}/roles", guard(s.adminSetRoles))
-	r.POST(AdminAPIPrefix+"/{name}/disable", guard(s.adminState(s.Disable)))
-	r.POST(AdminAPIPrefix+"/{name}/enable", guard(s.adminState(s.Enable)))
-}
-
-func adminCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 30*time.Second)
+	r.GET(AdminAPIPrefix, guard(h.adminList))
+	r.POST(AdminAPIPrefix, guard(h.adminCreate))
+	r.POST(AdminAPIPrefix+"/{name}/roles", guard(h.adminSetRoles))
+	r.POST(AdminAPIPrefix+"/{name}/disable", guard(h.adminState(h.svc.Disable)))
+	r.POST(AdminAPIPrefix+"/{name}/enable", guard(h.adminState(h.svc.Enable)))
 }
 
 func writeAdminErr(ctx *fasthttp.RequestCtx, err error) {
-	var verr *ValidationError
+	var verr *identity.ValidationError
 	switch {
 	case errors.As(err, &verr):
 		field := ""
@@ -98,17 +96,17 @@ func writeAdminErr(ctx *fasthttp.RequestCtx, err error) {
 			break
 		}
 		httpcore.WriteError(ctx, fasthttp.StatusConflict, "validation", verr.Error(), field)
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, identity.ErrNotFound):
 		httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "no such user", "")
 	default:
 		httpcore.WriteError(ctx, fasthttp.StatusInternalServerError, "internal", err.Error(), "")
 	}
 }
 
-func (s *Service) adminList(ctx *fasthttp.RequestCtx, _ Caller) {
-	cctx, cancel := adminCtx()
+func (h *Handlers) adminList(ctx *fasthttp.RequestCtx, _ identity.Caller) {
+	cctx, cancel := h.context(ctx)
 	defer cancel()
-	users, err := s.store.Users(cctx, nil)
+	users, err := h.svc.Store().Users(cctx, nil)
 	if err != nil {
 		writeAdminErr(ctx, err)
 		return
@@ -121,25 +119,25 @@ func (s *Service) adminList(ctx *fasthttp.RequestCtx, _ Caller) {
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"users": out})
 }
 
-func (s *Service) adminCreate(ctx *fasthttp.RequestCtx, c Caller) {
+func (h *Handlers) adminCreate(ctx *fasthttp.RequestCtx, c identity.Caller) {
 	var req CreateUserRequest
 	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
 		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, "bad_request", "body must be a JSON object: "+err.Error(), "")
 		return
 	}
-	cctx, cancel := adminCtx()
+	cctx, cancel := h.context(ctx)
 	defer cancel()
-	u, err := s.CreateUser(cctx, NewUser{Name: req.Name, Email: req.Email, FirstName: req.FirstName, LastName: req.LastName,
+	u, err := h.svc.CreateUser(cctx, identity.NewUser{Name: req.Name, Email: req.Email, FirstName: req.FirstName, LastName: req.LastName,
 		Password: req.Password, Roles: req.Roles, Active: req.Active})
 	if err != nil {
 		writeAdminErr(ctx, err)
 		return
 	}
-	s.log.Info("user provisioned", "user", u.Name, "by", c.Name)
+	h.opts.Logger.Info("user provisioned", "user", u.Name, "by", c.Name)
 	httpcore.WriteJSON(ctx, fasthttp.StatusCreated, map[string]any{"user": AdminView(u)})
 }
 
-func (s *Service) adminSetRoles(ctx *fasthttp.RequestCtx, _ Caller) {
+func (h *Handlers) adminSetRoles(ctx *fasthttp.RequestCtx, _ identity.Caller) {
 	var req struct {
 		Roles []string `json:"roles"`
 	}
@@ -147,9 +145,9 @@ func (s *Service) adminSetRoles(ctx *fasthttp.RequestCtx, _ Caller) {
 		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, "bad_request", "body must be {\"roles\": [...]}", "")
 		return
 	}
-	cctx, cancel := adminCtx()
+	cctx, cancel := h.context(ctx)
 	defer cancel()
-	u, err := s.SetRoles(cctx, ctx.UserValue("name").(string), req.Roles)
+	u, err := h.svc.SetRoles(cctx, ctx.UserValue("name").(string), req.Roles)
 	if err != nil {
 		writeAdminErr(ctx, err)
 		return
@@ -157,9 +155,9 @@ func (s *Service) adminSetRoles(ctx *fasthttp.RequestCtx, _ Caller) {
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"user": AdminView(u)})
 }
 
-func (s *Service) adminState(f func(context.Context, string) (*User, error)) func(*fasthttp.RequestCtx, Caller) {
-	return func(ctx *fasthttp.RequestCtx, _ Caller) {
-		cctx, cancel := adminCtx()
+func (h *Handlers) adminState(f func(context.Context, string) (*identity.User, error)) func(*fasthttp.RequestCtx, identity.Caller) {
+	return func(ctx *fasthttp.RequestCtx, _ identity.Caller) {
+		cctx, cancel := h.context(ctx)
 		defer cancel()
 		u, err := f(cctx, ctx.UserValue("name").(string))
 		if err != nil {
