@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 
+	"toxgate/sdk/abi"
 	"toxgate/sdk/leb128"
 )
 
@@ -65,10 +66,6 @@ type Stats struct {
 	OutBytes int // size of the module written
 }
 
-// Marker is the name of the custom section that Module appends to a module
-// it rewrote, so that a second run leaves it alone (and a host can tell).
-const Marker = "toxgate:reloop"
-
 // Module returns the module wasm with the functions of Go's shape rewritten.
 // It changes only the code section and appends a custom section naming the
 // rewrite; the others are copied byte for byte.
@@ -85,7 +82,7 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	out = append(out, wasm[:8]...)
 	imported := 0
 	for _, sec := range secs {
-		if sec.id == 0 && hasName(sec.payload, Marker) {
+		if sec.id == 0 && hasName(sec.payload, abi.ReloopSection) {
 			st.Already, st.OutBytes = true, len(wasm)
 			return wasm, st, nil
 		}
@@ -107,8 +104,8 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
 	} else {
-		marker := leb128.AppendUint32(nil, uint32(len(Marker)))
-		marker = append(marker, Marker...)
+		marker := leb128.AppendUint32(nil, uint32(len(abi.ReloopSection)))
+		marker = append(marker, abi.ReloopSection...)
 		marker = append(marker, '1') // the format of the rewrite
 		out = leb128.AppendUint32(append(out, 0), uint32(len(marker)))
 		out = append(out, marker...)

@@ -11,8 +11,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"toxgate/sdk/abi"
 	"toxgate/sdk/leb128"
-	"toxgate/sdk/reloop"
 )
 
 // Fuel instrumentation: how the host stops a runaway call cheaply.
@@ -215,7 +215,7 @@ type scope struct {
 // a module as the go tool writes it) has a back edge for every jump of its
 // function: counting on all of them made such code 9% slower, while a
 // structured loop has one or two. In a module rewritten by sdk/reloop (it
-// carries reloop.Marker) every loop is counted on its back edges: there the
+// carries abi.ReloopSection) every loop is counted on its back edges: there the
 // dispatch loops run only when a goroutine resumes, except in functions
 // without loops, which enter theirs once per call, and a header check would
 // cost that every call (the SMILES pipeline ran 4% slower with this limit).
@@ -275,7 +275,7 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		case 0: // custom: only its name is read, and a bad one is no error here
 			cr := &reader{b: s.payload}
 			name := cr.bytes(int(cr.u32()))
-			fr.relooped = fr.relooped || cr.err == nil && string(name) == reloop.Marker
+			fr.relooped = fr.relooped || cr.err == nil && string(name) == abi.ReloopSection
 		case secFunction:
 			n := sr.u32()
 			for i := uint32(0); i < n && sr.err == nil; i++ {

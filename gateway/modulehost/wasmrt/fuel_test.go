@@ -14,8 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/gateway/modulehost/modtest"
+	"toxgate/sdk/abi"
 	"toxgate/sdk/leb128"
-	"toxgate/sdk/reloop"
 )
 
 // wasmSection encodes one section.
@@ -311,7 +311,7 @@ func TestInstanceFailureKinds(t *testing.T) {
 // the runaway loop and keep the finite ones right.
 func TestFuelMarkerChoosesBackEdges(t *testing.T) {
 	plain := fuelTestModule()
-	marked := append(append([]byte(nil), plain...), wasmSection(0, appendName(nil, reloop.Marker), []byte{'1'})...)
+	marked := append(append([]byte(nil), plain...), wasmSection(0, appendName(nil, abi.ReloopSection), []byte{'1'})...)
 	plainOut, err := instrumentFuel(plain)
 	if err != nil {
 		t.Fatal(err)
