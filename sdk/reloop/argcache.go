@@ -3,7 +3,7 @@ package reloop
 import (
 	"sort"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // Argument caching: Go's wasm code passes arguments on its stack, in the
@@ -170,7 +170,7 @@ func spUse(b []byte, ins []instr, j int) (kind spKind, off uint32, mem int) {
 		return spPointer, k, -1
 	}
 	if j+3 < len(ins) && ins[j+1].op == opI64ExtendI32U && ins[j+2].op == opI64Const && (ins[j+3].op == opI64Add || ins[j+3].op == opI64Sub) {
-		k, _, err := leb128.Int64(b, ins[j+2].off+1)
+		k, _, err := wasmbin.Int64(b, ins[j+2].off+1)
 		if ins[j+3].op == opI64Sub {
 			k = -k
 		}
@@ -309,15 +309,15 @@ func cacheArgs(b []byte, ins []instr, first uint32) (out []byte, types []byte, r
 		if isStart[j] {
 			for _, k := range keys {
 				out = append(out, opLocalGet, localSP, k.op)
-				out = leb128.AppendUint32(out, alignOf(memSize(k.op)))
-				out = leb128.AppendUint32(out, k.off)
-				out = leb128.AppendUint32(append(out, opLocalSet), local[k])
+				out = wasmbin.AppendUint32(out, alignOf(memSize(k.op)))
+				out = wasmbin.AppendUint32(out, k.off)
+				out = wasmbin.AppendUint32(append(out, opLocalSet), local[k])
 			}
 		}
 		in := ins[j]
 		if k, ok := uses[j]; ok {
 			if l, ok := local[k]; ok {
-				out = leb128.AppendUint32(append(out, opLocalGet), l)
+				out = wasmbin.AppendUint32(append(out, opLocalGet), l)
 				replaced++
 				j++
 				continue

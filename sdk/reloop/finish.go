@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // Finishing: rewrites for wazero's bounds checks, run on the final module.
@@ -188,10 +188,10 @@ func finishBody(body []byte, nparams int, st *FinishStats) []byte {
 
 // appendLocalGroup returns the locals header h with n more locals of type t.
 func appendLocalGroup(h []byte, n int, t byte) []byte {
-	groups, p, _ := leb128.Uint32(h, 0)
-	out := leb128.AppendUint32(nil, groups+1)
+	groups, p, _ := wasmbin.Uint32(h, 0)
+	out := wasmbin.AppendUint32(nil, groups+1)
 	out = append(out, h[p:]...)
-	out = leb128.AppendUint32(out, uint32(n))
+	out = wasmbin.AppendUint32(out, uint32(n))
 	return append(out, t)
 }
 
@@ -232,7 +232,7 @@ func explicitElse(b []byte, ins []instr) ([]byte, int) {
 // typeParamCounts returns the number of parameters of each type in a type
 // section (-1 for a type that is not a function type).
 func typeParamCounts(sec []byte) ([]int, error) {
-	n, q, err := leb128.Uint32(sec, 0)
+	n, q, err := wasmbin.Uint32(sec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -242,11 +242,11 @@ func typeParamCounts(sec []byte) ([]int, error) {
 			return nil, errors.New("not a function type")
 		}
 		var np, nr uint32
-		if np, q, err = leb128.Uint32(sec, q+1); err != nil || q+int(np) > len(sec) {
+		if np, q, err = wasmbin.Uint32(sec, q+1); err != nil || q+int(np) > len(sec) {
 			return nil, errors.New("truncated parameters")
 		}
 		q += int(np)
-		if nr, q, err = leb128.Uint32(sec, q); err != nil || q+int(nr) > len(sec) {
+		if nr, q, err = wasmbin.Uint32(sec, q); err != nil || q+int(nr) > len(sec) {
 			return nil, errors.New("truncated results")
 		}
 		q += int(nr)
@@ -257,14 +257,14 @@ func typeParamCounts(sec []byte) ([]int, error) {
 
 // u32Vec reads a vector of u32 (the function section).
 func u32Vec(sec []byte) ([]uint32, error) {
-	n, q, err := leb128.Uint32(sec, 0)
+	n, q, err := wasmbin.Uint32(sec, 0)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]uint32, 0, n)
 	for ; n > 0; n-- {
 		var v uint32
-		if v, q, err = leb128.Uint32(sec, q); err != nil {
+		if v, q, err = wasmbin.Uint32(sec, q); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // TestFinishedGoProgramBehavesTheSame runs testdata/goprog rewritten and
@@ -83,20 +83,20 @@ type finishCase struct {
 // (param i32) (result i32) per body, named f0, f1...
 func testModule(bodies [][]byte) []byte {
 	sec := func(out []byte, id byte, payload []byte) []byte {
-		out = leb128.AppendUint32(append(out, id), uint32(len(payload)))
+		out = wasmbin.AppendUint32(append(out, id), uint32(len(payload)))
 		return append(out, payload...)
 	}
 	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
 	m = sec(m, 1, []byte{1, 0x60, 1, 0x7f, 1, 0x7f})
-	funcs := leb128.AppendUint32(nil, uint32(len(bodies)))
-	exports := leb128.AppendUint32(nil, uint32(len(bodies)))
-	code := leb128.AppendUint32(nil, uint32(len(bodies)))
+	funcs := wasmbin.AppendUint32(nil, uint32(len(bodies)))
+	exports := wasmbin.AppendUint32(nil, uint32(len(bodies)))
+	code := wasmbin.AppendUint32(nil, uint32(len(bodies)))
 	for i, b := range bodies {
 		funcs = append(funcs, 0)
 		name := []byte(fmt.Sprintf("f%d", i))
-		exports = append(leb128.AppendUint32(exports, uint32(len(name))), name...)
-		exports = leb128.AppendUint32(append(exports, 0), uint32(i)) // kind func, index
-		code = append(leb128.AppendUint32(code, uint32(len(b))), b...)
+		exports = append(wasmbin.AppendUint32(exports, uint32(len(name))), name...)
+		exports = wasmbin.AppendUint32(append(exports, 0), uint32(i)) // kind func, index
+		code = append(wasmbin.AppendUint32(code, uint32(len(b))), b...)
 	}
 	m = sec(m, 3, funcs)
 	m = sec(m, 5, []byte{1, 0, 1})                            // memory 1 page

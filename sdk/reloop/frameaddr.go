@@ -1,7 +1,7 @@
 package reloop
 
 import (
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // stackEffect returns how many operands op pops and pushes, for the
@@ -50,18 +50,18 @@ func isMemOp(op byte) bool { return op >= 0x28 && op <= 0x3e }
 
 // memOffset returns the offset immediate of the load or store in.
 func memOffset(b []byte, in instr) uint32 {
-	_, p, _ := leb128.Uint32(b, in.off+1) // align
-	off, _, _ := leb128.Uint32(b, p)
+	_, p, _ := wasmbin.Uint32(b, in.off+1) // align
+	off, _, _ := wasmbin.Uint32(b, p)
 	return off
 }
 
 // appendMemOpAt appends the load or store in (of b) with d added to its
 // offset immediate.
 func appendMemOpAt(out, b []byte, in instr, d uint32) []byte {
-	align, p, _ := leb128.Uint32(b, in.off+1)
-	off, _, _ := leb128.Uint32(b, p)
-	out = leb128.AppendUint32(append(out, in.op), align)
-	return leb128.AppendUint32(out, off+d)
+	align, p, _ := wasmbin.Uint32(b, in.off+1)
+	off, _, _ := wasmbin.Uint32(b, p)
+	out = wasmbin.AppendUint32(append(out, in.op), align)
+	return wasmbin.AppendUint32(out, off+d)
 }
 
 // frameAddr reports whether ins[i:i+5] computes the address of a slot of Go's
@@ -72,7 +72,7 @@ func frameAddr(b []byte, ins []instr, i int) (uint32, bool) {
 		ins[i+2].op != opI64Const || ins[i+3].op != opI64Add && ins[i+3].op != opI64Sub || ins[i+4].op != opI32WrapI64 {
 		return 0, false
 	}
-	k, _, err := leb128.Int64(b, ins[i+2].off+1)
+	k, _, err := wasmbin.Int64(b, ins[i+2].off+1)
 	if ins[i+3].op == opI64Sub {
 		k = -k // binaryen writes + 64 as - (-64), one byte shorter
 	}

@@ -3,7 +3,7 @@ package reloop
 import (
 	"math/bits"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // Small bulk-memory operations: Go's wasm code zeroes variables and copies
@@ -92,12 +92,12 @@ func storeOp(width uint32) byte {
 type memEmitter struct{ out []byte }
 
 func (e *memEmitter) op(b ...byte) { e.out = append(e.out, b...) }
-func (e *memEmitter) get(x uint32) { e.out = leb128.AppendUint32(append(e.out, opLocalGet), x) }
-func (e *memEmitter) set(x uint32) { e.out = leb128.AppendUint32(append(e.out, opLocalSet), x) }
-func (e *memEmitter) i32(v int64)  { e.out = leb128.AppendInt64(append(e.out, opI32Const), v) }
-func (e *memEmitter) i64(v int64)  { e.out = leb128.AppendInt64(append(e.out, opI64Const), v) }
+func (e *memEmitter) get(x uint32) { e.out = wasmbin.AppendUint32(append(e.out, opLocalGet), x) }
+func (e *memEmitter) set(x uint32) { e.out = wasmbin.AppendUint32(append(e.out, opLocalSet), x) }
+func (e *memEmitter) i32(v int64)  { e.out = wasmbin.AppendInt64(append(e.out, opI32Const), v) }
+func (e *memEmitter) i64(v int64)  { e.out = wasmbin.AppendInt64(append(e.out, opI64Const), v) }
 func (e *memEmitter) mem(op byte, p memPiece) {
-	e.out = leb128.AppendUint32(leb128.AppendUint32(append(e.out, op), alignOf(p.width)), p.off)
+	e.out = wasmbin.AppendUint32(wasmbin.AppendUint32(append(e.out, op), alignOf(p.width)), p.off)
 }
 
 // replicate leaves the fill value in local v (an i32) repeated in all eight

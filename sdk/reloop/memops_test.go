@@ -8,14 +8,14 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // TestFinishMemOps runs memory.fill and memory.copy of every size up to past
 // smallMem, constant and given at run time, with disjoint and overlapping
 // operands, before and after Finish: the memory must end up the same.
 func TestFinishMemOps(t *testing.T) {
-	i32 := func(v int64) string { return string(leb128.AppendInt64([]byte{opI32Const}, v)) }
+	i32 := func(v int64) string { return string(wasmbin.AppendInt64([]byte{opI32Const}, v)) }
 	const (
 		fill = "\xfc\x0b\x00"
 		cp   = "\xfc\x0a\x00\x00"

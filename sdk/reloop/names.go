@@ -3,7 +3,7 @@ package reloop
 import (
 	"errors"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // BodyNames returns the names of a module's function bodies, by index in the
@@ -17,7 +17,7 @@ func BodyNames(wasm []byte) (map[int]string, error) {
 	imported := 0
 	for i := 8; i < len(wasm); {
 		id := wasm[i]
-		size, p, err := leb128.Uint32(wasm, i+1)
+		size, p, err := wasmbin.Uint32(wasm, i+1)
 		if err != nil || p+int(size) > len(wasm) {
 			return nil, errors.New("reloop: section past the end of the module")
 		}
@@ -42,7 +42,7 @@ func BodyNames(wasm []byte) (map[int]string, error) {
 func funcNames(sec []byte, imported int, names map[int]string) error {
 	for q := 0; q < len(sec); {
 		sub := sec[q]
-		size, r, err := leb128.Uint32(sec, q+1)
+		size, r, err := wasmbin.Uint32(sec, q+1)
 		if err != nil || r+int(size) > len(sec) {
 			return errors.New("reloop: bad name subsection")
 		}
@@ -51,13 +51,13 @@ func funcNames(sec []byte, imported int, names map[int]string) error {
 			continue
 		}
 		body := sec[r:q]
-		n, s, err := leb128.Uint32(body, 0)
+		n, s, err := wasmbin.Uint32(body, 0)
 		for ; err == nil && n > 0; n-- {
 			var idx, l uint32
-			if idx, s, err = leb128.Uint32(body, s); err != nil {
+			if idx, s, err = wasmbin.Uint32(body, s); err != nil {
 				break
 			}
-			if l, s, err = leb128.Uint32(body, s); err != nil || s+int(l) > len(body) {
+			if l, s, err = wasmbin.Uint32(body, s); err != nil || s+int(l) > len(body) {
 				return errors.New("reloop: bad function name")
 			}
 			names[int(idx)-imported] = string(body[s : s+int(l)])

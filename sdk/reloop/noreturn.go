@@ -3,7 +3,7 @@ package reloop
 import (
 	"errors"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // Go's wasm code does not mark a call that never returns (a panic, a failed
@@ -57,7 +57,7 @@ func noReturn(expr []byte) bool {
 // importedFuncs counts the function imports in the payload of an import
 // section; they come first in the function index space.
 func importedFuncs(sec []byte) (int, error) {
-	n, q, err := leb128.Uint32(sec, 0)
+	n, q, err := wasmbin.Uint32(sec, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -65,7 +65,7 @@ func importedFuncs(sec []byte) (int, error) {
 	for ; n > 0; n-- {
 		for range 2 { // module and field names
 			var l uint32
-			if l, q, err = leb128.Uint32(sec, q); err != nil {
+			if l, q, err = wasmbin.Uint32(sec, q); err != nil {
 				return 0, err
 			}
 			q += int(l)
@@ -78,7 +78,7 @@ func importedFuncs(sec []byte) (int, error) {
 		switch kind {
 		case 0: // function: type index
 			funcs++
-			_, q, err = leb128.Uint32(sec, q)
+			_, q, err = wasmbin.Uint32(sec, q)
 		case 1: // table: reference type, limits
 			q, err = skipLimits(sec, q+1)
 		case 2: // memory: limits
@@ -101,9 +101,9 @@ func skipLimits(sec []byte, q int) (int, error) {
 		return 0, errors.New("truncated limits")
 	}
 	flags := sec[q]
-	_, q, err := leb128.Uint32(sec, q+1)
+	_, q, err := wasmbin.Uint32(sec, q+1)
 	if err == nil && flags&1 != 0 {
-		_, q, err = leb128.Uint32(sec, q)
+		_, q, err = wasmbin.Uint32(sec, q)
 	}
 	return q, err
 }

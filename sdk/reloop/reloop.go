@@ -41,8 +41,8 @@ import (
 	"errors"
 	"fmt"
 
+	"toxgate/internal/wasmbin"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/leb128"
 )
 
 // Stats says what Module did.
@@ -104,10 +104,10 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
 	} else {
-		marker := leb128.AppendUint32(nil, uint32(len(abi.ReloopSection)))
+		marker := wasmbin.AppendUint32(nil, uint32(len(abi.ReloopSection)))
 		marker = append(marker, abi.ReloopSection...)
 		marker = append(marker, '1') // the format of the rewrite
-		out = leb128.AppendUint32(append(out, 0), uint32(len(marker)))
+		out = wasmbin.AppendUint32(append(out, 0), uint32(len(marker)))
 		out = append(out, marker...)
 	}
 	st.OutBytes = len(out)
@@ -155,7 +155,7 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 
 // hasName reports whether a custom section's payload starts with name.
 func hasName(payload []byte, name string) bool {
-	n, p, err := leb128.Uint32(payload, 0)
+	n, p, err := wasmbin.Uint32(payload, 0)
 	return err == nil && int(n) == len(name) && p+int(n) <= len(payload) && string(payload[p:p+int(n)]) == name
 }
 

@@ -1,6 +1,6 @@
 package reloop
 
-import "toxgate/sdk/leb128"
+import "toxgate/internal/wasmbin"
 
 // Frame base: one address value for every access to the frame.
 //
@@ -34,13 +34,13 @@ import "toxgate/sdk/leb128"
 
 // frameProbe returns the probe of base's bytes up to ceil (ceil ≥ 1).
 func frameProbe(out []byte, base uint32, ceil uint32) []byte {
-	out = leb128.AppendUint32(append(out, opLocalGet), base)
+	out = wasmbin.AppendUint32(append(out, opLocalGet), base)
 	if ceil >= 8 {
 		out = append(out, 0x29, 3) // i64.load align=8
-		out = leb128.AppendUint32(out, ceil-8)
+		out = wasmbin.AppendUint32(out, ceil-8)
 	} else {
 		out = append(out, 0x2d, 0) // i32.load8_u
-		out = leb128.AppendUint32(out, ceil-1)
+		out = wasmbin.AppendUint32(out, ceil-1)
 	}
 	return append(out, opDrop)
 }
@@ -98,9 +98,9 @@ func rebaseFrame(b []byte, ins []instr, first uint32) (out []byte, types []byte,
 		in := ins[j]
 		if e, ok := regionEnd[j]; ok {
 			// base = local 1 - 8, then the first probe
-			out = leb128.AppendUint32(append(out, opLocalGet), localSP)
+			out = wasmbin.AppendUint32(append(out, opLocalGet), localSP)
 			out = append(out, opI32Const, 8, 0x6b)
-			out = leb128.AppendUint32(append(out, opLocalSet), base)
+			out = wasmbin.AppendUint32(append(out, opLocalSet), base)
 			out = frameProbe(out, base, ceil)
 			probed, loop, end = append(probed[:0], true), append(loop[:0], false), e
 		}
@@ -136,8 +136,8 @@ func rebaseFrame(b []byte, ins []instr, first uint32) (out []byte, types []byte,
 				// holds one value on all of them records an alias of the
 				// value for later reads, which the bounds check takes for
 				// a new address; writing the value back records it instead
-				out = leb128.AppendUint32(append(out, opLocalGet), base)
-				out = leb128.AppendUint32(append(out, opLocalSet), base)
+				out = wasmbin.AppendUint32(append(out, opLocalGet), base)
+				out = wasmbin.AppendUint32(append(out, opLocalSet), base)
 			}
 			continue
 		}
@@ -146,7 +146,7 @@ func rebaseFrame(b []byte, ins []instr, first uint32) (out []byte, types []byte,
 				out = frameProbe(out, base, ceil)
 				probed[n-1] = true
 			}
-			out = leb128.AppendUint32(append(out, opLocalGet), base)
+			out = wasmbin.AppendUint32(append(out, opLocalGet), base)
 			moved++
 			continue
 		}

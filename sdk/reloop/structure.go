@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // frame is one enclosing structure of the code being written: a loop headed by
@@ -233,7 +233,7 @@ func (w *writer) segment(j int) error {
 		case s.unwinds[k]:
 			// The unwind exit encloses the whole copy, one level past the
 			// block that guards it.
-			w.out = leb128.AppendUint32(append(w.out, in.op), uint32(d+len(w.stack)+1))
+			w.out = wasmbin.AppendUint32(append(w.out, in.op), uint32(d+len(w.stack)+1))
 			continue
 		case in.op == opBr:
 			if t, ok := s.jumps[k]; ok {
@@ -245,7 +245,7 @@ func (w *writer) segment(j int) error {
 				if err != nil {
 					return err
 				}
-				w.out = leb128.AppendUint32(append(w.out, opBr), l)
+				w.out = wasmbin.AppendUint32(append(w.out, opBr), l)
 				f.direct++
 				continue
 			}
@@ -280,7 +280,7 @@ func (w *writer) segment(j int) error {
 	if err != nil {
 		return err
 	}
-	w.out = leb128.AppendUint32(append(w.out, opBr), l)
+	w.out = wasmbin.AppendUint32(append(w.out, opBr), l)
 	return nil
 }
 
@@ -292,9 +292,9 @@ var errSlow = errors.New("slow edge")
 // does, and the branch leaves the structured copy into the loop.
 func (w *writer) slowJump(pc int64, d int) {
 	w.f.slow++
-	w.out = leb128.AppendInt32(append(w.out, opI32Const), int32(pc))
+	w.out = wasmbin.AppendInt32(append(w.out, opI32Const), int32(pc))
 	w.out = append(w.out, opLocalSet, 0, opBr)
-	w.out = leb128.AppendUint32(w.out, uint32(d+len(w.stack)))
+	w.out = wasmbin.AppendUint32(w.out, uint32(d+len(w.stack)))
 }
 
 // rewrite returns the new expression of f: the structured copy, entered when
@@ -345,7 +345,7 @@ func (f *goFunc) threaded() []byte {
 				continue
 			}
 			if t, ok := s.jumps[k]; ok && t > j {
-				out = leb128.AppendUint32(append(out, opBr), uint32(d+t-j-1))
+				out = wasmbin.AppendUint32(append(out, opBr), uint32(d+t-j-1))
 				f.direct++
 				continue
 			}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // errShape marks a function whose code is not the shape reloop understands; such a
@@ -53,7 +53,7 @@ func decode(b []byte, i int) (instr, error) {
 	var u uint32
 	skipU32 := func(n int) {
 		for ; n > 0 && err == nil; n-- {
-			_, i, err = leb128.Uint32(b, i)
+			_, i, err = wasmbin.Uint32(b, i)
 		}
 	}
 	switch op := in.op; {
@@ -64,19 +64,19 @@ func decode(b []byte, i int) (instr, error) {
 		if c := b[i]; c == blockEmpty || c >= 0x6f && c <= 0x7f {
 			i++
 		} else {
-			_, i, err = leb128.Int64(b, i) // a type index, as s33
+			_, i, err = wasmbin.Int64(b, i) // a type index, as s33
 		}
 	case op == opBr || op == opBrIf:
-		u, i, err = leb128.Uint32(b, i)
+		u, i, err = wasmbin.Uint32(b, i)
 		in.imm = int64(u)
 	case op == opBrTable:
 		var n uint32
-		n, i, err = leb128.Uint32(b, i)
+		n, i, err = wasmbin.Uint32(b, i)
 		if err == nil && int(n) > len(b)-i {
 			err = errors.New("br_table longer than the body")
 		}
 		for k := uint32(0); k <= n && err == nil; k++ {
-			u, i, err = leb128.Uint32(b, i)
+			u, i, err = wasmbin.Uint32(b, i)
 			in.labels = append(in.labels, u)
 		}
 	case op == opUnreachable || op == 0x01 || op == opElse || op == opEnd || op == opReturn,
@@ -84,7 +84,7 @@ func decode(b []byte, i int) (instr, error) {
 		op >= 0x45 && op <= 0xc4, // numeric instructions without immediates
 		op == 0xd1:               // ref.is_null
 	case op == opCall:
-		u, i, err = leb128.Uint32(b, i)
+		u, i, err = wasmbin.Uint32(b, i)
 		in.imm = int64(u)
 	case op == 0xd2: // ref.func
 		skipU32(1)
@@ -96,13 +96,13 @@ func decode(b []byte, i int) (instr, error) {
 		skipU32(2)
 	case op == 0x1c: // select t*
 		var n uint32
-		n, i, err = leb128.Uint32(b, i)
+		n, i, err = wasmbin.Uint32(b, i)
 		if err == nil && int(n) > len(b)-i {
 			err = errors.New("select type vector longer than the body")
 		}
 		i += int(n)
 	case op >= opLocalGet && op <= 0x24: // local.get/set/tee, global.get/set
-		u, i, err = leb128.Uint32(b, i)
+		u, i, err = wasmbin.Uint32(b, i)
 		in.imm = int64(u)
 	case op == 0x25 || op == 0x26: // table.get/set
 		skipU32(1)
@@ -111,9 +111,9 @@ func decode(b []byte, i int) (instr, error) {
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
 		skipU32(1)
 	case op == opI32Const:
-		in.imm, i, err = leb128.Int64(b, i)
+		in.imm, i, err = wasmbin.Int64(b, i)
 	case op == 0x42: // i64.const
-		_, i, err = leb128.Int64(b, i)
+		_, i, err = wasmbin.Int64(b, i)
 	case op == 0x43: // f32.const
 		i += 4
 	case op == 0x44: // f64.const
@@ -121,7 +121,7 @@ func decode(b []byte, i int) (instr, error) {
 	case op == 0xd0: // ref.null t
 		i++
 	case op == 0xfc:
-		u, i, err = leb128.Uint32(b, i)
+		u, i, err = wasmbin.Uint32(b, i)
 		switch {
 		case err != nil:
 		case u <= 7: // trunc_sat
@@ -166,14 +166,14 @@ func decodeAll(b []byte) ([]instr, error) {
 // localTypes returns the value types of a body's declared locals and the
 // length of its locals header.
 func localTypes(body []byte) ([]byte, int, error) {
-	groups, p, err := leb128.Uint32(body, 0)
+	groups, p, err := wasmbin.Uint32(body, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	var types []byte
 	for g := uint32(0); g < groups; g++ {
 		var n uint32
-		if n, p, err = leb128.Uint32(body, p); err != nil {
+		if n, p, err = wasmbin.Uint32(body, p); err != nil {
 			return nil, 0, err
 		}
 		if p >= len(body) || len(types)+int(n) > 1<<16 {
@@ -198,7 +198,7 @@ type section struct {
 func sections(wasm []byte) ([]section, error) {
 	var out []section
 	for i := 8; i < len(wasm); {
-		size, p, err := leb128.Uint32(wasm, i+1)
+		size, p, err := wasmbin.Uint32(wasm, i+1)
 		if err != nil || p+int(size) > len(wasm) {
 			return nil, fmt.Errorf("reloop: section at byte %d: bad size", i)
 		}
@@ -210,19 +210,19 @@ func sections(wasm []byte) ([]section, error) {
 
 // appendSection appends a section with the given id and payload.
 func appendSection(out []byte, id byte, payload []byte) []byte {
-	out = leb128.AppendUint32(append(out, id), uint32(len(payload)))
+	out = wasmbin.AppendUint32(append(out, id), uint32(len(payload)))
 	return append(out, payload...)
 }
 
 // codeBodies splits the payload of a code section into its function bodies.
 func codeBodies(b []byte) ([][]byte, error) {
-	n, i, err := leb128.Uint32(b, 0)
+	n, i, err := wasmbin.Uint32(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reloop: code section: %w", err)
 	}
 	var bodies [][]byte
 	for fn := uint32(0); fn < n; fn++ {
-		size, p, err := leb128.Uint32(b, i)
+		size, p, err := wasmbin.Uint32(b, i)
 		if err != nil || p+int(size) > len(b) {
 			return nil, fmt.Errorf("reloop: code section: body %d: bad size", fn)
 		}
@@ -237,9 +237,9 @@ func codeBodies(b []byte) ([][]byte, error) {
 
 // appendBodies appends a code section's payload made of bodies.
 func appendBodies(out []byte, bodies [][]byte) []byte {
-	out = leb128.AppendUint32(out, uint32(len(bodies)))
+	out = wasmbin.AppendUint32(out, uint32(len(bodies)))
 	for _, b := range bodies {
-		out = leb128.AppendUint32(out, uint32(len(b)))
+		out = wasmbin.AppendUint32(out, uint32(len(b)))
 		out = append(out, b...)
 	}
 	return out

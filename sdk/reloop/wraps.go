@@ -3,7 +3,7 @@ package reloop
 import (
 	"maps"
 
-	"toxgate/sdk/leb128"
+	"toxgate/internal/wasmbin"
 )
 
 // wrapFrame is one enclosing block, loop or if while reuseWraps walks a body.
@@ -103,12 +103,12 @@ func reuseWraps(b []byte, ins []instr, first uint32) (out []byte, added, reuses 
 		in := ins[i]
 		switch {
 		case hasKey(use, i):
-			out = leb128.AppendUint32(append(out, opLocalGet), slot[uint32(in.imm)])
+			out = wasmbin.AppendUint32(append(out, opLocalGet), slot[uint32(in.imm)])
 			i++ // the wrap
 			reuses++
 		case def[i]:
 			out = append(out, b[in.off:ins[i+1].end]...)
-			out = leb128.AppendUint32(append(out, opLocalTee), slot[uint32(in.imm)])
+			out = wasmbin.AppendUint32(append(out, opLocalTee), slot[uint32(in.imm)])
 			i++
 		default:
 			out = append(out, b[in.off:in.end]...)

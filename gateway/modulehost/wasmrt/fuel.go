@@ -11,8 +11,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"toxgate/internal/wasmbin"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/leb128"
 )
 
 // Fuel instrumentation: how the host stops a runaway call cheaply.
@@ -174,7 +174,7 @@ func (r *reader) skipLEB() {
 func (r *reader) name() []byte { return r.bytes(int(r.u32())) }
 
 func appendName(b []byte, s string) []byte {
-	return append(leb128.AppendUint32(b, uint32(len(s))), s...)
+	return append(wasmbin.AppendUint32(b, uint32(len(s))), s...)
 }
 
 // fuelRewriter holds what the rewrite needs to know about the module.
@@ -290,22 +290,22 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		}
 	}
 	fr.fuelGlobal = fr.importedGlobals + fr.definedGlobals
-	g := leb128.AppendUint32(nil, fr.fuelGlobal)
-	c := append([]byte{0x23}, g...)              // global.get $fuel
-	c = append(c, 0x41, 0x01, 0x6b, 0x24)        // i32.const 1; i32.sub; global.set
-	c = append(c, g...)                          //   $fuel
-	c = append(c, 0x23)                          // global.get
-	c = append(c, g...)                          //   $fuel
-	c = append(c, 0x45, 0x04, 0x40, 0x10)        // i32.eqz; if; call
-	c = leb128.AppendUint32(c, fr.importedFuncs) //   $check
-	c = append(c, 0x24)                          // global.set
-	c = append(append(c, g...), 0x0b)            //   $fuel; end
+	g := wasmbin.AppendUint32(nil, fr.fuelGlobal)
+	c := append([]byte{0x23}, g...)               // global.get $fuel
+	c = append(c, 0x41, 0x01, 0x6b, 0x24)         // i32.const 1; i32.sub; global.set
+	c = append(c, g...)                           //   $fuel
+	c = append(c, 0x23)                           // global.get
+	c = append(c, g...)                           //   $fuel
+	c = append(c, 0x45, 0x04, 0x40, 0x10)         // i32.eqz; if; call
+	c = wasmbin.AppendUint32(c, fr.importedFuncs) //   $check
+	c = append(c, 0x24)                           // global.set
+	c = append(append(c, g...), 0x0b)             //   $fuel; end
 	fr.check = c
 
 	out := append([]byte(nil), wasm[:8]...)
 	emit := func(id byte, p []byte) {
 		out = append(out, id)
-		out = leb128.AppendUint32(out, uint32(len(p)))
+		out = wasmbin.AppendUint32(out, uint32(len(p)))
 		out = append(out, p...)
 	}
 	// The new type goes at the end of the type section, the new import at the
@@ -317,11 +317,11 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 	newType := []byte{0x60, 0x00, 0x01, 0x7f, 0x60, 0x00, 0x00}
 	if len(fr.funcTypes) > 0 {
 		tick := fr.importedFuncs + 1 + uint32(len(fr.funcTypes))
-		fr.tick = leb128.AppendUint32([]byte{0x10}, tick)
+		fr.tick = wasmbin.AppendUint32([]byte{0x10}, tick)
 	}
 	newImport := appendName(appendName(nil, fuelModule), fuelName)
-	newImport = leb128.AppendUint32(append(newImport, 0x00), fr.types)
-	newGlobal := leb128.AppendUint32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
+	newImport = wasmbin.AppendUint32(append(newImport, 0x00), fr.types)
+	newGlobal := wasmbin.AppendUint32([]byte{0x7f, 0x01, 0x41}, fuelRefill) // mut i32 = fuelRefill
 	newGlobal = append(newGlobal, 0x0b)
 	// fuelRefill fits in a positive sLEB128 only if bit 6 of its last byte is
 	// clear; 1<<14 encodes as 80 80 01, which is fine.
@@ -340,9 +340,9 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		id byte
 		p  []byte
 	}{
-		{secType, leb128.AppendUint32(nil, 2)},
-		{secImport, leb128.AppendUint32(nil, 1)},
-		{secGlobal, leb128.AppendUint32(nil, 1)},
+		{secType, wasmbin.AppendUint32(nil, 2)},
+		{secImport, wasmbin.AppendUint32(nil, 1)},
+		{secGlobal, wasmbin.AppendUint32(nil, 1)},
 	}
 	flushBefore := func(id byte) {
 		for _, ps := range pending {
@@ -373,22 +373,22 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 				continue // dropped
 			}
 			out = append(out, secCustom)
-			out = leb128.AppendUint32(out, uint32(len(p)))
+			out = wasmbin.AppendUint32(out, uint32(len(p)))
 			out = append(out, p...)
 			continue
 		case secType:
 			wrote[secType] = true
 			n := sr.u32()
-			p = append(leb128.AppendUint32(nil, n+2), sr.b[sr.pos:]...)
+			p = append(wasmbin.AppendUint32(nil, n+2), sr.b[sr.pos:]...)
 			p = append(p, newType...)
 		case secFunction:
 			n := sr.u32()
-			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
-			p = leb128.AppendUint32(p, fr.types+1) // $tick: () -> ()
+			p = append(wasmbin.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
+			p = wasmbin.AppendUint32(p, fr.types+1) // $tick: () -> ()
 		case secImport:
 			wrote[secImport] = true
 			n := sr.u32()
-			p = append(leb128.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
+			p = append(wasmbin.AppendUint32(nil, n+1), sr.b[sr.pos:]...)
 			p = append(p, newImport...)
 		case secGlobal:
 			wrote[secGlobal] = true
@@ -396,7 +396,7 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 		case secExport:
 			p, err = fr.exports(sr)
 		case secStart:
-			p = leb128.AppendUint32(nil, fr.fn(sr.u32()))
+			p = wasmbin.AppendUint32(nil, fr.fn(sr.u32()))
 			if !sr.eof() {
 				err = unsupported("trailing bytes in the start section")
 			}
@@ -431,10 +431,10 @@ func instrumentFuel(wasm []byte) ([]byte, error) {
 //	local.get c; i32.const loopStep; i32.add; local.tee c; i32.eqz
 //	if; <check>; end
 func (fr *fuelRewriter) loopCheckFor(c uint32) []byte {
-	b := leb128.AppendUint32([]byte{0x20}, c)
-	b = leb128.AppendInt32(append(b, 0x41), loopStep)
+	b := wasmbin.AppendUint32([]byte{0x20}, c)
+	b = wasmbin.AppendInt32(append(b, 0x41), loopStep)
 	b = append(b, 0x6a, 0x22)
-	b = leb128.AppendUint32(b, c)
+	b = wasmbin.AppendUint32(b, c)
 	b = append(b, 0x45, 0x04, 0x40) // i32.eqz; if
 	b = append(b, fr.check...)
 	return append(b, 0x0b)
@@ -473,13 +473,13 @@ func (fr *fuelRewriter) backEdge(p []byte, cond bool, l uint32) []byte {
 		p = append(p, 0x04, 0x40) // if
 		l++
 	}
-	p = leb128.AppendUint32(append(p, 0x20), fr.counter)
-	p = leb128.AppendInt32(append(p, 0x41), loopStep)
+	p = wasmbin.AppendUint32(append(p, 0x20), fr.counter)
+	p = wasmbin.AppendInt32(append(p, 0x41), loopStep)
 	p = append(p, 0x6a, 0x22)
-	p = leb128.AppendUint32(p, fr.counter)
-	p = leb128.AppendUint32(append(p, 0x0d), l) // br_if l
+	p = wasmbin.AppendUint32(p, fr.counter)
+	p = wasmbin.AppendUint32(append(p, 0x0d), l) // br_if l
 	p = append(p, fr.tick...)
-	p = leb128.AppendUint32(append(p, 0x0c), l) // br l
+	p = wasmbin.AppendUint32(append(p, 0x0c), l) // br l
 	if cond {
 		p = append(p, 0x0b)
 	}
@@ -561,7 +561,7 @@ func valType(r *reader) {
 
 func (fr *fuelRewriter) globals(r *reader, newGlobal []byte) ([]byte, error) {
 	n := r.u32()
-	p := leb128.AppendUint32(nil, n+1)
+	p := wasmbin.AppendUint32(nil, n+1)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		start := r.pos
 		valType(r)
@@ -577,7 +577,7 @@ func (fr *fuelRewriter) globals(r *reader, newGlobal []byte) ([]byte, error) {
 
 func (fr *fuelRewriter) exports(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := leb128.AppendUint32(nil, n)
+	p := wasmbin.AppendUint32(nil, n)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		name := r.name()
 		kind := r.byte()
@@ -585,25 +585,25 @@ func (fr *fuelRewriter) exports(r *reader) ([]byte, error) {
 		if kind == 0x00 {
 			idx = fr.fn(idx)
 		}
-		p = leb128.AppendUint32(p, uint32(len(name)))
+		p = wasmbin.AppendUint32(p, uint32(len(name)))
 		p = append(p, name...)
-		p = leb128.AppendUint32(append(p, kind), idx)
+		p = wasmbin.AppendUint32(append(p, kind), idx)
 	}
 	return p, r.err
 }
 
 func (fr *fuelRewriter) elements(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := leb128.AppendUint32(nil, n)
+	p := wasmbin.AppendUint32(nil, n)
 	var err error
 	for i := uint32(0); i < n && r.err == nil && err == nil; i++ {
 		flags := r.u32()
 		if flags > 7 {
 			return nil, unsupported("element segment flags %d", flags)
 		}
-		p = leb128.AppendUint32(p, flags)
+		p = wasmbin.AppendUint32(p, flags)
 		if flags&0x02 != 0 && flags&0x01 == 0 { // active with a table index
-			p = leb128.AppendUint32(p, r.u32())
+			p = wasmbin.AppendUint32(p, r.u32())
 		}
 		if flags&0x01 == 0 { // active: offset expression
 			if p, err = fr.expr(r, p); err != nil {
@@ -614,14 +614,14 @@ func (fr *fuelRewriter) elements(r *reader) ([]byte, error) {
 			p = append(p, r.byte())
 		}
 		count := r.u32()
-		p = leb128.AppendUint32(p, count)
+		p = wasmbin.AppendUint32(p, count)
 		for j := uint32(0); j < count && r.err == nil; j++ {
 			if flags&0x04 != 0 {
 				if p, err = fr.expr(r, p); err != nil {
 					return nil, err
 				}
 			} else {
-				p = leb128.AppendUint32(p, fr.fn(r.u32()))
+				p = wasmbin.AppendUint32(p, fr.fn(r.u32()))
 			}
 		}
 	}
@@ -649,7 +649,7 @@ func (fr *fuelRewriter) expr(r *reader, p []byte) ([]byte, error) {
 
 func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 	n := r.u32()
-	p := leb128.AppendUint32(nil, n+1)
+	p := wasmbin.AppendUint32(nil, n+1)
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		size := r.u32()
@@ -672,7 +672,7 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 		if counter >= 50000 {
 			return nil, unsupported("function %d: too many locals", i)
 		}
-		body = leb128.AppendUint32(body, groups+1)
+		body = wasmbin.AppendUint32(body, groups+1)
 		body = append(body, br.b[groupsEnd:br.pos]...)
 		body = append(body, 0x01, 0x7f) // one i32: the loop counter
 		fr.loopCheck = fr.loopCheckFor(uint32(counter))
@@ -716,12 +716,12 @@ func (fr *fuelRewriter) code(r *reader) ([]byte, error) {
 			// and its loops count themselves: no check at its entry.
 			body = append(body[:entry], body[entry+len(fr.check):]...)
 		}
-		p = leb128.AppendUint32(p, uint32(len(body)))
+		p = wasmbin.AppendUint32(p, uint32(len(body)))
 		p = append(p, body...)
 	}
 	// $tick: no locals, the check, end.
 	tick := append(append([]byte{0x00}, fr.check...), 0x0b)
-	p = leb128.AppendUint32(p, uint32(len(tick)))
+	p = wasmbin.AppendUint32(p, uint32(len(tick)))
 	return append(p, tick...), r.err
 }
 
@@ -793,7 +793,7 @@ func (fr *fuelRewriter) instr(r *reader, p []byte, depth *int, inCode bool) ([]b
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		fr.sawCall = fr.sawCall || op != 0xd2
 		idx := r.u32()
-		return leb128.AppendUint32(append(p, op), fr.fn(idx)), r.err
+		return wasmbin.AppendUint32(append(p, op), fr.fn(idx)), r.err
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
 		fr.sawCall = true
 		r.u32()
@@ -908,18 +908,18 @@ func (fr *fuelRewriter) custom(r *reader) ([]byte, error) {
 		switch id {
 		case 1: // function names: vec(funcidx name)
 			n := sub.u32()
-			q = leb128.AppendUint32(q, n)
+			q = wasmbin.AppendUint32(q, n)
 			for i := uint32(0); i < n && sub.err == nil; i++ {
-				q = leb128.AppendUint32(q, fr.fn(sub.u32()))
+				q = wasmbin.AppendUint32(q, fr.fn(sub.u32()))
 				nm := sub.name()
-				q = leb128.AppendUint32(q, uint32(len(nm)))
+				q = wasmbin.AppendUint32(q, uint32(len(nm)))
 				q = append(q, nm...)
 			}
 		case 2, 3: // local and label names: vec(funcidx vec(idx name))
 			n := sub.u32()
-			q = leb128.AppendUint32(q, n)
+			q = wasmbin.AppendUint32(q, n)
 			for i := uint32(0); i < n && sub.err == nil; i++ {
-				q = leb128.AppendUint32(q, fr.fn(sub.u32()))
+				q = wasmbin.AppendUint32(q, fr.fn(sub.u32()))
 				start := sub.pos
 				m := sub.u32()
 				for j := uint32(0); j < m && sub.err == nil; j++ {
@@ -934,7 +934,7 @@ func (fr *fuelRewriter) custom(r *reader) ([]byte, error) {
 		if sub.err != nil || r.err != nil {
 			return nil, nil // a malformed name section is dropped, not fatal
 		}
-		p = leb128.AppendUint32(append(p, id), uint32(len(q)))
+		p = wasmbin.AppendUint32(append(p, id), uint32(len(q)))
 		p = append(p, q...)
 	}
 	if r.err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/gateway/modulehost/modtest"
+	"toxgate/internal/wasmbin"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/leb128"
 )
 
 // wasmSection encodes one section.
@@ -24,11 +24,11 @@ func wasmSection(id byte, content ...[]byte) []byte {
 	for _, c := range content {
 		p = append(p, c...)
 	}
-	return append(leb128.AppendUint32([]byte{id}, uint32(len(p))), p...)
+	return append(wasmbin.AppendUint32([]byte{id}, uint32(len(p))), p...)
 }
 
 func vec(items ...[]byte) []byte {
-	p := leb128.AppendUint32(nil, uint32(len(items)))
+	p := wasmbin.AppendUint32(nil, uint32(len(items)))
 	for _, it := range items {
 		p = append(p, it...)
 	}
@@ -40,7 +40,7 @@ func body(code ...byte) []byte { return bodyLocals([]byte{0}, code...) }
 // bodyLocals encodes a function body with the given locals header.
 func bodyLocals(locals []byte, code ...byte) []byte {
 	b := append(append([]byte(nil), locals...), code...)
-	return append(leb128.AppendUint32(nil, uint32(len(b))), b...)
+	return append(wasmbin.AppendUint32(nil, uint32(len(b))), b...)
 }
 
 // fuelTestModule is a hand-assembled module exercising everything the rewriter
@@ -115,12 +115,12 @@ func fuelTestModule() []byte {
 		body(append(append([]byte{0x03, 0x40}, bytes.Repeat([]byte{0x41, 0x00, 0x0d, 0x00}, 9)...), 0x0c, 0x00, 0x0b, 0x0b)...),
 	))...)
 	names := vec(
-		append(leb128.AppendUint32(nil, 0), appendName(nil, "one")...),
-		append(leb128.AppendUint32(nil, 1), appendName(nil, "spin")...),
-		append(leb128.AppendUint32(nil, 2), appendName(nil, "fanout")...),
-		append(leb128.AppendUint32(nil, 7), appendName(nil, "trap_here")...),
+		append(wasmbin.AppendUint32(nil, 0), appendName(nil, "one")...),
+		append(wasmbin.AppendUint32(nil, 1), appendName(nil, "spin")...),
+		append(wasmbin.AppendUint32(nil, 2), appendName(nil, "fanout")...),
+		append(wasmbin.AppendUint32(nil, 7), appendName(nil, "trap_here")...),
 	)
-	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, leb128.AppendUint32(nil, uint32(len(names))), names)...)
+	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, wasmbin.AppendUint32(nil, uint32(len(names))), names)...)
 	m = append(m, wasmSection(0, appendName(nil, ".debug_info"), []byte{1, 2, 3})...)
 	return m
 }

@@ -1,7 +1,6 @@
-// Package leb128 reads and writes the LEB128 integers of the WebAssembly
-// binary format (core specification 5.2.2), for the tools that rewrite
-// modules (sdk/reloop, the host's fuel instrumentation).
-package leb128
+package wasmbin
+
+// LEB128 integers (core specification 5.2.2).
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package leb128
+package wasmbin
 
 import (
 	"bytes"
