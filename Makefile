@@ -34,7 +34,7 @@ plugins:
 	done
 
 # Each Go module is built by sdk/cmd/modbuild: the go tool for wasip1, then
-# sdk/reloop, which turns the jump tables of Go's wasm code into direct
+# internal/reloop, which turns the jump tables of Go's wasm code into direct
 # branches, then binaryen's wasm-opt when it is installed (make ci-deps
 # installs it; TOXGATE_WASM_OPT=off skips it). See sdk/README.md.
 modules:

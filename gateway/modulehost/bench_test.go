@@ -46,11 +46,11 @@ func loadBench(b *testing.B, wasm []byte) *wasmrt.Module {
 // BenchmarkCallPooledVsNative measures one call of the example module's convert
 // route on a pooled instance beside the same Go code run natively (decode JSON,
 // convert, encode JSON), and reports the ratio pooled/native; pooled-go is the
-// same module as the go tool writes it, without the sdk/reloop rewrite that
+// same module as the go tool writes it, without the internal/reloop rewrite that
 // make applies, measured in the same run.
 func BenchmarkCallPooledVsNative(b *testing.B) {
 	ctx := context.Background()
-	// The module as make builds it (rewritten by sdk/reloop), and as the go
+	// The module as make builds it (rewritten by internal/reloop), and as the go
 	// tool writes it: the same-run baseline of the rewrite.
 	m, mGo := loadBench(b, modtest.Wasm(b, exampleDir)), loadBench(b, modtest.WasmGo(b, exampleDir))
 	input := []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)

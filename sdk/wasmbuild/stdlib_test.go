@@ -15,7 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
-	"toxgate/sdk/reloop"
+	"toxgate/internal/reloop"
 )
 
 // TestStdlibTestsPassRewritten runs the tests of standard library packages

@@ -3,7 +3,7 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o out dir
 //
-// and then rewrites the module with toxgate/sdk/reloop, which turns the jump
+// and then rewrites the module with toxgate/internal/reloop, which turns the jump
 // tables of Go's wasm code into direct branches, and, when binaryen's wasm-opt
 // is installed, optimises the result with it (OptFlags). The module's Go
 // runtime collects garbage with the world stopped (GuestGODEBUG). BuildGo
@@ -30,7 +30,7 @@ import (
 	"strings"
 	"sync"
 
-	"toxgate/sdk/reloop"
+	"toxgate/internal/reloop"
 )
 
 // env returns the environment of a wasip1 build.

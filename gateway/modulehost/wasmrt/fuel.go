@@ -194,7 +194,7 @@ type fuelRewriter struct {
 	edges           []int    // back edges of each loop of the function, by order (from a dry run)
 	dry             bool     // the dry run: count back edges, change nothing
 	scratch         []byte   // the dry run's output, thrown away
-	relooped        bool     // the module was rewritten by sdk/reloop
+	relooped        bool     // the module was rewritten by internal/reloop
 	tick            []byte   // call $tick: the added function that runs check (empty without one)
 	sawCall         bool     // the function being rewritten calls something
 }
@@ -214,7 +214,7 @@ type scope struct {
 // a loop with more is counted at its header. Each of Go's dispatch loops (in
 // a module as the go tool writes it) has a back edge for every jump of its
 // function: counting on all of them made such code 9% slower, while a
-// structured loop has one or two. In a module rewritten by sdk/reloop (it
+// structured loop has one or two. In a module rewritten by internal/reloop (it
 // carries abi.ReloopSection) every loop is counted on its back edges: there the
 // dispatch loops run only when a goroutine resumes, except in functions
 // without loops, which enter theirs once per call, and a header check would
