@@ -105,7 +105,7 @@ bench: build
 	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/
 	@echo "== chemistry toolkit (one core); the module build's collector setting"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
-	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/
+	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./internal/wasmbuild/
 	@echo "== structure models (native and in the module)"
 	$(BENCH) -bench . -benchtime 20x ./modules/herg/... ./modules/ahr/...
 	@echo "== kinetics and TK/TD models (native)"

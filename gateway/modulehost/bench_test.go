@@ -28,7 +28,7 @@ import (
 	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
 	"toxgate/sdk/cputime"
-	"toxgate/sdk/wasmbuild"
+	"toxgate/internal/wasmbuild"
 )
 
 // loadBench loads wasm with its own compilation cache and retires it when the

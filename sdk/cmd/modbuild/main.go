@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"toxgate/sdk/wasmbuild"
+	"toxgate/internal/wasmbuild"
 )
 
 func main() {

@@ -24,7 +24,7 @@ import (
 // the fastest rounds' times stw/concurrent (below 1 when the setting helps)
 // and the median of the rounds' ratios. Run with
 //
-//	go test -run '^$' -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/
+//	go test -run '^$' -bench CollectorSetting -benchtime 3x -cpu 1 ./internal/wasmbuild/
 func BenchmarkCollectorSetting(b *testing.B) {
 	ctx := context.Background()
 	out := filepath.Join(b.TempDir(), "gcbench.wasm")
@@ -42,7 +42,7 @@ func BenchmarkCollectorSetting(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fs := wazero.NewFSConfig().WithReadOnlyDirMount("../chem/testdata", "/data")
+	fs := wazero.NewFSConfig().WithReadOnlyDirMount("../../sdk/chem/testdata", "/data")
 	start := func(godebug string) api.Function {
 		cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").WithFSConfig(fs)
 		if godebug != "" {
