@@ -27,7 +27,7 @@ import (
 	tk2d "toxgate/modules/tk-2d/model"
 	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/cputime"
+	"toxgate/internal/cputime"
 	"toxgate/internal/wasmbuild"
 )
 

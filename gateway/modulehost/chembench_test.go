@@ -21,8 +21,8 @@ import (
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
-	"toxgate/sdk/chem/chembench"
-	"toxgate/sdk/cputime"
+	"toxgate/internal/chembench"
+	"toxgate/internal/cputime"
 )
 
 const (

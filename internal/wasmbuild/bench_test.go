@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"toxgate/sdk/cputime"
+	"toxgate/internal/cputime"
 )
 
 // BenchmarkCollectorSetting measures what GuestGODEBUG does: it builds

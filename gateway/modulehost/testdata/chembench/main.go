@@ -7,7 +7,7 @@ package main
 
 import (
 	"toxgate/sdk/abi"
-	"toxgate/sdk/chem/chembench"
+	"toxgate/internal/chembench"
 	"toxgate/sdk/module"
 )
 

@@ -8,7 +8,7 @@ import (
 	"encoding/csv"
 	"os"
 
-	"toxgate/sdk/chem/chembench"
+	"toxgate/internal/chembench"
 )
 
 var smiles []string
