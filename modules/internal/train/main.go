@@ -1,9 +1,9 @@
-// Command tox-train trains toxgate's structure-based toxicity models from the
+// Command train trains toxgate's structure-based toxicity models from the
 // CSVs in modules/tox-data and writes the weight bundles the modules embed.
 // Training is deterministic for a given seed:
 //
-//	GOMAXPROCS=2 go run ./modules/tox-train            # every model
-//	GOMAXPROCS=2 go run ./modules/tox-train -only herg # one model
+//	GOMAXPROCS=2 go run ./modules/internal/train            # every model
+//	GOMAXPROCS=2 go run ./modules/internal/train -only herg # one model
 //
 // Each model gets 5-fold cross-validation with random and Bemis–Murcko
 // scaffold splits; the learner with the best random-split ROC-AUC is kept,
@@ -60,7 +60,7 @@ func main() {
 		start := time.Now()
 		log.Printf("== %s", t.name)
 		if err := t.run(); err != nil {
-			log.Fatalf("tox-train: %s: %v", t.name, err)
+			log.Fatalf("train: %s: %v", t.name, err)
 		}
 		log.Printf("== %s done in %s", t.name, time.Since(start).Round(time.Second))
 	}
@@ -72,7 +72,7 @@ func bundlePath(module, file string) string {
 }
 
 func command(name string) string {
-	return fmt.Sprintf("GOMAXPROCS=2 go run ./modules/tox-train -only %s -seed %d -folds %d", name, *seed, *folds)
+	return fmt.Sprintf("GOMAXPROCS=2 go run ./modules/internal/train -only %s -seed %d -folds %d", name, *seed, *folds)
 }
 
 func writeFile(path string, write func(f *os.File) error) error {
