@@ -75,35 +75,35 @@ type FinishStats struct {
 // it can decode; the other sections are copied byte for byte.
 func Finish(wasm []byte) ([]byte, FinishStats, error) {
 	var st FinishStats
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
+	if !wasmbin.HasHeader(wasm) {
 		return nil, st, errors.New("reloop: not a WebAssembly 1.0 module")
 	}
-	secs, err := sections(wasm)
+	secs, err := wasmbin.Sections(wasm)
 	if err != nil {
-		return nil, st, err
+		return nil, st, fmt.Errorf("reloop: %w", err)
 	}
 	var params []int // parameter count of each function type
 	var funcTypes []uint32
 	out := make([]byte, 0, len(wasm)+len(wasm)/16)
 	out = append(out, wasm[:8]...)
 	for _, sec := range secs {
-		switch sec.id {
-		case 1:
+		switch sec.ID {
+		case wasmbin.SectionType:
 			// Types Finish cannot read leave parameter counts unknown, and
 			// the rewrites that need them are skipped.
-			params, _ = typeParamCounts(sec.payload)
-		case 3:
-			if funcTypes, err = u32Vec(sec.payload); err != nil {
+			params, _ = typeParamCounts(sec.Payload)
+		case wasmbin.SectionFunction:
+			if funcTypes, err = u32Vec(sec.Payload); err != nil {
 				return nil, st, fmt.Errorf("reloop: function section: %w", err)
 			}
 		}
-		if sec.id != 10 {
-			out = append(out, sec.whole...)
+		if sec.ID != wasmbin.SectionCode {
+			out = append(out, sec.Whole...)
 			continue
 		}
-		bodies, err := codeBodies(sec.payload)
+		bodies, err := wasmbin.CodeBodies(sec.Payload)
 		if err != nil {
-			return nil, st, err
+			return nil, st, fmt.Errorf("reloop: %w", err)
 		}
 		for fn, body := range bodies {
 			np := -1
@@ -112,7 +112,7 @@ func Finish(wasm []byte) ([]byte, FinishStats, error) {
 			}
 			bodies[fn] = finishBody(body, np, &st)
 		}
-		out = appendSection(out, sec.id, appendBodies(make([]byte, 0, len(sec.payload)+len(sec.payload)/16), bodies))
+		out = wasmbin.AppendSection(out, sec.ID, wasmbin.AppendBodies(make([]byte, 0, len(sec.Payload)+len(sec.Payload)/16), bodies))
 	}
 	return out, st, nil
 }

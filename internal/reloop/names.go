@@ -14,22 +14,19 @@ func BodyNames(wasm []byte) (map[int]string, error) {
 	if len(wasm) < 8 {
 		return nil, errors.New("reloop: not a WebAssembly module")
 	}
+	secs, err := wasmbin.Sections(wasm)
+	if err != nil {
+		return nil, errors.New("reloop: section past the end of the module")
+	}
 	imported := 0
-	for i := 8; i < len(wasm); {
-		id := wasm[i]
-		size, p, err := wasmbin.Uint32(wasm, i+1)
-		if err != nil || p+int(size) > len(wasm) {
-			return nil, errors.New("reloop: section past the end of the module")
-		}
-		sec := wasm[p : p+int(size)]
-		i = p + int(size)
+	for _, sec := range secs {
 		switch {
-		case id == 2:
-			if imported, err = importedFuncs(sec); err != nil {
+		case sec.ID == wasmbin.SectionImport:
+			if imported, err = importedFuncs(sec.Payload); err != nil {
 				return nil, err
 			}
-		case id == 0 && hasName(sec, "name"):
-			if err := funcNames(sec[1+len("name"):], imported, names); err != nil {
+		case sec.ID == wasmbin.SectionCustom && customNamed(sec.Payload, "name"):
+			if err := funcNames(sec.Payload[1+len("name"):], imported, names); err != nil {
 				return nil, err
 			}
 		}

@@ -1,8 +1,6 @@
 package reloop
 
 import (
-	"errors"
-
 	"toxgate/internal/wasmbin"
 )
 
@@ -57,53 +55,12 @@ func noReturn(expr []byte) bool {
 // importedFuncs counts the function imports in the payload of an import
 // section; they come first in the function index space.
 func importedFuncs(sec []byte) (int, error) {
-	n, q, err := wasmbin.Uint32(sec, 0)
-	if err != nil {
-		return 0, err
-	}
+	imports, err := wasmbin.Imports(sec)
 	funcs := 0
-	for ; n > 0; n-- {
-		for range 2 { // module and field names
-			var l uint32
-			if l, q, err = wasmbin.Uint32(sec, q); err != nil {
-				return 0, err
-			}
-			q += int(l)
-		}
-		if q >= len(sec) {
-			return 0, errors.New("truncated import")
-		}
-		kind := sec[q]
-		q++
-		switch kind {
-		case 0: // function: type index
+	for _, im := range imports {
+		if im.Kind == wasmbin.KindFunc {
 			funcs++
-			_, q, err = wasmbin.Uint32(sec, q)
-		case 1: // table: reference type, limits
-			q, err = skipLimits(sec, q+1)
-		case 2: // memory: limits
-			q, err = skipLimits(sec, q)
-		case 3: // global: value type, mutability
-			q += 2
-		default:
-			return 0, errors.New("unknown import kind")
-		}
-		if err != nil {
-			return 0, err
 		}
 	}
-	return funcs, nil
-}
-
-// skipLimits returns the index after the limits at sec[q:].
-func skipLimits(sec []byte, q int) (int, error) {
-	if q >= len(sec) {
-		return 0, errors.New("truncated limits")
-	}
-	flags := sec[q]
-	_, q, err := wasmbin.Uint32(sec, q+1)
-	if err == nil && flags&1 != 0 {
-		_, q, err = wasmbin.Uint32(sec, q)
-	}
-	return q, err
+	return funcs, err
 }

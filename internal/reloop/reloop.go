@@ -71,35 +71,35 @@ type Stats struct {
 // rewrite; the others are copied byte for byte.
 func Module(wasm []byte) ([]byte, Stats, error) {
 	st := Stats{InBytes: len(wasm)}
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || string(wasm[4:8]) != "\x01\x00\x00\x00" {
+	if !wasmbin.HasHeader(wasm) {
 		return nil, st, errors.New("reloop: not a WebAssembly 1.0 module")
 	}
-	secs, err := sections(wasm)
+	secs, err := wasmbin.Sections(wasm)
 	if err != nil {
-		return nil, st, err
+		return nil, st, fmt.Errorf("reloop: %w", err)
 	}
 	out := make([]byte, 0, len(wasm)*2)
 	out = append(out, wasm[:8]...)
 	imported := 0
 	for _, sec := range secs {
-		if sec.id == 0 && hasName(sec.payload, abi.ReloopSection) {
+		if sec.ID == wasmbin.SectionCustom && customNamed(sec.Payload, abi.ReloopSection) {
 			st.Already, st.OutBytes = true, len(wasm)
 			return wasm, st, nil
 		}
-		if sec.id == 2 {
-			if imported, err = importedFuncs(sec.payload); err != nil {
+		if sec.ID == wasmbin.SectionImport {
+			if imported, err = importedFuncs(sec.Payload); err != nil {
 				return nil, st, fmt.Errorf("reloop: import section: %w", err)
 			}
 		}
-		if sec.id != 10 {
-			out = append(out, sec.whole...)
+		if sec.ID != wasmbin.SectionCode {
+			out = append(out, sec.Whole...)
 			continue
 		}
-		code, err := rewriteCode(sec.payload, imported, &st)
+		code, err := rewriteCode(sec.Payload, imported, &st)
 		if err != nil {
 			return nil, st, err
 		}
-		out = appendSection(out, sec.id, code)
+		out = wasmbin.AppendSection(out, sec.ID, code)
 	}
 	if st.Rewritten == 0 {
 		out = wasm // nothing changed: the input as it was, byte for byte
@@ -117,9 +117,9 @@ func Module(wasm []byte) ([]byte, Stats, error) {
 // rewriteCode rewrites the payload of a code section; imported is the number
 // of imported functions, which come before the bodies in the index space.
 func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
-	bodies, err := codeBodies(b)
+	bodies, err := wasmbin.CodeBodies(b)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reloop: %w", err)
 	}
 	noret := make([]bool, len(bodies))
 	for fn, body := range bodies {
@@ -150,13 +150,13 @@ func rewriteCode(b []byte, imported int, st *Stats) ([]byte, error) {
 		}
 		out[fn] = nb
 	}
-	return appendBodies(make([]byte, 0, len(b)*2), out), nil
+	return wasmbin.AppendBodies(make([]byte, 0, len(b)*2), out), nil
 }
 
-// hasName reports whether a custom section's payload starts with name.
-func hasName(payload []byte, name string) bool {
-	n, p, err := wasmbin.Uint32(payload, 0)
-	return err == nil && int(n) == len(name) && p+int(n) <= len(payload) && string(payload[p:p+int(n)]) == name
+// customNamed reports whether a custom section's payload starts with name.
+func customNamed(payload []byte, name string) bool {
+	got, ok := wasmbin.CustomName(payload)
+	return ok && got == name
 }
 
 // Skip is a function body that Module left as it was.
