@@ -130,3 +130,17 @@ func Decode(b []byte, i int) (Instr, error) {
 	in.End = r.pos
 	return in, nil
 }
+
+// Instr decodes the instruction at the reader's offset and moves past it.
+func (r *Reader) Instr() (Instr, error) {
+	if r.err != nil {
+		return Instr{}, r.err
+	}
+	in, err := Decode(r.b, r.pos)
+	if err != nil {
+		r.err = err
+		return in, err
+	}
+	r.pos = in.End
+	return in, nil
+}
