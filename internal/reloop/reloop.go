@@ -200,10 +200,12 @@ func rewriteBody(body []byte, noret func(int64) bool, st *Stats) (out []byte, wh
 //go:embed *.go
 var sources embed.FS
 
-// SourceDigest returns the hex SHA-256 of this package's source files, so that
-// caches of rewritten modules can tell when reloop changed.
+// SourceDigest returns the hex SHA-256 of this package's source files and of
+// the decoder's (internal/wasmbin), so that caches of rewritten modules can
+// tell when reloop changed.
 func SourceDigest() string {
 	h := sha256.New()
+	fmt.Fprintf(h, "wasmbin %s\n", wasmbin.SourceDigest())
 	entries, _ := sources.ReadDir(".")
 	for _, e := range entries {
 		b, _ := sources.ReadFile(e.Name())
