@@ -20,6 +20,8 @@ import (
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/internal/cputime"
+	"toxgate/internal/wasmbuild"
 	"toxgate/modules/example-units/units"
 	doxo "toxgate/modules/pbpk-doxorubicin/model"
 	httk "toxgate/modules/pbpk-httk/model"
@@ -27,8 +29,6 @@ import (
 	tk2d "toxgate/modules/tk-2d/model"
 	tk3d "toxgate/modules/tk-3d/model"
 	"toxgate/sdk/abi"
-	"toxgate/internal/cputime"
-	"toxgate/internal/wasmbuild"
 )
 
 // loadBench loads wasm with its own compilation cache and retires it when the

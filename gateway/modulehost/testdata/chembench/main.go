@@ -6,8 +6,8 @@
 package main
 
 import (
-	"toxgate/sdk/abi"
 	"toxgate/internal/chembench"
+	"toxgate/sdk/abi"
 	"toxgate/sdk/module"
 )
 
