@@ -36,12 +36,6 @@ const (
 	ImportLog = "log"
 )
 
-// ReloopSection is the name of the custom section that the module build's
-// rewriter (reloop) appends to a module it rewrote, followed by one byte of
-// format ('1'). The rewriter leaves a module carrying it alone, and the host's
-// fuel instrumentation counts every loop of such a module on its back edges.
-const ReloopSection = "toxgate:reloop"
-
 // Status is the first byte of an evaluate result.
 const (
 	// StatusOK: the rest of the result is the output JSON document.
