@@ -93,6 +93,9 @@ bench: build
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
 	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/server/
+	@echo "== DCAT: a catalog page of 100 datasets in Turtle, JSON-LD and RDF/XML vs package_search of the same 100"
+	$(BENCH) -bench 'DCATCatalogPage' -benchtime 200x ./gateway/server/
+	$(BENCH) -bench 'CatalogPageInProcess' -benchmem ./gateway/dcat/
 	@echo "== models in the catalog: first publishing pass with every module, and the pass after a restart"
 	$(BENCH) -bench 'PublishModels' -benchtime 1x ./gateway/server/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
@@ -129,8 +132,9 @@ ci-deps:
 	[ -n "$(RUSTC_WASM)" ] || PKGS="$$PKGS rustc libstd-rust-dev-wasm32 lld"; \
 	command -v wasm-opt >/dev/null 2>&1 || PKGS="$$PKGS binaryen"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || PKGS="$$PKGS postgresql"; \
+	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || PKGS="$$PKGS python3-rdflib"; \
 	if [ -n "$$PKGS" ]; then \
-		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests)"; \
+		echo "installing$$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests, DCAT tests' RDF parser)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi

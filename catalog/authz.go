@@ -32,13 +32,13 @@ var rolePerms = map[string]map[string]bool{
 // roleGrants reports whether role carries perm.
 func roleGrants(role, perm string) bool { return rolePerms[role][perm] }
 
-// hasPerm reports whether c holds perm in the organization orgID. Callers
-// hold a lock.
+// hasPerm reports whether c holds perm in the organization or group orgID.
+// Callers hold a lock.
 func (st *state) hasPerm(c Caller, orgID, perm string) bool {
 	if c.Sysadmin {
 		return true
 	}
-	o := st.orgs[orgID]
+	o := st.anyGroup(orgID)
 	if o == nil || o.State == StateDeleted {
 		return false
 	}
@@ -63,7 +63,8 @@ func (st *state) hasPermSomeOrg(c Caller, perm string) bool {
 
 // canRead applies CKAN's permission labels: an active public dataset is
 // "public"; otherwise it is readable by members of its org (any role), or
-// by its creator when it has no org; sysadmins read everything.
+// by its creator when it has no org, and by its collaborators; sysadmins
+// read everything.
 func (st *state) canRead(c Caller, d *Dataset) bool {
 	if c.Sysadmin {
 		return true
@@ -72,9 +73,13 @@ func (st *state) canRead(c Caller, d *Dataset) bool {
 		return true
 	}
 	if d.OwnerOrg != "" {
-		return st.hasPerm(c, d.OwnerOrg, PermRead)
+		if st.hasPerm(c, d.OwnerOrg, PermRead) {
+			return true
+		}
+	} else if c.UserID != "" && d.CreatorUserID == c.UserID {
+		return true
 	}
-	return c.UserID != "" && d.CreatorUserID == c.UserID
+	return st.collaboratorCapacity(c, d) != ""
 }
 
 // canEdit reports whether c may update (perm update_dataset) or delete
@@ -84,9 +89,15 @@ func (st *state) canEdit(c Caller, d *Dataset, perm string) bool {
 		return true
 	}
 	if d.OwnerOrg != "" {
-		return st.hasPerm(c, d.OwnerOrg, perm)
+		if st.hasPerm(c, d.OwnerOrg, perm) {
+			return true
+		}
+	} else if c.UserID != "" && d.CreatorUserID == c.UserID {
+		return true
 	}
-	return c.UserID != "" && d.CreatorUserID == c.UserID
+	// CKAN defers package_delete to package_update, which admits admin
+	// and editor collaborators
+	return st.collaboratorMayEdit(c, d)
 }
 
 // denied is a 403 with CKAN's "User <name> not authorized to ..." message.

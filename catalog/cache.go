@@ -33,6 +33,14 @@ type state struct {
 	// rendered holds each dataset's encoded dict (*renderedDataset by
 	// id), filled by readers under the read lock (see datasetJSON).
 	rendered sync.Map
+	// groups and vocabs hold the groups and tag vocabularies (groups.go,
+	// vocab.go), by id and by name.
+	groups                   map[string]*Organization
+	vocabs                   map[string]*Vocabulary
+	groupByName, vocabByName map[string]string
+	// allowCollaborators and allowAdminCollaborators are
+	// Options.AllowCollaborators and Options.AllowAdminCollaborators.
+	allowCollaborators, allowAdminCollaborators bool
 }
 
 func newState() *state {
@@ -43,6 +51,8 @@ func newState() *state {
 		orgs:      map[string]*Organization{},
 		orgByName: map[string]string{},
 		index:     search.New(),
+		groups:    map[string]*Organization{}, groupByName: map[string]string{},
+		vocabs: map[string]*Vocabulary{}, vocabByName: map[string]string{},
 	}
 }
 
@@ -90,6 +100,10 @@ func (st *state) unlinkDataset(d *Dataset) {
 // putOrg stores o unless the cached copy is as new or newer, re-indexing its
 // datasets when its name or title changed. Callers hold the write lock.
 func (st *state) putOrg(o *Organization) {
+	if o.isGroup() {
+		st.putGroup(o)
+		return
+	}
 	old := st.orgs[o.ID]
 	if old != nil {
 		if old.Rev >= o.Rev {
@@ -111,11 +125,21 @@ func (st *state) putOrg(o *Organization) {
 }
 
 func (st *state) removeOrg(id string) {
+	if st.groups[id] != nil {
+		st.removeGroup(id)
+		return
+	}
 	if old := st.orgs[id]; old != nil {
 		if st.orgByName[old.Name] == id {
 			delete(st.orgByName, old.Name)
 		}
 		delete(st.orgs, id)
+		// its (deleted) datasets no longer carry its name in the index
+		for _, d := range st.datasets {
+			if d.OwnerOrg == id {
+				st.index.Put(st.docFor(d))
+			}
+		}
 	}
 }
 
@@ -214,6 +238,7 @@ func (st *state) docFor(d *Dataset) *search.Doc {
 		f["extras_"+e.Key] = []string{e.Value}
 		all = append(all, e.Value)
 	}
+	all = append(all, st.groupVocabFields(d, f)...)
 	text[strings.ToLower(d.Name)] += boostName
 	add(d.Name, boostName)
 	add(d.Title, boostName)
@@ -365,6 +390,9 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	for _, o := range orgs {
 		fresh.putOrg(o)
 	}
+	if err := s.c.loadVocabs(ctx, fresh); err != nil {
+		return err
+	}
 	cur, err = s.c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(loadBatch))
 	if err != nil {
 		return fmt.Errorf("load datasets: %w", err)
@@ -394,6 +422,7 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	s.st.mu.Lock()
 	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
 	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
+	s.st.groups, s.st.groupByName, s.st.vocabs, s.st.vocabByName = fresh.groups, fresh.groupByName, fresh.vocabs, fresh.vocabByName
 	s.st.publicNames.Store(nil)
 	s.st.rendered.Clear()
 	s.st.applied = seq

@@ -121,6 +121,8 @@ type fetched struct {
 	ds              []*Dataset
 	os              []*Organization
 	goneDS, goneOrg []string
+	vs              []*Vocabulary
+	goneVocab       []string
 }
 
 // fetch reads the records refs name (each once) by _id, a few at a time.
@@ -148,6 +150,17 @@ func (s *Service) fetch(ctx context.Context, refs []changeRef) (fetched, error) 
 							out.goneDS = append(out.goneDS, r.id)
 						} else {
 							out.ds = append(out.ds, d)
+						}
+						mu.Unlock()
+					}
+				case kindVocab:
+					var v *Vocabulary
+					if v, err = s.c.findVocab(ctx, r.id); err == nil {
+						mu.Lock()
+						if v == nil {
+							out.goneVocab = append(out.goneVocab, r.id)
+						} else {
+							out.vs = append(out.vs, v)
 						}
 						mu.Unlock()
 					}
@@ -200,6 +213,12 @@ func (s *Service) apply(f fetched, seq int64, readAt time.Time) {
 	for _, id := range f.goneOrg {
 		s.st.removeOrg(id)
 	}
+	for _, v := range f.vs {
+		s.st.putVocab(v)
+	}
+	for _, id := range f.goneVocab {
+		s.st.removeVocab(id)
+	}
 	for _, d := range f.ds {
 		s.st.putDataset(d)
 	}
@@ -235,7 +254,8 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 	for _, r := range refs {
 		switch {
 		case r.rev > 0 && r.kind == kindDataset && s.st.datasets[r.id] != nil && s.st.datasets[r.id].Rev >= r.rev:
-		case r.rev > 0 && r.kind == kindOrg && s.st.orgs[r.id] != nil && s.st.orgs[r.id].Rev >= r.rev:
+		case r.rev > 0 && r.kind == kindOrg && s.st.anyGroup(r.id) != nil && s.st.anyGroup(r.id).Rev >= r.rev:
+		case r.rev > 0 && r.kind == kindVocab && s.st.vocabs[r.id] != nil && s.st.vocabs[r.id].Rev >= r.rev:
 		default:
 			need = append(need, r)
 		}

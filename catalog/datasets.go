@@ -247,7 +247,8 @@ func datasetInputMap(d *Dataset) map[string]any {
 	for i, t := range d.Tags {
 		tags[i] = map[string]any{"name": t}
 	}
-	m["tags"] = tags
+	m["tags"] = append(tags, vocabTagInputs(d)...)
+	m["groups"] = groupInputs(d)
 	extras := make([]any, len(d.Extras))
 	for i, e := range d.Extras {
 		extras[i] = map[string]any{"key": e.Key, "value": e.Value}

@@ -122,7 +122,7 @@ func (st *state) datasetDict(d *Dataset, siteURL string) *DatasetDict {
 		LicenseID: d.LicenseID, Maintainer: d.Maintainer, MaintainerEmail: d.MaintainerEmail,
 		MetadataCreated: ckanTime(d.MetadataCreated), MetadataModified: ckanTime(d.MetadataModified),
 		Name: d.Name, Notes: d.Notes, Private: d.Private, State: d.State, Title: d.Title, Type: d.Type,
-		URL: d.URL, Version: d.Version, Groups: []any{}, RelationshipsAsObject: []any{}, RelationshipsAsSubject: []any{},
+		URL: d.URL, Version: d.Version, Groups: st.groupSummaries(d), RelationshipsAsObject: []any{}, RelationshipsAsSubject: []any{},
 		Extras: append([]Extra{}, d.Extras...),
 	}
 	if d.LicenseID != nil {
@@ -145,11 +145,8 @@ func (st *state) datasetDict(d *Dataset, siteURL string) *DatasetDict {
 		out.Resources[i] = resourceDict(d, &res[i], i, siteURL)
 	}
 	out.NumResources = len(res)
-	out.Tags = make([]tagDict, len(d.Tags))
-	for i, t := range d.Tags {
-		out.Tags[i] = tagDict{DisplayName: t, ID: nameUUID(t), Name: t, State: StateActive}
-	}
-	out.NumTags = len(d.Tags)
+	out.Tags = tagDicts(d)
+	out.NumTags = len(out.Tags)
 	return out
 }
 
@@ -190,9 +187,9 @@ func orgDict(o *Organization, packageCount int) map[string]any {
 		display = o.Name
 	}
 	return map[string]any{
-		"id": o.ID, "name": o.Name, "title": o.Title, "type": "organization", "description": o.Description,
+		"id": o.ID, "name": o.Name, "title": o.Title, "type": o.typeName(), "description": o.Description,
 		"image_url": o.ImageURL, "image_display_url": o.ImageURL, "created": ckanTime(o.Created),
-		"is_organization": true, "approval_status": "approved", "state": o.State, "display_name": display,
+		"is_organization": !o.isGroup(), "approval_status": "approved", "state": o.State, "display_name": display,
 		"package_count": packageCount, "num_followers": 0,
 	}
 }

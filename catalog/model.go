@@ -58,9 +58,17 @@ type Dataset struct {
 	Tags             []string   `bson:"tags"`
 	Extras           []Extra    `bson:"extras"`
 	Resources        []Resource `bson:"resources"`
+	// Collaborators are the users given a capacity on this dataset alone
+	// (package_collaborator_create); see collaborators.go.
+	Collaborators []Collaborator `bson:"collaborators,omitempty"`
 	// Rev is the revision, raised by every write and checked by the next
 	// one (optimistic concurrency).
 	Rev int64 `bson:"rev"`
+	// VocabTags are the tags from tag vocabularies (vocab.go); Tags are
+	// the free tags.
+	VocabTags []DatasetTag `bson:"vocab_tags,omitempty"`
+	// Groups are the ids of the groups the dataset is in (groups.go).
+	Groups []string `bson:"groups,omitempty"`
 }
 
 // Extra is a free key/value pair of a dataset or organization.
@@ -102,7 +110,8 @@ type FileRef struct {
 	Size                               int64
 }
 
-// Organization is a stored organization with its memberships.
+// Organization is a stored organization, or a group (Type "group"), with
+// its memberships: CKAN keeps both in one table, and so does this catalog.
 type Organization struct {
 	ID          string    `bson:"_id"`
 	Name        string    `bson:"name"`
@@ -114,6 +123,8 @@ type Organization struct {
 	Extras      []Extra   `bson:"extras"`
 	Members     []Member  `bson:"members"`
 	Rev         int64     `bson:"rev"`
+	// Type is "group" for a group and empty for an organization.
+	Type string `bson:"type,omitempty"`
 }
 
 // Member is a user's role in an organization.
@@ -142,7 +153,10 @@ type User struct {
 func (d *Dataset) clone() *Dataset {
 	c := *d
 	c.Tags = append([]string(nil), d.Tags...)
+	c.VocabTags = append([]DatasetTag(nil), d.VocabTags...)
+	c.Groups = append([]string(nil), d.Groups...)
 	c.Extras = append([]Extra(nil), d.Extras...)
+	c.Collaborators = append([]Collaborator(nil), d.Collaborators...)
 	c.Resources = make([]Resource, len(d.Resources))
 	for i, r := range d.Resources {
 		c.Resources[i] = r

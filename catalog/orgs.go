@@ -23,25 +23,30 @@ func init() {
 	register("member_roles_list", true, "The organization roles.", memberRolesList)
 }
 
-// packageCount counts the active datasets of org visible to c (private
-// ones included for members).
+// packageCount counts the active datasets of the organization or group
+// orgID visible to c (see listedIn).
 func (st *state) packageCount(c Caller, orgID string) int {
 	n := 0
 	for _, d := range st.datasets {
-		if d.OwnerOrg == orgID && d.State == StateActive && st.canRead(c, d) {
+		if st.listedIn(c, orgID, d) {
 			n++
 		}
 	}
 	return n
 }
 
-func organizationList(_ context.Context, s *Service, r *Request) (any, error) {
+func organizationList(ctx context.Context, s *Service, r *Request) (any, error) {
+	return listGroups(ctx, s, r, orgKind)
+}
+
+// listGroups is organization_list and group_list.
+func listGroups(_ context.Context, s *Service, r *Request, k groupKind) (any, error) {
 	allFields, _ := ckan.AsBool(r.Data["all_fields"])
 	sortSpec := strings.TrimSpace(ckan.String(r.Data, "sort"))
 	if sortSpec == "" {
 		sortSpec = "title asc"
 	}
-	if sortSpec == "packages" {
+	if sortSpec == "packages" || sortSpec == "package_count" {
 		sortSpec = "package_count desc"
 	}
 	f := strings.Fields(sortSpec)
@@ -64,7 +69,7 @@ func organizationList(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	q := strings.ToLower(ckan.String(r.Data, "q"))
 	var only map[string]bool
-	if names := ckan.StringList(r.Data, "organizations"); len(names) > 0 {
+	if names := ckan.StringList(r.Data, k.plural()); len(names) > 0 {
 		only = map[string]bool{}
 		for _, n := range names {
 			for _, p := range strings.Split(n, ",") {
@@ -78,7 +83,7 @@ func organizationList(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	s.st.mu.RLock()
 	var rows []row
-	for _, o := range s.st.orgs {
+	for _, o := range s.st.groupsOf(k) {
 		if o.State != StateActive || (only != nil && !only[o.Name]) {
 			continue
 		}
@@ -125,12 +130,18 @@ func organizationList(_ context.Context, s *Service, r *Request) (any, error) {
 
 // orgRef reads "id" and finds the organization (deleted ones included).
 func (s *Service) orgRef(r *Request) (*Organization, error) {
+	return s.groupRef(r, orgKind)
+}
+
+// groupRef reads "id" and finds the organization or group of kind k
+// (deleted ones included).
+func (s *Service) groupRef(r *Request, k groupKind) (*Organization, error) {
 	ref, _ := str(r.Data["id"])
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
 	s.st.mu.RLock()
-	o := s.st.org(ref)
+	o := s.st.lookupGroup(k, ref)
 	s.st.mu.RUnlock()
 	if o == nil {
 		return nil, ckan.NotFound("Group was not found.")
@@ -143,6 +154,11 @@ func organizationShow(ctx context.Context, s *Service, r *Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	return s.showGroup(ctx, r, o)
+}
+
+// showGroup is organization_show and group_show of o.
+func (s *Service) showGroup(ctx context.Context, r *Request, o *Organization) (any, error) {
 	includeDatasets, _ := ckan.AsBool(r.Data["include_datasets"])
 	includeUsers := true
 	if v, ok := r.Data["include_users"]; ok {
@@ -154,7 +170,7 @@ func organizationShow(ctx context.Context, s *Service, r *Request) (any, error) 
 	if includeDatasets {
 		var ds []*Dataset
 		for _, d := range s.st.datasets {
-			if d.OwnerOrg == o.ID && d.State == StateActive && s.st.canRead(r.Caller, d) {
+			if s.st.listedIn(r.Caller, o.ID, d) {
 				ds = append(ds, d)
 			}
 		}
@@ -209,7 +225,7 @@ func (st *state) orgFields(o *Organization, data map[string]any, create bool) *c
 			errs["name"] = []string{ckan.MsgMissing}
 		} else {
 			msgs := nameErrors(name, false)
-			if other := st.org(name); other != nil && other.ID != o.ID && other.Name == name {
+			if other := st.groupByAnyName(name); other != nil && other.ID != o.ID && other.Name == name {
 				msgs = append(msgs, "Group name already exists in database")
 			}
 			if len(msgs) > 0 {
@@ -240,11 +256,16 @@ func (st *state) orgFields(o *Organization, data map[string]any, create bool) *c
 }
 
 func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	return createGroup(ctx, s, r, orgKind)
+}
+
+// createGroup is organization_create and group_create.
+func createGroup(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
 	c := r.Caller
 	if c.Anonymous() {
-		return nil, needsUser("organization_create")
+		return nil, needsUser(k.word() + "_create")
 	}
-	o := &Organization{State: StateActive, Created: now(), Rev: 1}
+	o := &Organization{Type: k.storedType(), State: StateActive, Created: now(), Rev: 1}
 	s.st.mu.RLock()
 	verr := s.st.orgFields(o, r.Data, true)
 	if v, ok := r.Data["id"]; ok && v != nil && v != "" && verr == nil {
@@ -254,7 +275,7 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 			verr = ckan.FieldError("id", "The input field id was not expected.")
 		case !isUUID(id):
 			verr = ckan.FieldError("id", "Invalid id")
-		case s.st.orgs[canonicalUUID(id)] != nil:
+		case s.st.anyGroup(canonicalUUID(id)) != nil:
 			verr = ckan.FieldError("id", "Group id already exists")
 		default:
 			o.ID = canonicalUUID(id)
@@ -292,27 +313,18 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 			o.Members = append(o.Members, Member{ID: newID(), UserID: usr.ID, Capacity: capacity})
 		}
 	}
-	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
-		if isDup(err) {
-			return nil, ckan.FieldError("name", "Group name already exists in database")
-		}
-		return nil, fmt.Errorf("insert organization: %w", err)
-	}
-	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
-		return nil, err
-	}
-	if err := s.committedOrg(ctx, o); err != nil {
+	if err := s.insertOrg(ctx, o); err != nil {
 		return nil, err
 	}
 	r.Data = map[string]any{"id": o.ID}
-	return organizationShow(ctx, s, r)
+	return s.showGroup(ctx, r, o)
 }
 
-func (s *Service) orgAdmin(r *Request, verb string) (*Organization, error) {
+func (s *Service) orgAdmin(r *Request, verb string, k groupKind) (*Organization, error) {
 	if r.Caller.Anonymous() {
-		return nil, needsUser("organization_" + verb)
+		return nil, needsUser(k.word() + "_" + verb)
 	}
-	o, err := s.orgRef(r)
+	o, err := s.groupRef(r, k)
 	if err != nil {
 		return nil, err
 	}
@@ -321,17 +333,23 @@ func (s *Service) orgAdmin(r *Request, verb string) (*Organization, error) {
 	s.st.mu.RUnlock()
 	if !ok {
 		word := map[string]string{"update": "edit", "patch": "edit", "delete": "delete"}[verb]
-		return nil, denied(r.Caller, "%s organization %s", word, o.ID)
+		return nil, denied(r.Caller, "%s %s %s", word, k.word(), o.ID)
 	}
 	return o, nil
 }
 
 func organizationUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "update", func(*Organization) map[string]any { return r.Data })
+	return s.orgReplace(ctx, r, "update", orgKind, func(*Organization) map[string]any { return r.Data })
 }
 
 func organizationPatch(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "patch", func(base *Organization) map[string]any {
+	return s.orgReplace(ctx, r, "patch", orgKind, patchedGroupInput(r))
+}
+
+// patchedGroupInput is the data dict of a patch: the stored fields, then
+// the request's.
+func patchedGroupInput(r *Request) func(base *Organization) map[string]any {
+	return func(base *Organization) map[string]any {
 		m := map[string]any{"name": base.Name, "title": base.Title, "description": base.Description, "image_url": base.ImageURL}
 		extras := make([]any, len(base.Extras))
 		for i, e := range base.Extras {
@@ -342,11 +360,11 @@ func organizationPatch(ctx context.Context, s *Service, r *Request) (any, error)
 			m[k] = v
 		}
 		return m
-	})
+	}
 }
 
-func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, input func(*Organization) map[string]any) (any, error) {
-	o, err := s.orgAdmin(r, verb)
+func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, k groupKind, input func(*Organization) map[string]any) (any, error) {
+	o, err := s.orgAdmin(r, verb, k)
 	if err != nil {
 		return nil, err
 	}
@@ -363,11 +381,14 @@ func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, input
 		return nil, err
 	}
 	r.Data = map[string]any{"id": o.ID}
-	return organizationShow(ctx, s, r)
+	s.st.mu.RLock()
+	o = s.st.anyGroup(o.ID)
+	s.st.mu.RUnlock()
+	return s.showGroup(ctx, r, o)
 }
 
 func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error) {
-	o, err := s.orgAdmin(r, "delete")
+	o, err := s.orgAdmin(r, "delete", orgKind)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +413,7 @@ func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error
 }
 
 // memberTarget checks the caller may manage o's members and resolves the user.
-func (s *Service) memberTarget(ctx context.Context, r *Request, action string) (*Organization, *User, error) {
+func (s *Service) memberTarget(ctx context.Context, r *Request, action string, k groupKind) (*Organization, *User, error) {
 	if r.Caller.Anonymous() {
 		return nil, nil, needsUser(action)
 	}
@@ -409,14 +430,14 @@ func (s *Service) memberTarget(ctx context.Context, r *Request, action string) (
 		return nil, nil, ckan.Validation(errs)
 	}
 	s.st.mu.RLock()
-	o := s.st.org(ref)
+	o := s.st.lookupGroup(k, ref)
 	ok := o != nil && s.st.hasPerm(r.Caller, o.ID, PermAdmin)
 	s.st.mu.RUnlock()
 	if o == nil {
-		return nil, nil, ckan.NotFound("Organization not found")
+		return nil, nil, ckan.NotFound(k.notFound())
 	}
 	if !ok {
-		return nil, nil, denied(r.Caller, "edit organization %s", o.ID)
+		return nil, nil, denied(r.Caller, "edit %s %s", k.word(), o.ID)
 	}
 	u, err := s.c.findUser(ctx, username)
 	if err != nil {
@@ -429,19 +450,29 @@ func (s *Service) memberTarget(ctx context.Context, r *Request, action string) (
 }
 
 func memberCreate(ctx context.Context, s *Service, r *Request) (any, error) {
+	return userMemberCreate(ctx, s, r, orgKind)
+}
+
+// userMemberCreate is organization_member_create and group_member_create.
+func userMemberCreate(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
 	role, _ := str(r.Data["role"])
 	if role == "" {
 		role, _ = str(r.Data["capacity"])
 	}
-	o, u, err := s.memberTarget(ctx, r, "organization_member_create")
+	o, u, err := s.memberTarget(ctx, r, k.word()+"_member_create", k)
 	if err != nil {
 		return nil, err
 	}
+	return s.putUserMember(ctx, r, o, u, role)
+}
+
+// putUserMember gives user u the role in o (an organization or group).
+func (s *Service) putUserMember(ctx context.Context, r *Request, o *Organization, u *User, role string) (any, error) {
 	if rolePerms[role] == nil {
 		return nil, ckan.ValidationMessage("role does not exist.")
 	}
 	if u.ID == r.Caller.UserID && role != RoleAdmin && !r.Caller.Sysadmin && o.role(u.ID) == RoleAdmin {
-		return nil, ckan.NotAuthorized(fmt.Sprintf("User %s not authorized to edit organization %s: Administrators cannot revoke their own admin status", r.Caller.Name, o.ID))
+		return nil, ckan.NotAuthorized(fmt.Sprintf("User %s not authorized to edit %s %s: Administrators cannot revoke their own admin status", r.Caller.Name, o.typeName(), o.ID))
 	}
 	var member Member
 	next, err := s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
@@ -464,11 +495,21 @@ func memberCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func memberDelete(ctx context.Context, s *Service, r *Request) (any, error) {
-	o, u, err := s.memberTarget(ctx, r, "organization_member_delete")
+	return userMemberDelete(ctx, s, r, orgKind)
+}
+
+// userMemberDelete is organization_member_delete and group_member_delete.
+func userMemberDelete(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
+	o, u, err := s.memberTarget(ctx, r, k.word()+"_member_delete", k)
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
+	return nil, s.dropUserMember(ctx, o, u)
+}
+
+// dropUserMember removes user u from o.
+func (s *Service) dropUserMember(ctx context.Context, o *Organization, u *User) error {
+	_, err := s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
 		n := base.clone()
 		kept := n.Members[:0]
 		for _, m := range n.Members {
@@ -479,11 +520,11 @@ func memberDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		n.Members = kept
 		return n, nil
 	})
-	return nil, err
+	return err
 }
 
 func memberList(_ context.Context, s *Service, r *Request) (any, error) {
-	o, err := s.orgRef(r)
+	o, err := s.anyGroupRef(r)
 	if err != nil {
 		return nil, err
 	}
@@ -499,17 +540,21 @@ func memberList(_ context.Context, s *Service, r *Request) (any, error) {
 			}
 		}
 	}
+	pkgCapacity := "organization"
+	if o.isGroup() {
+		pkgCapacity = "public"
+	}
 	if objectType == "" || objectType == "package" {
-		if capacity == "" || capacity == "organization" {
+		if capacity == "" || capacity == pkgCapacity {
 			var ids []string
 			for _, d := range s.st.datasets {
-				if d.OwnerOrg == o.ID && d.State == StateActive && s.st.canRead(r.Caller, d) {
+				if s.st.listedIn(r.Caller, o.ID, d) {
 					ids = append(ids, d.ID)
 				}
 			}
 			sort.Strings(ids)
 			for _, id := range ids {
-				out = append(out, []string{id, "package", "organization"})
+				out = append(out, []string{id, "package", pkgCapacity})
 			}
 		}
 	}
@@ -560,6 +605,9 @@ func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, 
 	return list, nil
 }
 
-func memberRolesList(context.Context, *Service, *Request) (any, error) {
+func memberRolesList(_ context.Context, _ *Service, r *Request) (any, error) {
+	if t, _ := str(r.Data["group_type"]); t == "group" { // CKAN offers groups no editors
+		return []map[string]string{{"text": "Admin", "value": "admin"}, {"text": "Member", "value": "member"}}, nil
+	}
 	return []map[string]string{{"text": "Admin", "value": "admin"}, {"text": "Editor", "value": "editor"}, {"text": "Member", "value": "member"}}, nil
 }

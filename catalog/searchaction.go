@@ -337,6 +337,10 @@ func (st *state) facetDisplay(field, value string) string {
 		if o := st.org(value); o != nil && strings.TrimSpace(o.Title) != "" {
 			return o.Title
 		}
+	case "groups":
+		if g := st.lookupGroup(grpKind, value); g != nil && strings.TrimSpace(g.Title) != "" {
+			return g.Title
+		}
 	case "license_id":
 		if l := licenseByID[value]; l != nil {
 			return l.Title
@@ -366,6 +370,9 @@ func tagList(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	q = strings.ToLower(q)
 	allFields, _ := ckan.AsBool(r.Data["all_fields"])
+	if vocab := ckan.String(r.Data, "vocabulary_id"); vocab != "" {
+		return vocabTagList(s, vocab, q, allFields)
+	}
 	seen := map[string]bool{}
 	s.st.mu.RLock()
 	for _, d := range s.st.datasets {

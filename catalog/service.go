@@ -46,6 +46,17 @@ type Options struct {
 	// replaces a running one: that one serves meanwhile, and its requests
 	// wait less for the machine.
 	GentleLoad bool
+	// AllowCollaborators lets dataset collaborators read (member) and edit
+	// (editor) single datasets (catalog.allow_dataset_collaborators, CKAN's
+	// ckan.auth.allow_dataset_collaborators).
+	AllowCollaborators bool
+	// AllowAdminCollaborators adds the admin capacity, which also manages
+	// a dataset's collaborators (catalog.allow_admin_collaborators).
+	AllowAdminCollaborators bool
+	// ActivityListLimit and ActivityListLimitMax are the default and the
+	// largest limit of the activity lists (ckan.activity_list_limit, 31,
+	// and ckan.activity_list_limit_max, 100); 0 means the default.
+	ActivityListLimit, ActivityListLimitMax int
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -72,6 +83,8 @@ type Service struct {
 	// ds and loader are the DataStore and its loader (nil without one).
 	ds     *datastore.Store
 	loader *datastore.Loader
+	// acts is the in-memory index of the activity stream (activity.go).
+	acts activityIndex
 }
 
 // Request is one action call.
@@ -135,6 +148,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	}
 	s := &Service{c: newCollections(db), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
+	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
@@ -150,6 +164,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()
+	go s.warmActivity()
 	return s, nil
 }
 
@@ -205,7 +220,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
 	}
-	result, err = a.run(ctx, s, &r)
+	result, err = a.run(withActor(ctx, r.Caller, r.SiteURL), s, &r)
 	var ce *ckan.Error
 	if err != nil && !errors.As(err, &ce) {
 		s.log.Error("catalog action failed", "action", r.Action, "err", err)

@@ -20,12 +20,15 @@ const (
 	CollChangeSeq     = "catalog_marker_seq"
 	CollUsers         = "users"
 	CollClaims        = "catalog_claims"
+	// CollVocabularies holds the tag vocabularies with their tags.
+	CollVocabularies = "vocabularies"
 )
 
 // change kinds in the change marker.
 const (
 	kindDataset = "d"
-	kindOrg     = "o"
+	kindOrg     = "o" // organizations and groups
+	kindVocab   = "v"
 	kindMarker  = "m" // claims of marker numbers only
 )
 
@@ -53,6 +56,9 @@ type marker struct {
 
 type collections struct {
 	datasets, orgs, changes, changeSeq, users, claims *mongo.Collection
+	vocabs                                            *mongo.Collection
+	// activity and activityDataColl are the activity stream (activity.go).
+	activity, activityDataColl *mongo.Collection
 }
 
 func newCollections(db *mongo.Database) collections {
@@ -63,6 +69,10 @@ func newCollections(db *mongo.Database) collections {
 		changeSeq: db.Collection(CollChangeSeq),
 		users:     db.Collection(CollUsers),
 		claims:    db.Collection(CollClaims),
+		vocabs:    db.Collection(CollVocabularies),
+
+		activity:         db.Collection(CollActivity),
+		activityDataColl: db.Collection(CollActivityData),
 	}
 }
 
@@ -74,6 +84,9 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 	}
 	if _, err := c.orgs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
 		return fmt.Errorf("create index organizations.name: %w", err)
+	}
+	if _, err := c.vocabs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
+		return fmt.Errorf("create index vocabularies.name: %w", err)
 	}
 	return nil
 }
@@ -221,18 +234,6 @@ func (c collections) findOrg(ctx context.Context, id string) (*Organization, err
 	return &o, nil
 }
 
-// replaceDataset writes d (revision prev+1) if no other writer took that
-// revision first; ok is false when one did.
-func (c collections) replaceDataset(ctx context.Context, d *Dataset, prev int64) (bool, error) {
-	return c.replace(ctx, c.datasets, kindDataset, d.ID, prev+1, d)
-}
-
-// replaceOrg writes o (revision prev+1) if no other writer took that
-// revision first.
-func (c collections) replaceOrg(ctx context.Context, o *Organization, prev int64) (bool, error) {
-	return c.replace(ctx, c.orgs, kindOrg, o.ID, prev+1, o)
-}
-
 // claimStale is how old a claim whose revision was never written must be
 // before another writer may take the revision (its writer died between
 // the claim and the write).
@@ -252,6 +253,13 @@ func claimKey(kind, id string, rev int64) string {
 // match. ok is false when another writer claimed rev first; a claim whose
 // write failed is given back.
 func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
+	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
+}
+
+// replaceThen is replace that runs before (when not nil) once the claim is
+// won, just before the record is written; an error from before gives the
+// claim back and fails the write. The activity hook runs there.
+func (c collections) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
 	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
@@ -259,7 +267,14 @@ func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, 
 		}
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	r, err := coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	var r *mongo.UpdateResult
+	err := error(nil)
+	if before != nil {
+		err = before()
+	}
+	if err == nil {
+		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	}
 	if err == nil && r.MatchedCount == 1 {
 		return true, nil
 	}

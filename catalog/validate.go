@@ -208,6 +208,7 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 	if !create {
 		d.ID, d.Name, d.OwnerOrg, d.Private, d.State = base.ID, base.Name, base.OwnerOrg, base.Private, base.State
 		d.Type, d.CreatorUserID, d.MetadataCreated, d.Rev = base.Type, base.CreatorUserID, base.MetadataCreated, base.Rev
+		d.Collaborators = base.Collaborators
 	}
 
 	// id: sysadmins only on create, a UUID not yet used.
@@ -330,6 +331,10 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 			tagMsgs = append(tagMsgs, ckan.MsgMissing)
 			continue
 		}
+		if vocab, _ := str(td["vocabulary_id"]); vocab != "" {
+			tagMsgs = append(tagMsgs, st.addVocabTag(d, strings.TrimSpace(n), vocab)...)
+			continue
+		}
 		addTag(n)
 	}
 	if ts, _ := str(data["tag_string"]); ts != "" && len(tagDicts) == 0 {
@@ -341,6 +346,7 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 		errs["tags"] = tagMsgs
 	}
 	sort.Strings(d.Tags)
+	sortVocabTags(d.VocabTags)
 
 	// extras
 	extraDicts, derr := listOfDicts(data, "extras")
@@ -388,15 +394,11 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 	}
 	sortExtras(d.Extras)
 
-	// groups are not offered by this catalog
-	if groups, derr := listOfDicts(data, "groups"); derr != nil {
-		return datasetInput{}, derr
-	} else if len(groups) > 0 {
-		gerrs := make([]any, len(groups))
-		for i := range groups {
-			gerrs[i] = map[string]any{"id": []string{"That group name or ID does not exist."}}
-		}
-		errs["groups"] = gerrs
+	// groups: [{id or name}], with CKAN's membership rules (groups.go)
+	if groups, gerr := st.datasetGroups(c, data, base); gerr != nil {
+		return datasetInput{}, gerr
+	} else {
+		d.Groups = groups
 	}
 
 	// resources: matched by id; new ones created; order sets position.

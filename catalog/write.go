@@ -50,7 +50,9 @@ func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base
 				return nil, err
 			}
 		}
-		ok, err := s.c.replaceDataset(ctx, next, base.Rev)
+		ok, err := s.c.replaceThen(ctx, s.c.datasets, kindDataset, next.ID, next.Rev, next, func() error {
+			return s.recordActivity(ctx, s.datasetActivity(ctx, base, next))
+		})
 		if mongo.IsDuplicateKeyError(err) {
 			return nil, ckan.FieldError("name", "That URL is already in use.")
 		}
@@ -73,6 +75,9 @@ func (s *Service) insertDataset(ctx context.Context, d *Dataset) error {
 		return err
 	}
 	d.Rev = 1
+	if err := s.recordActivity(ctx, s.datasetActivity(ctx, nil, d)); err != nil {
+		return err
+	}
 	_, err := s.c.datasets.InsertOne(ctx, d)
 	if mongo.IsDuplicateKeyError(err) {
 		if existing, ferr := s.c.findDataset(ctx, d.ID); ferr == nil && existing != nil {
@@ -126,6 +131,11 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 	s.st.mu.RLock()
 	before := s.st.datasets[id]
 	s.st.mu.RUnlock()
+	if before != nil {
+		if err := s.recordPurge(ctx, ActivityPackage, id, before.MetadataCreated, before.Rev); err != nil {
+			return err
+		}
+	}
 	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("purge dataset %s: %w", id, err)
 	}
@@ -143,7 +153,7 @@ func (s *Service) purgeDataset(ctx context.Context, id string) error {
 func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
 	defer s.lockFor(id)()
 	s.st.mu.RLock()
-	base := s.st.orgs[id]
+	base := s.st.anyGroup(id)
 	s.st.mu.RUnlock()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 || base == nil {
@@ -160,7 +170,9 @@ func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Or
 			return nil, err
 		}
 		next.ID, next.Rev = base.ID, base.Rev+1
-		ok, err := s.c.replaceOrg(ctx, next, base.Rev)
+		ok, err := s.c.replaceThen(ctx, s.c.orgs, kindOrg, next.ID, next.Rev, next, func() error {
+			return s.recordActivity(ctx, orgActivity(base, next))
+		})
 		if mongo.IsDuplicateKeyError(err) {
 			return nil, ckan.FieldError("name", "Group name already exists in database")
 		}
@@ -172,6 +184,23 @@ func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Or
 		}
 	}
 	return nil, ckan.ValidationMessage("The organization was changed by another request at the same time; please retry")
+}
+
+// insertOrg stores a new organization or group.
+func (s *Service) insertOrg(ctx context.Context, o *Organization) error {
+	if err := s.recordActivity(ctx, orgActivity(nil, o)); err != nil {
+		return err
+	}
+	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
+		if isDup(err) {
+			return ckan.FieldError("name", "Group name already exists in database")
+		}
+		return fmt.Errorf("insert %s: %w", o.typeName(), err)
+	}
+	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+		return err
+	}
+	return s.committedOrg(ctx, o)
 }
 
 func (s *Service) committedOrg(ctx context.Context, o *Organization) error {

@@ -45,6 +45,8 @@ func TestParseAndMatch(t *testing.T) {
 		`tags:x OR organization:tox-lab`: true, `tags:(x OR herg)`: true, `NOT tags:x`: true, `title:blockers`: true,
 		`organization:tox*`: true, `metadata_modified:[2024-01-01T00:00:00Z TO *]`: true, `metadata_modified:[* TO 2023-01-01T00:00:00Z]`: false,
 		`herg`: true, `tags:*`: true, `extras_x:*`: false,
+		`+(tags:herg)`: true, `+tags:herg`: true, `+(tags:x OR organization:tox-lab) +tags:herg`: true, `+(tags:x) tags:herg`: false,
+		`-(tags:herg)`: false, `+(organization:tox-lab) AND metadata_modified:[2024-01-01T00:00:00Z TO *]`: true,
 	}
 	for q, want := range cases {
 		n, err := Parse(q)

@@ -316,6 +316,14 @@ func (p *parser) unary(field string) (node, error) {
 		n, err := p.unary(field)
 		return notNode{n}, err
 	}
+	if t.kind == tWord && t.field == "" && !t.colon && t.text == "+" {
+		// "+(a OR b)": a required clause, as "(a OR b)" in a query of ANDs
+		p.pos++
+		if p.pos >= len(p.toks) {
+			return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+		}
+		return p.unary(field)
+	}
 	if t.kind == tWord && len(t.text)+len(t.field) > 0 {
 		lead := t.field
 		if lead == "" {

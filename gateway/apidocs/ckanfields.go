@@ -46,6 +46,13 @@ var (
 		f("image_url", "string", "logo URL"), f("users", "array", "members: [{name, capacity}]"), f("extras", "array", "custom fields"),
 	}
 	datastoreFilters = f("filters", "object", "equality filters {field: value or [values]}")
+	// activityListFields are the paging and filters of the activity lists.
+	activityListFields = []field{
+		f("offset", "integer", "first activity (default 0)"), f("limit", "integer", "activities (default 31, at most 100)"),
+		f("after", "number", "only after this time (seconds since the epoch)"), f("before", "number", "only before this time (seconds since the epoch)"),
+		f("activity_types", "array", `only these types, e.g. ["new package"]`), f("exclude_activity_types", "array", "not these types"),
+		f("include_hidden_activity", "boolean", "also the site's own activity (sysadmins)"),
+	}
 )
 
 // actionFields documents the request fields of the common CKAN actions
@@ -82,10 +89,32 @@ var actionFields = map[string][]field{
 	"organization_member_create": {idField, req("username", "string", "user name or id", "mia"),
 		req("role", "string", "admin, editor or member", "editor")},
 	"organization_member_delete": {idField, req("username", "string", "user name or id", "mia")},
+	"group_show":                 {idField, f("include_datasets", "boolean", "list the datasets"), f("include_users", "boolean", "list the members")},
+	"group_create":               orgFields,
+	"group_member_create": {idField, req("username", "string", "user name or id", "mia"),
+		req("role", "string", "admin, editor or member", "member")},
+	"member_create": {req("id", "string", "group name or id", "hepatotox"), req("object", "string", "dataset or user name or id", "liver-slices"),
+		req("object_type", "string", "package or user", "package"), req("capacity", "string", "public for a dataset, a role for a user", "public")},
+	"vocabulary_create":          {req("name", "string", "vocabulary name", "toxin"), f("tags", "array", `[{"name": "microcystin"}]`)},
+	"tag_create":                 {req("name", "string", "tag name", "microcystin"), req("vocabulary_id", "string", "vocabulary id", "")},
+	"tag_show":                   {req("id", "string", "tag id or name", "microcystin"), f("vocabulary_id", "string", "vocabulary id or name"), f("include_datasets", "boolean", "list its public datasets")},
 	"organization_list_for_user": {f("id", "string", "user (default: the caller)"), f("permission", "string", "manage_group (default), create_dataset, read, ...")},
 	"member_list":                {idField, f("object_type", "string", "package or user"), f("capacity", "string", "role")},
 	"tag_list":                   {f("query", "string", "tags starting with"), f("vocabulary_id", "string", "vocabulary")},
-	"user_show":                  {idField},
+
+	// the activity stream (ckanext-activity)
+	"package_activity_list":                   append([]field{idField}, activityListFields...),
+	"organization_activity_list":              append([]field{req("id", "string", "organization id or name", "tox-lab")}, activityListFields...),
+	"group_activity_list":                     append([]field{req("id", "string", "group id or name", "hepatotox")}, activityListFields...),
+	"user_activity_list":                      append([]field{req("id", "string", "user id or name", "mia")}, activityListFields[:4]...),
+	"recently_changed_packages_activity_list": activityListFields[:2],
+	"dashboard_activity_list":                 activityListFields[:4],
+	"activity_show":                           {req("id", "string", "activity id", "")},
+	"activity_data_show":                      {req("id", "string", "activity id", ""), f("object_type", "string", "package, organization or group: that member of data")},
+	"activity_diff": {req("id", "string", "activity id", ""), req("object_type", "string", "package, organization or group", "package"),
+		f("diff_type", "string", "unified (default), context or html")},
+
+	"user_show": {idField},
 	"user_create": {req("name", "string", "user name", "mia"), req("email", "string", "e-mail", "mia@example.org"),
 		req("password", "string", "initial password", "initial-pass-1"), f("fullname", "string", "full name"),
 		f("first_name", "string", "first name"), f("last_name", "string", "last name"), f("roles", "array", "gateway roles, e.g. [\"models\"]")},

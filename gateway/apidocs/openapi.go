@@ -92,6 +92,7 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 		}
 	}
 	addModelIndex(paths, bearer)
+	addDCAT(paths)
 	if len(actions) > 0 {
 		tags = append(tags, obj{"name": "catalog", "description": "CKAN action API v3. Reads are anonymous; writes need a token in Authorization or X-CKAN-API-Key."})
 		addActions(paths, actions)

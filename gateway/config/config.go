@@ -75,6 +75,15 @@ type Catalog struct {
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
 	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
+	// AllowDatasetCollaborators and AllowAdminCollaborators are CKAN's
+	// ckan.auth.allow_dataset_collaborators and allow_admin_collaborators.
+	AllowDatasetCollaborators bool `yaml:"allow_dataset_collaborators" doc:"users may be made collaborators on single datasets: a member reads it, an editor edits it and its resources"`
+	AllowAdminCollaborators   bool `yaml:"allow_admin_collaborators" doc:"collaborators may also have the admin capacity, which manages the dataset's collaborators"`
+	// ActivityListLimit and ActivityListLimitMax are CKAN's
+	// ckan.activity_list_limit and ckan.activity_list_limit_max.
+	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
+	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
+	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -187,7 +196,9 @@ func Default() Config {
 			Watch:          true,
 		},
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
-			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules"},
+			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
+			AllowDatasetCollaborators: true, DCATPerPage: 100,
+			ActivityListLimit: 31, ActivityListLimitMax: 100},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

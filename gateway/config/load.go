@@ -331,7 +331,8 @@ func (c Config) Validate() error {
 		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,
 		"modules.max_memory_pages": c.Modules.MaxMemoryPages, "modules.max_input_bytes": c.Modules.MaxInputBytes,
 		"modules.max_upload_bytes": c.Modules.MaxUploadBytes, "server.max_body_memory": c.Server.MaxBodyMemory,
-		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes,
+		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes, "catalog.dcat_per_page": c.Catalog.DCATPerPage,
+		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -84,12 +86,30 @@ func validateInput(s *jsonschema.Schema, body []byte) *inputError {
 		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at most " + itoa(k.Want) + " " + itemsOf(field) + " per call"}
 	case *kind.MinItems:
 		return &inputError{field: field, message: "the list holds " + itoa(k.Got) + " " + itemsOf(field) + "; at least " + itoa(k.Want) + " per call"}
+	case *kind.Minimum:
+		return &inputError{field: field, message: "must be at least " + ratText(k.Want) + ", got " + ratText(k.Got)}
+	case *kind.ExclusiveMinimum:
+		return &inputError{field: field, message: "must be greater than " + ratText(k.Want) + ", got " + ratText(k.Got)}
+	case *kind.Maximum:
+		return &inputError{field: field, message: "must be at most " + ratText(k.Want) + ", got " + ratText(k.Got)}
+	case *kind.ExclusiveMaximum:
+		return &inputError{field: field, message: "must be less than " + ratText(k.Want) + ", got " + ratText(k.Got)}
 	case *kind.AdditionalProperties:
 		if len(k.Properties) > 0 {
 			return &inputError{field: join(k.Properties[0]), message: "is not an accepted field"}
 		}
 	}
 	return &inputError{field: field, message: ve.ErrorKind.LocalizedString(printer)}
+}
+
+// ratText writes a schema bound or value as a JSON user wrote it (1000000,
+// 0.5, 1e+300).
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // itemsOf names the items of list field: "SMILES" for smiles, else "items".

@@ -134,7 +134,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Host, err
 	if err != nil {
 		return nil, fmt.Errorf("pluginhost: %w", err)
 	}
-	h := &Host{cfg: cfg, log: logger, metrics: m}
+	h := &Host{cfg: cfg, log: logger.With("component", "pluginhost"), metrics: m}
 	seen := map[string]bool{}
 	for _, pc := range cfg.Plugins {
 		if pc.Name == "" || pc.Path == "" {
@@ -150,7 +150,8 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Host, err
 				return nil, fmt.Errorf("pluginhost: plugin %q: bad sha256 %q", pc.Name, pc.SHA256)
 			}
 		}
-		h.plugins = append(h.plugins, &managed{h: h, cfg: pc, sum: sum, wake: make(chan struct{}, 1), log: logger.With("plugin", pc.Name)})
+		h.plugins = append(h.plugins, &managed{h: h, cfg: pc, sum: sum, wake: make(chan struct{}, 1),
+			log: h.log.With("plugin", pc.Name), relay: logger.With("plugin", pc.Name)})
 	}
 	empty := map[string]route{}
 	h.routes.Store(&empty)
@@ -264,12 +265,15 @@ func (h *Host) rebuildRoutes() {
 
 // managed is one configured plugin and its current process.
 type managed struct {
-	h    *Host
-	cfg  PluginConfig
-	sum  []byte
-	log  *slog.Logger
-	cur  atomic.Pointer[instance]
-	wake chan struct{}
+	h   *Host
+	cfg PluginConfig
+	sum []byte
+	log *slog.Logger
+	// relay logs the plugin's own lines: the plugin's name and the line's
+	// attributes, without the host's component.
+	relay *slog.Logger
+	cur   atomic.Pointer[instance]
+	wake  chan struct{}
 
 	mu      sync.Mutex // serializes start, reload and restart
 	actions []contract.ActionSpec
@@ -369,7 +373,7 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 		StartTimeout:     cfg.StartTimeout,
 		SkipHostEnv:      true,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
-		Stderr:           &logWriter{log: m.log},
+		Stderr:           &logWriter{log: m.relay},
 	}
 	if m.sum != nil {
 		cc.SecureConfig = &plugin.SecureConfig{Checksum: m.sum, Hash: sha256.New()}
@@ -565,13 +569,13 @@ func (m *managed) supervise() {
 // Status describes one plugin for operators.
 type Status struct {
 	// Name is the plugin's name.
-	Name string
+	Name string `json:"name"`
 	// Up is true while a process is serving.
-	Up bool
+	Up bool `json:"up"`
 	// PID is the serving process id (0 when down).
-	PID int
+	PID int `json:"pid"`
 	// Error is the last start or health failure ("" when up).
-	Error string
+	Error string `json:"error,omitempty"`
 }
 
 // Status reports every plugin.

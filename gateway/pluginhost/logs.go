@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 )
 
 // logWriter forwards a plugin's stderr to the host log: JSON lines from
-// log/slog keep their level, message and attributes; other lines are logged
-// as they are.
+// log/slog (level, msg, time) and from go-plugin's hclog (@level,
+// @message, @timestamp) keep their level, message and attributes; other
+// lines are logged as they are.
 type logWriter struct {
 	log *slog.Logger
 	mu  sync.Mutex
@@ -48,16 +50,34 @@ func (w *logWriter) line(b []byte) {
 		return
 	}
 	var level slog.Level
-	if s, ok := rec["level"].(string); ok {
-		_ = level.UnmarshalText([]byte(strings.ToUpper(s)))
+	msg := ""
+	for _, k := range [...]string{"level", "@level"} {
+		if s, ok := rec[k].(string); ok {
+			if strings.EqualFold(s, "trace") {
+				s = "debug-4"
+			}
+			_ = level.UnmarshalText([]byte(strings.ToUpper(s)))
+		}
 	}
-	msg, _ := rec["msg"].(string)
-	delete(rec, "level")
-	delete(rec, "msg")
-	delete(rec, "time")
+	for _, k := range [...]string{"msg", "@message"} {
+		if s, ok := rec[k].(string); ok && s != "" {
+			msg = s
+		}
+	}
+	for _, k := range [...]string{"level", "msg", "time", "@level", "@message", "@timestamp", "@module"} {
+		delete(rec, k)
+	}
+	if !w.log.Enabled(context.Background(), level) {
+		return
+	}
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	attrs := make([]any, 0, 2*len(rec))
-	for k, v := range rec {
-		attrs = append(attrs, k, v)
+	for _, k := range keys {
+		attrs = append(attrs, k, rec[k])
 	}
 	w.log.Log(context.Background(), level, msg, attrs...)
 }

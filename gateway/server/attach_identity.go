@@ -63,16 +63,20 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		a.AddCoreAction(CoreAction{Name: act.Name, GETAllowed: act.GET, Description: act.Description, Handle: act.Handle})
 	}
 
+	rdfEndpoints := a.newDCAT()
+	rdfEndpoints.Register(a.router)
 	w, err := web.New(web.Options{
 		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Backend: webBackend{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		DatasetAs: rdfEndpoints.DatasetAs,
 	})
 	if err != nil {
 		return fmt.Errorf("web pages: %w", err)
 	}
 	w.Register(a.router)
 	a.modelPage = w.ModelPage
+	a.pages = w
 
 	check := svc.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)

@@ -8,6 +8,7 @@ import (
 	"toxgate/catalog/filestore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/jobs"
+	"toxgate/gateway/web"
 )
 
 // attachJobs serves scoring jobs (POST/GET /jobs, GET/DELETE /jobs/{id})
@@ -21,19 +22,85 @@ func (a *App) attachJobs(context.Context) error {
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: a.cfg.Server.PublicURL,
 	}, a.log.With("component", "jobs"))
+	a.jobs = svc
 	if jc.Workers > 0 {
 		svc.Start()
 		a.AddCloser("jobs", svc.Close)
 	}
 	as := func(h func(*fasthttp.RequestCtx, jobs.Caller)) fasthttp.RequestHandler {
 		return a.RequireRole(identity.RoleModels, func(ctx *fasthttp.RequestCtx, c identity.Caller) {
-			h(ctx, jobs.Caller{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin})
+			h(ctx, jobsCaller(c))
 		})
+	}
+	// A browser (Accept: text/html) gets the job pages, which use the
+	// session; API clients get JSON.
+	orPage := func(page, api fasthttp.RequestHandler) fasthttp.RequestHandler {
+		if a.pages == nil {
+			return api
+		}
+		return func(ctx *fasthttp.RequestCtx) {
+			if web.WantsHTML(ctx) {
+				page(ctx)
+				return
+			}
+			api(ctx)
+		}
 	}
 	r := a.router
 	r.POST("/jobs", as(svc.HandleCreate))
-	r.GET("/jobs", as(svc.HandleList))
-	r.GET("/jobs/{id}", as(svc.HandleGet))
+	r.GET("/jobs", orPage(a.pagesHandler((*web.Web).JobsPage), as(svc.HandleList)))
+	r.GET("/jobs/{id}", orPage(a.pagesHandler((*web.Web).JobPage), as(svc.HandleGet)))
 	r.DELETE("/jobs/{id}", as(svc.HandleCancel))
 	return nil
+}
+
+// pagesHandler is a page of the web pages as a handler.
+func (a *App) pagesHandler(page func(*web.Web, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) { page(a.pages, ctx) }
+}
+
+// webJobs serves the job pages from the jobs service, as the page's user.
+type webJobs struct{ a *App }
+
+func jobsCaller(c identity.Caller) jobs.Caller {
+	return jobs.Caller{UserID: c.UserID, Name: c.Name, Sysadmin: c.Sysadmin}
+}
+
+func (w webJobs) service() (*jobs.Service, error) {
+	if w.a.jobs == nil {
+		return nil, &jobs.Error{Status: fasthttp.StatusServiceUnavailable, Code: "unavailable", Message: "scoring jobs are not running on this gateway"}
+	}
+	return w.a.jobs, nil
+}
+
+func (w webJobs) CreateJob(ctx context.Context, c identity.Caller, req jobs.Request) (*jobs.Status, error) {
+	s, err := w.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.Create(ctx, jobsCaller(c), req)
+}
+
+func (w webJobs) Job(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
+	s, err := w.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, jobsCaller(c), id)
+}
+
+func (w webJobs) ListJobs(ctx context.Context, c identity.Caller) ([]*jobs.Status, error) {
+	s, err := w.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx, jobsCaller(c))
+}
+
+func (w webJobs) CancelJob(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
+	s, err := w.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.Cancel(ctx, jobsCaller(c), id)
 }

@@ -37,7 +37,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		BackgroundShare: float64(mc.BackgroundShare) / 100,
 		ServerVersion:   a.version,
 		Watch:           mc.Watch,
-	}, a.log.With("component", "modulehost"), a.metrics.Registry())
+	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
 	}

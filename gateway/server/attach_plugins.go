@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -75,8 +76,12 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
 			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
 			"TOXGATE_CATALOG_FILES_DIR=" + a.filesDir(),
+			"TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowDatasetCollaborators),
+			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
+			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
+			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
 		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
-	}, a.log.With("component", "pluginhost"), a.metrics.Registry())
+	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
 	}

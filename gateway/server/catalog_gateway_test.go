@@ -182,16 +182,24 @@ func pluginPID(t *testing.T, g *harness.Gateway, admin string) (int, bool) {
 		t.Fatalf("/admin/plugins: %v %s", err, body)
 	}
 	var out struct {
-		Plugins []struct {
-			Name string
-			Up   bool
-			PID  int
-		} `json:"plugins"`
+		Plugins []map[string]any `json:"plugins"`
 	}
 	if err := json.Unmarshal(body, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range out.Plugins {
+	for _, m := range out.Plugins {
+		var p struct {
+			Name string `json:"name"`
+			Up   bool   `json:"up"`
+			PID  int    `json:"pid"`
+		}
+		b, _ := json.Marshal(m)
+		_ = json.Unmarshal(b, &p)
+		for _, k := range []string{"name", "up", "pid"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("/admin/plugins: no %q member (the API's keys are snake_case): %s", k, body)
+			}
+		}
 		if p.Name == "catalog" {
 			return p.PID, p.Up
 		}

@@ -230,10 +230,8 @@ func benchPluginPID(b *testing.B, g *harness.Gateway, token string) int {
 	}
 	_ = json.Unmarshal(body, &out)
 	for _, p := range out.Plugins {
-		for _, k := range []string{"PID", "pid"} {
-			if v, ok := p[k].(float64); ok {
-				return int(v)
-			}
+		if v, ok := p["pid"].(float64); ok {
+			return int(v)
 		}
 	}
 	b.Fatalf("no plugin pid in %s", body)

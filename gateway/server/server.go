@@ -20,6 +20,7 @@ import (
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
+	"toxgate/gateway/jobs"
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
@@ -62,6 +63,11 @@ type App struct {
 	files         *filehttp.Handler
 	// modelPage serves GET /models/{name} to browsers (the web pages).
 	modelPage fasthttp.RequestHandler
+	// pages are the web pages (nil until identity is attached).
+	pages *web.Web
+	// jobs runs scoring jobs (nil until attached, or without plugins and
+	// modules).
+	jobs *jobs.Service
 }
 
 // Fallback serves a request no static route matched and reports whether it

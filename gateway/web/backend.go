@@ -52,8 +52,8 @@ type ModelRoute struct {
 	InputSchema   json.RawMessage
 	Example       json.RawMessage
 	// Table is the output member that holds a table of rows (classifier
-	// predictions), if any; BatchField the input member that takes a list.
-	Table, BatchField string
+	// predictions), if any.
+	Table string
 }
 
 // ckanError is a catalog action that did not succeed.

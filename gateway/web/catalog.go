@@ -378,6 +378,53 @@ type datasetData struct {
 	D       Dataset
 	Notes   template.HTML
 	CanEdit bool
+	// Activity is the dataset's latest activity (package_activity_list).
+	Activity []activityItem
+}
+
+// activityItem is one line of a dataset's activity: who did what, when.
+type activityItem struct {
+	ActivityType string `json:"activity_type"`
+	Timestamp    string `json:"timestamp"`
+	UserID       string `json:"user_id"`
+	Data         struct {
+		Actor string `json:"actor"`
+	} `json:"data"`
+}
+
+// Who is the acting user's name, as recorded with the activity.
+func (a activityItem) Who() string {
+	if a.Data.Actor != "" {
+		return a.Data.Actor
+	}
+	return a.UserID
+}
+
+// What says what the activity did to the dataset.
+func (a activityItem) What() string {
+	switch a.ActivityType {
+	case "new package":
+		return "created the dataset"
+	case "deleted package":
+		return "deleted the dataset"
+	case "changed package":
+		return "updated the dataset"
+	}
+	return a.ActivityType
+}
+
+// datasetActivityShown is how many activities the dataset page lists.
+const datasetActivityShown = 10
+
+// datasetActivity reads the dataset's latest activity as the page's user;
+// the page shows without it when it cannot be read.
+func (w *Web) datasetActivity(r *req, id string) []activityItem {
+	var items []activityItem
+	if err := w.call(r, "package_activity_list", map[string]any{"id": id, "limit": datasetActivityShown}, &items); err != nil {
+		w.log.Warn("web: package_activity_list", "err", err)
+		return nil
+	}
+	return items
 }
 
 // showDataset reads a dataset by id or name.
@@ -387,9 +434,9 @@ func (w *Web) showDataset(r *req, id string) (Dataset, error) {
 	return d, err
 }
 
-// canUpdate asks the catalog whether the user may update the dataset (a
-// package_patch with no change would write; the catalog has no check
-// action, so membership is read from organization_list_for_user).
+// canUpdate asks the catalog whether the user may update the dataset (its
+// internal package_writable action: org editors and admins, and the
+// dataset's editor collaborators).
 func (w *Web) canUpdate(r *req, d *Dataset) bool {
 	c := r.catalogCaller()
 	if c.Anonymous() {
@@ -398,12 +445,7 @@ func (w *Web) canUpdate(r *req, d *Dataset) bool {
 	if c.Sysadmin {
 		return true
 	}
-	for _, o := range w.editableOrgs(r) {
-		if o.ID == d.OwnerOrg {
-			return true
-		}
-	}
-	return false
+	return w.call(r, "package_writable", map[string]any{"id": d.ID}, nil) == nil
 }
 
 // editableOrgs lists the organizations where the user may create datasets.
@@ -427,7 +469,8 @@ func (w *Web) datasetPage(r *req) {
 		w.catalogFail(r, "Dataset", err)
 		return
 	}
-	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d)}, w.doneFlash(r), "")
+	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d),
+		Activity: w.datasetActivity(r, d.ID)}, w.doneFlash(r), "")
 }
 
 // doneFlash is the message of a ?done= redirect after a form.

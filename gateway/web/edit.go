@@ -66,6 +66,13 @@ func (f datasetForm) args() map[string]any {
 
 func (w *Web) datasetFormView(r *req, status int, title string, d datasetFormData) {
 	d.Orgs = w.editableOrgs(r)
+	if d.Edit != "" && d.Form.OwnerOrg != "" && !hasOrg(d.Orgs, d.Form.OwnerOrg) {
+		// a collaborator edits a dataset of an organization they are not in
+		var o Organization
+		if err := w.call(r, "organization_show", map[string]any{"id": d.Form.OwnerOrg, "include_users": false}, &o); err == nil {
+			d.Orgs = append([]Organization{o}, d.Orgs...)
+		}
+	}
 	if err := w.call(r, "license_list", map[string]any{}, &d.Licenses); err != nil {
 		w.log.Warn("web: license_list", "err", err)
 	}
@@ -75,6 +82,16 @@ func (w *Web) datasetFormView(r *req, status int, title string, d datasetFormDat
 func (w *Web) datasetNew(r *req) {
 	f := datasetForm{Private: true, OwnerOrg: string(r.ctx.QueryArgs().Peek("owner_org"))}
 	w.datasetFormView(r, fasthttp.StatusOK, "Add a dataset", datasetFormData{Form: f, Action: "/dataset/new"})
+}
+
+// hasOrg reports whether orgs holds the organization ref (id or name).
+func hasOrg(orgs []Organization, ref string) bool {
+	for _, o := range orgs {
+		if o.ID == ref || o.Name == ref {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldErrors lists a validation failure's messages, field by field.

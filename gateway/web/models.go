@@ -74,7 +74,6 @@ type modelResult struct {
 	Rows     [][]string
 	Summary  [][2]string
 	PlotSVG  template.URL
-	Images   []resultImage
 	JSON     string
 	Trimmed  bool
 	Filename string
@@ -133,21 +132,25 @@ func (w *Web) canRun(r *req) bool {
 
 // schema is the part of a JSON Schema the form reads.
 type schema struct {
-	Type        any                `json:"type"`
-	Description string             `json:"description"`
-	Unit        string             `json:"x-unit"`
-	UnitPlain   string             `json:"unit"`
-	Minimum     *float64           `json:"minimum"`
-	Maximum     *float64           `json:"maximum"`
-	Enum        []any              `json:"enum"`
-	Examples    []any              `json:"examples"`
-	Default     any                `json:"default"`
-	Items       *schema            `json:"items"`
-	OneOf       []schema           `json:"oneOf"`
-	AnyOf       []schema           `json:"anyOf"`
-	Properties  map[string]*schema `json:"properties"`
-	Required    []string           `json:"required"`
-	Title       string             `json:"title"`
+	Type        any      `json:"type"`
+	Description string   `json:"description"`
+	Unit        string   `json:"x-unit"`
+	UnitPlain   string   `json:"unit"`
+	Minimum     *float64 `json:"minimum"`
+	// ExclusiveMinimum is a lower bound the value must exceed; the form's
+	// min attribute cannot say "exceed", so it shows it as the minimum and
+	// the model's 422 explains the rest.
+	ExclusiveMinimum *float64           `json:"exclusiveMinimum"`
+	Maximum          *float64           `json:"maximum"`
+	Enum             []any              `json:"enum"`
+	Examples         []any              `json:"examples"`
+	Default          any                `json:"default"`
+	Items            *schema            `json:"items"`
+	OneOf            []schema           `json:"oneOf"`
+	AnyOf            []schema           `json:"anyOf"`
+	Properties       map[string]*schema `json:"properties"`
+	Required         []string           `json:"required"`
+	Title            string             `json:"title"`
 }
 
 func (s *schema) typeName() string {
@@ -226,6 +229,8 @@ func formFields(rt ModelRoute, units map[string]string, posted map[string]string
 		}
 		if p.Minimum != nil {
 			f.Min = num(*p.Minimum)
+		} else if p.ExclusiveMinimum != nil {
+			f.Min = num(*p.ExclusiveMinimum)
 		}
 		if p.Maximum != nil {
 			f.Max = num(*p.Maximum)
@@ -459,12 +464,6 @@ func (w *Web) modelRun(r *req) {
 	w.modelView(r, code, res, idx)
 }
 
-// resultImage is a base64 PNG diagram of an answer.
-type resultImage struct {
-	Name string
-	Src  template.URL
-}
-
 // resultOf reads a model's JSON answer for the page.
 func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 	res := &modelResult{Status: status}
@@ -505,18 +504,6 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 	if svg, ok := top["plot_svg"].(string); ok && strings.Contains(svg, "<svg") {
 		// An <img> runs no script and loads nothing, whatever the SVG holds.
 		res.PlotSVG = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg)))
-	}
-	imgKeys := make([]string, 0)
-	for k, v := range top {
-		if s, ok := v.(string); ok && strings.HasPrefix(s, "iVBORw0KGgo") {
-			if _, err := base64.StdEncoding.DecodeString(s); err == nil {
-				imgKeys = append(imgKeys, k)
-			}
-		}
-	}
-	sort.Strings(imgKeys)
-	for _, k := range imgKeys {
-		res.Images = append(res.Images, resultImage{Name: k, Src: template.URL("data:image/png;base64," + top[k].(string))})
 	}
 	summary := top
 	if s, ok := top["summary"].(map[string]any); ok {

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/identity"
 )
 
 // PreviewBytes is how much of a file the resource page reads for its
@@ -28,6 +30,12 @@ type resourceData struct {
 	Preview     *preview
 	NoPreview   string
 	CanEdit     bool
+	// Score lists the models that can score this table into a new
+	// resource of the dataset (empty: no scoring form).
+	Score []scoreModel
+	// ScoreColumns are the table's columns; SMILESColumn the one picked.
+	ScoreColumns []string
+	SMILESColumn string
 }
 
 // preview is the start of a file (a table for CSV and TSV, else text), or
@@ -64,6 +72,20 @@ func (w *Web) resourcePage(r *req) {
 	}
 	data := resourceData{D: d, R: *res, Description: markdown(res.Description), CanEdit: w.canUpdate(r, &d)}
 	data.Preview, data.NoPreview = w.preview(r, &d, res)
+	if data.CanEdit && w.o.Jobs != nil && res.Uploaded() && w.canRun(r) && r.catalogCaller().HasRole(identity.RoleModels) &&
+		data.Preview != nil && len(data.Preview.Header) > 0 {
+		data.Score = w.scoreModels(r)
+		for _, c := range data.Preview.Header {
+			if c != "_id" {
+				data.ScoreColumns = append(data.ScoreColumns, c)
+			}
+		}
+		for _, c := range data.ScoreColumns {
+			if strings.EqualFold(c, "smiles") || (data.SMILESColumn == "" && strings.Contains(strings.ToLower(c), "smiles")) {
+				data.SMILESColumn = c
+			}
+		}
+	}
 	w.render(r, fasthttp.StatusOK, "resource", res.DisplayName(), data, w.doneFlash(r), "")
 }
 

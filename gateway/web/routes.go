@@ -22,14 +22,27 @@ func (w *Web) registerCatalog(r *router.Router) {
 	r.GET("/dataset/edit/{id}", w.auth(false, w.datasetEdit))
 	r.POST("/dataset/edit/{id}", w.auth(false, w.datasetUpdate))
 	r.POST("/dataset/delete/{id}", w.auth(false, w.datasetDelete))
-	r.GET("/dataset/{id}", w.page(w.datasetPage))
+	r.GET("/dataset/{id}", w.datasetOrAlternate(w.page(w.datasetPage)))
 	r.GET("/dataset/{id}/resource/new", w.auth(false, w.resourceNew))
 	r.POST("/dataset/{id}/resource/new", w.resourceCreate)
 	r.GET("/dataset/{id}/resource/{resource_id}", w.page(w.resourcePage))
 	r.POST("/dataset/{id}/resource/{resource_id}/delete", w.auth(false, w.resourceDelete))
+	r.POST("/dataset/{id}/resource/{resource_id}/score", w.jobsUser(w.resourceScore))
 	r.GET("/organization", w.page(w.organizationsPage))
 	r.GET("/organization/{id}", w.page(w.organizationPage))
 	r.POST("/models/{name}/run", w.page(w.modelRun))
+}
+
+// datasetOrAlternate lets Options.DatasetAs serve /dataset/{id} first.
+func (w *Web) datasetOrAlternate(page fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if w.o.DatasetAs != nil {
+			if id, _ := ctx.UserValue("id").(string); w.o.DatasetAs(ctx, id) {
+				return
+			}
+		}
+		page(ctx)
+	}
 }
 
 // page wraps a page open to everyone: the session is read when there is one.

@@ -72,8 +72,14 @@ type Options struct {
 	DocsURL string
 	// Backend serves the catalog and model pages (nil: those pages answer 503).
 	Backend Backend
+	// Jobs serves the scoring-job pages (nil: they answer 503).
+	Jobs Jobs
 	// MaxUploadBytes is the largest resource file (catalog.max_resource_bytes), shown on the form.
 	MaxUploadBytes int64
+	// DatasetAs, when set, may serve GET /dataset/{id} in another form (the
+	// DCAT serialisations at /dataset/{name}.ttl and by Accept) and reports
+	// whether it did; otherwise the page is served.
+	DatasetAs func(ctx *fasthttp.RequestCtx, id string) bool
 }
 
 // Web is the set of pages.
@@ -172,6 +178,8 @@ func (w *Web) Register(r *router.Router) {
 	r.POST("/tokens/{id}/renew", w.auth(false, w.tokenRenew))
 	r.POST("/tokens/{id}/rotate", w.auth(false, w.tokenRotate))
 	r.POST("/tokens/{id}/revoke", w.auth(false, w.tokenRevoke))
+	r.GET("/jobs/{id}/progress", w.jobProgress)
+	r.POST("/jobs/{id}/cancel", w.jobsUser(w.jobCancel))
 	r.GET("/admin/users", w.admin(w.adminUsers))
 	r.POST("/admin/users", w.admin(w.adminCreate))
 	r.GET("/admin/users/{name}", w.admin(w.adminUser))
@@ -202,10 +210,26 @@ type view struct {
 	Error   string
 	Data    any
 	DocsURL string
+	// Refresh reloads the page every few seconds when scripts are off
+	// (a running job's progress).
+	Refresh bool
+	// Alternates are the page's other representations (DCAT).
+	Alternates []Alternate
 }
 
 func (w *Web) render(r *req, status int, page, title string, data any, flash, errMsg string) {
-	v := view{Title: title, Data: data, Flash: flash, Error: errMsg, DocsURL: w.o.DocsURL}
+	w.renderView(r, status, page, view{Title: title, Data: data, Flash: flash, Error: errMsg})
+}
+
+// renderRefresh renders a page that reloads itself without scripts while
+// refresh is true.
+func (w *Web) renderRefresh(r *req, page, title string, data any, refresh bool) {
+	w.renderView(r, fasthttp.StatusOK, page, view{Title: title, Data: data, Refresh: refresh})
+}
+
+func (w *Web) renderView(r *req, status int, page string, v view) {
+	v.DocsURL = w.o.DocsURL
+	v.Alternates = w.alternates(page, v.Data)
 	if r.user != nil && r.sess != nil {
 		v.User = r.user
 	}

@@ -23,7 +23,7 @@ const MANIFEST: &str = concat!(
     r#""value":{"type":"number","minimum":0,"description":"concentration to convert","examples":[10]},"#,
     r#""from":{"type":"string","description":"unit of value","examples":["mg/L"]},"#,
     r#""to":{"type":"string","description":"unit wanted","examples":["uM"]},"#,
-    r#""molar_mass":{"type":"number","minimum":0,"description":"molar mass in g/mol, needed between mass and molar units","examples":[543.52]}}},"#,
+    r#""molar_mass":{"type":"number","exclusiveMinimum":0,"description":"molar mass in g/mol, needed between mass and molar units","examples":[543.52]}}},"#,
     r#""example":{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52},"#,
     r#""output":{"description":"value: the converted concentration in unit; factor: multiplier applied; input: what was converted"}}],"#,
     r#""limits":{"memory_pages":32,"timeout_ms":2000},"#,

@@ -12,6 +12,44 @@ import (
 	"toxgate/sdk/module"
 )
 
+// outputSchema is the JSON Schema of the response (its members; plot_svg is
+// the plot, see sdk/plot/README.md).
+const outputSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document of plasma and tissue concentrations (ng/mL, log axis) over time"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"physiology": {
+			"type": "object",
+			"description": "the body's volumes and flows used"
+		},
+		"summary": {
+			"type": "object",
+			"description": "plasma Cmax, Tmax, AUC, t½, clearance; heart exposure"
+		},
+		"time_series": {
+			"type": "object",
+			"description": "time_h; ng_per_mL and uM per compartment (6 significant digits)"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "physiology", "summary", "time_series", "units"]
+}`
+
 func init() {
 	module.Register(module.Info{
 		Name:        "pbpk-doxorubicin",
@@ -32,7 +70,8 @@ func init() {
 	},
 		module.Handle("/pbpk/doxorubicin", simulate).
 			Summary("Simulate a doxorubicin IV infusion").
-			Output("physiology, summary (plasma Cmax/Tmax/AUC/t½/CL, heart exposure), time_series (time_h; ng_per_mL and uM per compartment, 6 significant digits), units, plot_svg").
+			Output("physiology, summary (plasma Cmax/Tmax/AUC/t½/CL, heart exposure), time_series (time_h; ng_per_mL and uM per compartment, 6 significant digits), units, plot_svg (an SVG document, image/svg+xml: concentrations on a log axis)").
+			OutputSchema(outputSchema).
 			Example(`{"dose_mg":60,"age":50,"weight":70,"height":190}`),
 	)
 }

@@ -12,6 +12,60 @@ import (
 	"toxgate/sdk/module"
 )
 
+// outputSchema is the JSON Schema of the response (its members; plot_svg is
+// the plot, see sdk/plot/README.md).
+const outputSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document of plasma and tissue concentrations (µM, log axis) over days"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"chemical": {
+			"type": "object",
+			"description": "the chemical used"
+		},
+		"species": {
+			"type": "string",
+			"description": "the species"
+		},
+		"dosing": {
+			"type": "object",
+			"description": "the dosing"
+		},
+		"parameters": {
+			"type": "object",
+			"description": "the httk parameters used (httk names)"
+		},
+		"summary": {
+			"type": "object",
+			"description": "Cmax_uM, Tmax_days, AUC_uM_days, Css_analytic_uM"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		},
+		"time_series": {
+			"type": "object",
+			"description": "time in days and the states (6 significant digits)"
+		},
+		"notes": {
+			"type": "array",
+			"description": "notes on the run"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "chemical", "species", "dosing", "parameters", "summary", "units", "time_series"]
+}`
+
 func init() {
 	module.Register(module.Info{
 		Name:        "pbpk-httk",
@@ -33,7 +87,8 @@ func init() {
 	},
 		module.Handle("/pbpk/httk", simulate).
 			Summary("Simulate httk's PBTK model for repeated oral dosing").
-			Output("chemical, species, dosing, parameters (httk names), summary (Cmax_uM, Tmax_days, AUC_uM_days, Css_analytic_uM; on the full tsteps grid), time_series (time in days; Agutlumen…Cplasma, Atubules, Ametabolized, AUC; 6 significant digits; at most output_points rows, default 2000 when tsteps is not given, else every tsteps time), units, plot_svg, notes").
+			Output("chemical, species, dosing, parameters (httk names), summary (Cmax_uM, Tmax_days, AUC_uM_days, Css_analytic_uM; on the full tsteps grid), time_series (time in days; Agutlumen…Cplasma, Atubules, Ametabolized, AUC; 6 significant digits; at most output_points rows, default 2000 when tsteps is not given, else every tsteps time), units, plot_svg (an SVG document, image/svg+xml: concentrations on a log axis), notes").
+			OutputSchema(outputSchema).
 			Example(`{"chem_name":"Bisphenol A","species":"human","daily_dose":1,"doses_per_day":1,"days":15}`),
 	)
 }

@@ -27,6 +27,137 @@ func metabolomicsEval(in CompoundInput, lipidsOnly bool) (omics.MetabolomicsOutp
 	return omics.Metabolomics(in, lipidsOnly)
 }
 
+// proteomicsSchema and metabolomicsSchema are the JSON Schemas of the
+// responses (their members; plot_svg is the plot, see sdk/plot/README.md).
+const (
+	proteomicsSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document of log2 fold change over time (log axis), per dose the fit as a line and the observations as dots"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"compound": {
+			"type": "string",
+			"description": "the compound asked for"
+		},
+		"drug": {
+			"type": "string",
+			"description": "the drug's name"
+		},
+		"protein": {
+			"type": "string",
+			"description": "the protein asked for"
+		},
+		"protein_group": {
+			"type": "object",
+			"description": "the HeCaToS protein group matched"
+		},
+		"system": {
+			"type": "string",
+			"description": "the test system"
+		},
+		"doses": {
+			"type": "string",
+			"description": "the dose levels"
+		},
+		"results": {
+			"type": "array",
+			"description": "per dose and time: log2fc, p, q, n"
+		},
+		"fit": {
+			"type": "array",
+			"description": "per dose: the smoothed log2FC time course"
+		},
+		"method": {
+			"type": "string",
+			"description": "how the numbers are computed"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "compound", "drug", "protein", "protein_group", "system", "doses", "results", "fit", "method", "units"]
+}`
+	metabolomicsSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document, the volcano plot (−log10 p over log2 fold change), one colour per time"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"compound": {
+			"type": "string",
+			"description": "the compound asked for"
+		},
+		"scope": {
+			"type": "string",
+			"description": "the metabolites included"
+		},
+		"species": {
+			"type": "string",
+			"description": "the test system"
+		},
+		"dose": {
+			"type": "string",
+			"description": "the dose"
+		},
+		"vehicle": {
+			"type": "string",
+			"description": "the control"
+		},
+		"time_points_h": {
+			"type": "array",
+			"description": "the times (h)"
+		},
+		"most_changed": {
+			"type": "array",
+			"description": "the 15 smallest q per time"
+		},
+		"pathway_summary": {
+			"type": "array",
+			"description": "per super-pathway and time: counts at q < 0.05, mean log2FC"
+		},
+		"metabolites": {
+			"type": "array",
+			"description": "every metabolite: log2fc, p, q per time"
+		},
+		"method": {
+			"type": "string",
+			"description": "how the numbers are computed"
+		},
+		"note": {
+			"type": "string",
+			"description": "what the answer is, for lipidomics"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "compound", "scope", "species", "dose", "vehicle", "time_points_h", "most_changed", "pathway_summary", "metabolites", "method", "units"]
+}`
+)
+
 func init() {
 	module.Register(module.Info{
 		Name:        "td-omics",
@@ -38,15 +169,18 @@ func init() {
 	},
 		module.Handle("/TD/proteomics/evaluate", proteomicsEval).
 			Summary("Time course of one protein's response to an anthracycline (HeCaToS cardiac microtissues)").
-			Output("results: per dose (Therapeutic, Toxic) and time (2–336 h) log2fc, p, q, n; fit: smoothed log2FC; diagram: base64 PNG; protein_group, system, doses, method, units.").
+			Output("results: per dose (Therapeutic, Toxic) and time (2–336 h) log2fc, p, q, n; fit: smoothed log2FC; plot_svg: an SVG document (image/svg+xml) of log2FC over time (log axis), fits as lines, observations as dots; protein_group, system, doses, method, units.").
+			OutputSchema(proteomicsSchema).
 			Example(`{"compound":"DOX","protein":"P16403"}`),
 		module.Handle("/TD/metabolomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, false) }).
 			Summary("Metabolite responses of rat cardiomyocytes to doxorubicin at 6 and 24 h").
-			Output("most_changed, pathway_summary, metabolites (log2fc, p, q per time), diagram (base64 PNG volcano), species, dose, vehicle, method, units.").
+			Output("most_changed, pathway_summary, metabolites (log2fc, p, q per time), plot_svg (an SVG document, image/svg+xml: the volcano plot), species, dose, vehicle, method, units.").
+			OutputSchema(metabolomicsSchema).
 			Example(`{"compound":"DOX"}`),
 		module.Handle("/TD/lipidomics/evaluate", func(in CompoundInput) (omics.MetabolomicsOutput, error) { return metabolomicsEval(in, true) }).
 			Summary("Lipid super-pathway of the doxorubicin metabolomics (no dedicated public lipidomics exists)").
 			Output("as /TD/metabolomics/evaluate restricted to the Lipid super-pathway; note says so.").
+			OutputSchema(metabolomicsSchema).
 			Example(`{"compound":"DOX"}`),
 	)
 }

@@ -40,8 +40,11 @@ func TestProteomicsOriginalExample(t *testing.T) {
 	if len(rs) != 14 {
 		t.Fatalf("%d results, want 14", len(rs))
 	}
-	if s, _ := out["diagram"].(string); len(s) < 1000 {
-		t.Error("no diagram")
+	if s, _ := out["plot_svg"].(string); !strings.HasPrefix(s, "<svg") || !strings.Contains(s, "time (h)") {
+		t.Error("no plot_svg")
+	}
+	if _, ok := out["diagram"]; ok {
+		t.Error("the old key diagram is still answered")
 	}
 	g := out["protein_group"].(map[string]any)
 	if !strings.Contains(g["group"].(string), "P16403") {

@@ -24,10 +24,84 @@ func init() {
 	},
 		module.Handle("/TK/2D/evaluate", evaluate).
 			Summary("In-vitro biokinetics (medium, cells) and viability of a 2D cardiomyocyte culture").
-			Output("cells_diagram, medium_diagram, viability_diagram: base64 PNG plots (as the original); time_h, medium_free_uM, medium_total_uM, cell_uM, viability: the numbers behind them; equilibrium: httk armitage_eval outputs (cfree, fractions x*); uptake: rate constants; viability_model or viability_note; compound, system, units.").
+			Output("plot_svg: an SVG document (image/svg+xml) with the cell and medium concentrations (log axis) and, where modelled, the viability, in panels one above another; time_h, medium_free_uM, medium_total_uM, cell_uM, viability: the numbers behind them; equilibrium: httk armitage_eval outputs (cfree, fractions x*); uptake: rate constants; viability_model or viability_note; compound, system, units.").
+			OutputSchema(outputSchema).
 			Example(`{"compound":"DOX"}`),
 	)
 }
+
+// outputSchema is the JSON Schema of the response (its members; plot_svg is
+// the plot, see sdk/plot/README.md).
+const outputSchema = `{
+	"type": "object",
+	"properties": {
+		"plot_svg": {
+			"type": "string",
+			"contentMediaType": "image/svg+xml",
+			"description": "the plot: an SVG document with the cell, total medium and free medium concentrations (µM, log axis) over time and, where modelled, the viability (% of vehicle) below"
+		},
+		"model": {
+			"type": "string",
+			"description": "model name"
+		},
+		"version": {
+			"type": "string",
+			"description": "model version"
+		},
+		"compound": {
+			"type": "object",
+			"description": "the chemical and its properties used (httk names)"
+		},
+		"system": {
+			"type": "object",
+			"description": "the well: format, medium volume, cells, plastic area, serum fraction"
+		},
+		"nominal_uM": {
+			"type": "number",
+			"description": "nominal medium concentration at t = 0 (µM)"
+		},
+		"time_h": {
+			"type": "array",
+			"description": "times (h)"
+		},
+		"medium_free_uM": {
+			"type": "array",
+			"description": "freely dissolved medium concentration (µM) at each time"
+		},
+		"medium_total_uM": {
+			"type": "array",
+			"description": "dissolved + serum-bound medium concentration (µM) at each time"
+		},
+		"cell_uM": {
+			"type": "array",
+			"description": "amount per cell volume (µM) at each time"
+		},
+		"viability": {
+			"description": "fraction of vehicle control at each time; null without viability data"
+		},
+		"viability_note": {
+			"type": "string",
+			"description": "why viability is not modelled, when it is not"
+		},
+		"viability_model": {
+			"type": "object",
+			"description": "the viability relation used, when modelled"
+		},
+		"equilibrium": {
+			"type": "object",
+			"description": "httk armitage_eval outputs"
+		},
+		"uptake": {
+			"type": "object",
+			"description": "uptake rate constants"
+		},
+		"units": {
+			"type": "object",
+			"description": "unit of each member"
+		}
+	},
+	"required": ["plot_svg", "model", "version", "compound", "system", "nominal_uM", "time_h", "medium_free_uM", "medium_total_uM", "cell_uM", "equilibrium", "uptake", "units"]
+}`
 
 var card = abi.ModelCard{
 	Summary:     "Time courses of the free and total medium concentration and of the intracellular concentration of a chemical dosed into a 2D cardiomyocyte culture, the equilibrium distribution (free fraction, shares in cells, plastic, serum, headspace) exactly as httk 2.7 armitage_eval, and the viability of hiPSC-CMs for anthracyclines (doxorubicin, daunorubicin, epirubicin) and mitoxantrone.",

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"toxgate/sdk/abi"
@@ -28,9 +29,15 @@ func TestOriginalExample(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"cells_diagram", "medium_diagram", "viability_diagram"} {
-		if s, _ := out[k].(string); len(s) < 1000 {
-			t.Errorf("%s missing or too short", k)
+	svg, _ := out["plot_svg"].(string)
+	for _, want := range []string{"<svg", "concentration (µM)", "viability (% of vehicle)", "medium, free"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("plot_svg lacks %q", want)
+		}
+	}
+	for _, old := range []string{"cells_diagram", "medium_diagram", "viability_diagram"} {
+		if _, ok := out[old]; ok {
+			t.Errorf("the old key %s is still answered", old)
 		}
 	}
 }

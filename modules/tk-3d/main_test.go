@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"toxgate/sdk/abi"
@@ -21,9 +22,12 @@ func TestOriginalExampleAndBadInput(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"diag_5p", "diag_10p"} {
-		if s, _ := out[k].(string); len(s) < 1000 {
-			t.Errorf("%s missing", k)
+	if svg, _ := out["plot_svg"].(string); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "concentration (µM)") {
+		t.Error("plot_svg missing")
+	}
+	for _, old := range []string{"diag_5p", "diag_10p", "diag_meaning"} {
+		if _, ok := out[old]; ok {
+			t.Errorf("the old key %s is still answered", old)
 		}
 	}
 	_, err = module.Call("/TK/3D/evaluate", []byte(`{"compound":"DOX","nominal_uM":-2}`))

@@ -14,6 +14,10 @@
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
 //	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
+//	TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS, TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS
+//	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
+//	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
+//	                          activity lists' default and largest limit (0 or unset: 31, 100)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
@@ -41,16 +45,12 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/gateway/version"
 	"toxgate/plugins/contract"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(os.Getenv(contract.EnvLogLevel)))
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := contract.NewLogger(os.Stderr)
 	srv, closeFn, err := open(log)
 	if err != nil {
 		log.Error("catalog plugin cannot start", "err", err)
@@ -107,8 +107,15 @@ func open(log *slog.Logger) (*server, func(), error) {
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
-	opts := catalog.Options{Logger: log, Version: version, ConcurrentWrites: concurrent, GentleLoad: gentle,
+	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle,
 		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
+	opts.AllowCollaborators = true // catalog.allow_dataset_collaborators' default
+	if v := os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS"); v != "" {
+		opts.AllowCollaborators, _ = strconv.ParseBool(v)
+	}
+	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
+	opts.ActivityListLimit, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT"))
+	opts.ActivityListLimitMax, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX"))
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
@@ -194,7 +201,7 @@ type server struct {
 }
 
 func (s *server) Describe(context.Context) (*contract.Manifest, error) {
-	m := &contract.Manifest{Name: "catalog", Version: version}
+	m := &contract.Manifest{Name: "catalog", Version: version.Version}
 	for _, a := range s.svc.Actions() {
 		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description, Internal: a.Internal})
 	}

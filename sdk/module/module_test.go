@@ -10,7 +10,7 @@ import (
 )
 
 type doseIn struct {
-	DoseMg float64  `json:"dose_mg" desc:"dose per m²" min:"0" max:"500"`
+	DoseMg float64  `json:"dose_mg" desc:"dose per m²" gt:"0" max:"500"`
 	Route  string   `json:"route,omitempty" enum:"iv|oral"`
 	Tags   []string `json:"tags,omitempty" maxlen:"3"`
 }
@@ -22,7 +22,7 @@ type doseOut struct {
 func TestSchemaOfStruct(t *testing.T) {
 	got := SchemaOf(reflect.TypeOf(doseIn{}))
 	b, _ := json.Marshal(got)
-	want := `{"additionalProperties":false,"properties":{"dose_mg":{"description":"dose per m²","maximum":500,"minimum":0,"type":"number"},"route":{"enum":["iv","oral"],"type":"string"},"tags":{"items":{"type":"string"},"maxItems":3,"type":"array"}},"required":["dose_mg"],"type":"object"}`
+	want := `{"additionalProperties":false,"properties":{"dose_mg":{"description":"dose per m²","exclusiveMinimum":0,"maximum":500,"type":"number"},"route":{"enum":["iv","oral"],"type":"string"},"tags":{"items":{"type":"string"},"maxItems":3,"type":"array"}},"required":["dose_mg"],"type":"object"}`
 	if string(b) != want {
 		t.Fatalf("schema\n got %s\nwant %s", b, want)
 	}

@@ -18,6 +18,7 @@ var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 //	example:"60"                        example (JSON)
 //	enum:"human|rat|mouse"              allowed string values
 //	min:"0" max:"120"                   numeric bounds (inclusive)
+//	gt:"0"                              exclusive lower bound (exclusiveMinimum)
 //	minlen:"1" maxlen:"2000"            string length or array size bounds
 //
 // A type with its own UnmarshalJSON (or UnmarshalText) method, an interface
@@ -113,6 +114,7 @@ func tagConstraints(s map[string]any, tag reflect.StructTag) {
 	}
 	num("minimum", "min")
 	num("maximum", "max")
+	num("exclusiveMinimum", "gt")
 	lenKey := func(strKey, arrKey, tagKey string) {
 		if v := tag.Get(tagKey); v != "" {
 			if n, err := strconv.Atoi(v); err == nil {

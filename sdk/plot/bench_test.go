@@ -19,10 +19,9 @@ func BenchmarkDoxorubicin(b *testing.B) {
 	})
 	p := plot.New(c.Title, "time (h)", "concentration (ng/mL)")
 	p.LogY = true
-	p.YMin = c.YMin
 	for _, n := range c.Names {
 		x, y := plot.Thin(c.TimeH, c.NgPerML[n], 500)
-		p.Add(n, x, y)
+		p.Add(doxoLabels[n], x, y)
 	}
 	b.Run("svg", func(b *testing.B) {
 		for b.Loop() {

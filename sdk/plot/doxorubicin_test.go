@@ -16,7 +16,6 @@ import (
 // the output times and the concentrations of the plotted compartments.
 type doxoCase struct {
 	Title   string               `json:"title"`
-	YMin    float64              `json:"ymin"`
 	TimeH   []float64            `json:"time_h"`
 	Names   []string             `json:"names"`
 	NgPerML map[string][]float64 `json:"ng_per_mL"`
@@ -26,13 +25,16 @@ type doxoCase struct {
 func doxoPlot(c *doxoCase) string {
 	p := plot.New(c.Title, "time (h)", "concentration (ng/mL)")
 	p.LogY = true
-	p.YMin = c.YMin
 	for _, name := range c.Names {
 		x, y := plot.Thin(c.TimeH, c.NgPerML[name], 500)
-		p.Add(name, x, y)
+		p.Add(doxoLabels[name], x, y)
 	}
 	return p.SVG()
 }
+
+// doxoLabels are the model's legend entries.
+var doxoLabels = map[string]string{"plasma": "plasma", "heart": "heart", "heart_DNA_bound": "heart, DNA-bound",
+	"heart_intracellular_free": "heart, intracellular free", "liver": "liver", "kidney": "kidney", "muscle": "muscle"}
 
 func ptr(v float64) *float64 { return &v }
 
@@ -50,8 +52,8 @@ func doxoFromModel(t *testing.T, in doxo.Input) (*doxoCase, string) {
 		t.Fatal(err)
 	}
 	c := &doxoCase{
-		Title:   fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²)", out.Summary.DoseMgTotal, out.Physiology.BSA),
-		YMin:    out.Summary.CmaxNgPerML * 1e-4,
+		Title: fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²), plasma C_{max} %.4g ng/mL", out.Summary.DoseMgTotal,
+			out.Physiology.BSA, out.Summary.CmaxNgPerML),
 		TimeH:   out.Series.TimeH,
 		Names:   []string{"plasma", "heart", "heart_DNA_bound", "heart_intracellular_free", "liver", "kidney", "muscle"},
 		NgPerML: map[string][]float64{},

@@ -1,7 +1,4 @@
 package plot
 
-// The reference implementation (ref_test.go) for the external tests.
-var (
-	RefSVG  = refSVG
-	RefThin = refThin
-)
+// The reference implementation of Thin (ref_test.go) for the external tests.
+var RefThin = refThin

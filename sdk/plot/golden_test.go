@@ -23,10 +23,9 @@ func goldenPlots(tb testing.TB) map[string]*plot.Plot {
 	for name, c := range readDoxoCases(tb) {
 		p := plot.New(c.Title, "time (h)", "concentration (ng/mL)")
 		p.LogY = true
-		p.YMin = c.YMin
 		for _, n := range c.Names {
 			x, y := plot.Thin(c.TimeH, c.NgPerML[n], 500)
-			p.Add(n, x, y)
+			p.Add(doxoLabels[n], x, y)
 		}
 		ps[name] = p
 		// The same curves unthinned, on a linear axis, in a small plot.
@@ -99,10 +98,9 @@ func goldenPlots(tb testing.TB) map[string]*plot.Plot {
 	}
 	ps["many-series"] = p
 
-	// Log axis over many decades with clipping below YMin.
+	// Log axis over many decades.
 	p = plot.New("decades", "t", "y")
 	p.LogY = true
-	p.YMin = 1e-7
 	for s := range 4 {
 		n := 3000
 		xs, ys := make([]float64, n), make([]float64, n)
@@ -112,7 +110,7 @@ func goldenPlots(tb testing.TB) map[string]*plot.Plot {
 		}
 		p.Add(fmt.Sprintf("k%d", s), xs, ys)
 	}
-	ps["log-decades-ymin"] = p
+	ps["log-decades"] = p
 
 	// x not monotonic (a scatter drawn as a line), tiny and huge magnitudes.
 	p = plot.New("scatter", "x", "y")
@@ -132,6 +130,14 @@ func goldenPlots(tb testing.TB) map[string]*plot.Plot {
 	p.Width, p.Height = 0, -5
 	p.Add("a", []float64{-1e5, 2e5}, []float64{0.0001, 0.0004})
 	ps["default-size"] = p
+
+	// Markers, dashes, a log x axis, marks in the text.
+	p = plot.New("log_{2} FC, C_{max} & 10^{3}", "time (h)", "−log_{10} p")
+	p.LogX = true
+	p.Add("fit", []float64{2, 10, 100, 336}, []float64{0.1, 0.5, 1.5, 0.7})
+	p.Add("data", []float64{2, 6, 24, 240, 336}, []float64{0.2, 0.3, 1.1, 1.9, 0.4}).Markers = true
+	p.Add("dashed", []float64{2, 336}, []float64{-1, 2}).Dashed = true
+	ps["markers-logx-marks"] = p
 	return ps
 }
 
@@ -175,9 +181,11 @@ func thinDigest(xs, ys []float64) string {
 
 func goldenDigests(tb testing.TB) map[string]string {
 	got := map[string]string{}
-	for name, p := range goldenPlots(tb) {
+	ps := goldenPlots(tb)
+	for name, p := range ps {
 		got["svg "+name] = digest(p.SVG())
 	}
+	got["stack small-linear+small-log+markers"] = digest(plot.Stack(ps["small-linear"], ps["small-log"], ps["markers-logx-marks"]))
 	for name, c := range thinCases(tb) {
 		for _, n := range []int{7, 8, 40, 500, 2000} {
 			xs, ys := plot.Thin(c[0], c[1], n)
@@ -236,20 +244,9 @@ func TestGoldenSVG(t *testing.T) {
 	}
 }
 
-// TestMatchesReference compares the golden plots with the reference
-// implementation directly (a failure names the first differing byte).
-func TestMatchesReference(t *testing.T) {
-	for name, p := range goldenPlots(t) {
-		got, want := p.SVG(), plot.RefSVG(p)
-		if got != want {
-			i := 0
-			for i < min(len(got), len(want)) && got[i] == want[i] {
-				i++
-			}
-			t.Errorf("%s: differs from the reference at byte %d: %q vs %q", name, i,
-				got[max(0, i-40):min(len(got), i+40)], want[max(0, i-40):min(len(want), i+40)])
-		}
-	}
+// TestThinMatchesReference compares Thin on the recorded curves with the
+// reference implementation (ref_test.go).
+func TestThinMatchesReference(t *testing.T) {
 	for name, c := range thinCases(t) {
 		for _, n := range []int{7, 8, 40, 500, 2000} {
 			xs, ys := plot.Thin(c[0], c[1], n)

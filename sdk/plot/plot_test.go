@@ -119,3 +119,54 @@ func TestTicksOfARangeOfAFewUlps(t *testing.T) {
 		t.Fatalf("%d ticks", len(ticks))
 	}
 }
+
+func TestMarksBecomeTspans(t *testing.T) {
+	for in, want := range map[string]string{
+		"C_{max} (µM)":     `C<tspan dy="3.6" font-size="9.0">max</tspan><tspan dy="-3.6"> (µM)</tspan>`,
+		"10^{−4}":          `10<tspan dy="-3.6" font-size="9.0">−4</tspan>`,
+		"heart_DNA_bound":  `heart_DNA_bound`,
+		"a_{<b>} & c^{2}d": `a<tspan dy="3.6" font-size="9.0">&lt;b&gt;</tspan><tspan dy="-3.6"> &amp; c<tspan dy="-3.6" font-size="9.0">2</tspan><tspan dy="3.6">d</tspan></tspan>`,
+		"x_{open":          `x<tspan dy="3.6" font-size="9.0">open</tspan>`,
+	} {
+		if got := string(appendText(nil, in, 12)); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+	// Script text counts smaller, marks not at all.
+	if w, plain := textWidth("C_{max}", 12), textWidth("Cmax", 12); !(w < plain) {
+		t.Errorf("width of C_{max} %g, of Cmax %g", w, plain)
+	}
+}
+
+// A log axis reaches the decade below the smallest value: the doxorubicin
+// plasma curve's 0.41 ng/mL at 7 days is on it (a floor at Cmax·10⁻⁴ once
+// flattened it at 0.76).
+func TestLogAxisHoldsTheSmallestValue(t *testing.T) {
+	x := []float64{0, 1, 24, 168}
+	p := New("Doxorubicin", "time (h)", "concentration (ng/mL)")
+	p.LogY = true
+	p.Add("plasma", x, []float64{7620, 80, 9, 0.41})
+	svg := p.SVG()
+	wellFormed(t, svg)
+	if !strings.Contains(svg, `data-y-scale="log" data-y-range="0.1 10000"`) {
+		t.Errorf("y axis: %s", svg[strings.Index(svg, "data-y-scale"):][:60])
+	}
+	checkSVG(t, svg)
+}
+
+func TestLegendBesideTheDataAndPanelsAligned(t *testing.T) {
+	x := []float64{0, 1, 2}
+	p := New("a", "time (h)", "concentration (µM)")
+	p.Add("heart, intracellular free (a long name)", x, []float64{1, 2, 3})
+	q := New("b", "time (h)", "viability (% of vehicle)")
+	q.Add("v", x, []float64{100, 90, 1e6})
+	svg := Stack(p, q)
+	checkSVG(t, svg) // the legend right of the data area, in each panel
+	var xs []string
+	for _, part := range strings.Split(svg, `<rect class="plot-area"`)[1:] {
+		xs = append(xs, part[:strings.Index(part, ` height=`)])
+	}
+	if len(xs) != 2 || xs[0] != xs[1] {
+		t.Errorf("data areas %q: want two, at the same x and width", xs)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ const usage = `usage: toxgate [-config file] [command]
 commands:
   serve         run the gateway (default)
   user ...      administer accounts (toxgate user help)
+  catalog import --from URL   copy a CKAN site's catalog (toxgate catalog help)
   config keys   list every configuration key, its environment variable and meaning
   version       print the version
 
@@ -38,20 +40,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("toxgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", defaultConfigPath(), "configuration file (YAML)")
-	testRoutes := fs.Bool("test-routes", false, "add routes used by the test suite (never in production)")
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	testRoutes := fs.Bool(testRoutesFlag, false, "add routes used by the test suite (never in production)")
+	fs.Usage = func() { printUsage(fs, stderr) }
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
 	cmd := "serve"
 	if fs.NArg() > 0 {
 		cmd = fs.Arg(0)
 	}
+	if *showVersion {
+		cmd = "version"
+	}
 	switch cmd {
 	case "serve":
 		return serve(*cfgPath, *testRoutes, stdout, stderr)
 	case "user":
 		return userCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
+	case "catalog":
+		return catalogCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version.Version)
 		return 0
@@ -65,13 +75,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "help", "-h", "--help":
-		fs.Usage()
+		printUsage(fs, stdout)
 		return 0
 	default:
 		fmt.Fprintf(stderr, "toxgate: unknown command %q\n", cmd)
 		fs.Usage()
 		return 2
 	}
+}
+
+// testRoutesFlag adds the test suite's routes; it is left out of the help.
+const testRoutesFlag = "test-routes"
+
+// printUsage writes the usage and the flags a user may set.
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, usage, "\nflags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == testRoutesFlag {
+			return
+		}
+		arg, help := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  -%s\n    \t%s", strings.TrimSpace(f.Name+" "+arg), help)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 func defaultConfigPath() string {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -113,7 +114,7 @@ func userCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin, where, err := openAdmin(ctx, cfg, *gwURL, *token)
+	admin, where, err := openAdmin(ctx, cfg, *gwURL, *token, cmd == "create")
 	if err != nil {
 		fmt.Fprintf(stderr, "toxgate user: %v\n", err)
 		return 1
@@ -204,7 +205,9 @@ func rolesText(roles []string) string {
 }
 
 // openAdmin picks where the commands act; see userUsage.
-func openAdmin(ctx context.Context, cfg config.Config, gwURL, token string) (userAdmin, string, error) {
+// Only create may make a new embedded store: the other commands refuse
+// when none exists, rather than leave an empty one behind.
+func openAdmin(ctx context.Context, cfg config.Config, gwURL, token string, mayCreateStore bool) (userAdmin, string, error) {
 	keyFile := server.AdminKeyFile(cfg.MongoDB.DataDir)
 	key := ""
 	if cfg.MongoDB.URI == "" {
@@ -232,6 +235,11 @@ func openAdmin(ctx context.Context, cfg config.Config, gwURL, token string) (use
 			return h, "the running gateway at " + h.base, nil
 		}
 		// A key left by a gateway that did not stop cleanly: use the store.
+	}
+	if cfg.MongoDB.URI == "" && !mayCreateStore {
+		if _, err := os.Stat(cfg.MongoDB.DataDir); errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("no embedded store at %s: no gateway has run with this configuration here (check -config and mongodb.data_dir, or pass --url)", cfg.MongoDB.DataDir)
+		}
 	}
 	st, err := store.Open(ctx, store.Options{URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

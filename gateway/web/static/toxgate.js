@@ -58,4 +58,31 @@
       rd.readAsText(f);
     });
   }
+  // Job page: follow a running job's progress once a second, then reload
+  // the page when it ends (to show the result and drop the Cancel button).
+  var job = document.getElementById("job");
+  if (job && job.getAttribute("data-running") === "true" && window.fetch) {
+    var jobBar = document.getElementById("job-progress");
+    var jobText = document.getElementById("job-progress-text");
+    var jobState = document.getElementById("job-state");
+    var follow = function () {
+      fetch(job.getAttribute("data-progress-url"), { credentials: "same-origin", cache: "no-store" })
+        .then(function (resp) { return resp.ok ? resp.json() : null; })
+        .then(function (p) {
+          if (!p) { window.setTimeout(follow, 3000); return; }
+          jobBar.max = p.total;
+          jobBar.value = p.done;
+          jobBar.textContent = p.percent + " %";
+          jobText.textContent = p.text;
+          jobState.textContent = p.state;
+          if (!p.running) {
+            window.location.reload();
+            return;
+          }
+          window.setTimeout(follow, 1000);
+        })
+        .catch(function () { window.setTimeout(follow, 3000); });
+    };
+    window.setTimeout(follow, 1000);
+  }
 })();

@@ -16,7 +16,7 @@ type ConvertInput struct {
 	Value     float64 `json:"value" desc:"concentration to convert, in the unit named by from" example:"10" min:"0"`
 	From      string  `json:"from" desc:"unit of value" example:"\"mg/L\""`
 	To        string  `json:"to" desc:"unit wanted" example:"\"uM\""`
-	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" min:"0"`
+	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" gt:"0"`
 }
 
 // ConvertOutput is the converted concentration.
@@ -104,7 +104,7 @@ type SeriesInput struct {
 	Dilution  float64 `json:"dilution" desc:"dilution factor per step (e.g. 3 for 1:3)" unit:"fold" example:"3" min:"1"`
 	Steps     int     `json:"steps" desc:"number of concentrations" unit:"steps" example:"8" min:"1" max:"1000"`
 	To        string  `json:"to,omitempty" desc:"second unit to report (optional)" example:"\"mg/L\""`
-	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" min:"0"`
+	MolarMass float64 `json:"molar_mass,omitempty" desc:"molar mass, needed between mass and molar units" unit:"g/mol" example:"543.52" gt:"0"`
 }
 
 // Row is one concentration of a series.

@@ -18,7 +18,7 @@ const (
 // Input is the request of /pbpk/doxorubicin.
 type Input struct {
 	// DoseMg is the dose in mg per m² of body surface area.
-	DoseMg *float64 `json:"dose_mg" desc:"dose per m² of body surface area (Du Bois), in (0, 150]" unit:"mg/m²" min:"0" max:"150" example:"60"`
+	DoseMg *float64 `json:"dose_mg" desc:"dose per m² of body surface area (Du Bois), in (0, 150]" unit:"mg/m²" gt:"0" max:"150" example:"60"`
 	// Age in years (18–100) sets cardiac output.
 	Age *float64 `json:"age" desc:"age; sets cardiac output (adults)" unit:"years" min:"18" max:"100" example:"50"`
 	// Weight in kg (30–250) sets organ volumes and BSA.
@@ -26,9 +26,9 @@ type Input struct {
 	// Height in cm (100–250) sets BSA.
 	Height *float64 `json:"height" desc:"body height; sets body surface area" unit:"cm" min:"100" max:"250" example:"190"`
 	// InfusionH is the intravenous infusion duration in hours (default 0.05 = 3 min).
-	InfusionH *float64 `json:"infusion_h,omitempty" desc:"intravenous infusion duration, in (0, 24] (default 0.05 = 3 min)" unit:"h" min:"0" max:"24"`
+	InfusionH *float64 `json:"infusion_h,omitempty" desc:"intravenous infusion duration, in (0, 24] (default 0.05 = 3 min)" unit:"h" gt:"0" max:"24"`
 	// Days simulated (default 7, at most MaxDays).
-	Days *float64 `json:"days,omitempty" desc:"simulated duration, in (0, 28] (default 7)" unit:"day" min:"0" max:"28"`
+	Days *float64 `json:"days,omitempty" desc:"simulated duration, in (0, 28] (default 7)" unit:"day" gt:"0" max:"28"`
 }
 
 // Series are the time courses (time in h; concentrations in ng/mL and µM).

@@ -50,7 +50,7 @@ func TestClinicalValidation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "doxorubicin.svg"), []byte(out.PlotSVG), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"plasma", "heart", "heart_DNA_bound", "liver"} {
+	for _, name := range []string{"plasma", "heart", "heart, DNA-bound", "liver", "C<tspan", "max</tspan>"} {
 		if !strings.Contains(out.PlotSVG, name) {
 			t.Errorf("plot lacks %s", name)
 		}

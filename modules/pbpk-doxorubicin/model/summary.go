@@ -107,17 +107,23 @@ func terminalSlope(t, c []float64) float64 {
 // plotPoints bounds the points of each plotted curve.
 const plotPoints = 500
 
+// plotNames are the plotted compartments (keys of the time series) and
+// their legend entries.
+var plotNames = [...][2]string{{"plasma", "plasma"}, {"heart", "heart"}, {"heart_DNA_bound", "heart, DNA-bound"},
+	{"heart_intracellular_free", "heart, intracellular free"}, {"liver", "liver"}, {"kidney", "kidney"}, {"muscle", "muscle"}}
+
+// plotProfiles draws the concentrations on a log axis that covers every
+// plotted value.
 func plotProfiles(out *Output) string {
-	p := plot.New(fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²)", out.Summary.DoseMgTotal, out.Physiology.BSA),
-		"time (h)", "concentration (ng/mL)")
+	p := plot.New(fmt.Sprintf("Doxorubicin %.0f mg IV (%.3g m²), plasma C_{max} %.4g ng/mL", out.Summary.DoseMgTotal,
+		out.Physiology.BSA, out.Summary.CmaxNgPerML), "time (h)", "concentration (ng/mL)")
 	p.LogY = true
-	p.YMin = out.Summary.CmaxNgPerML * 1e-4
 	s := out.Series
-	for _, name := range []string{"plasma", "heart", "heart_DNA_bound", "heart_intracellular_free", "liver", "kidney", "muscle"} {
+	for _, n := range plotNames {
 		// ≤ 500 points a curve (4 per bucket of about 4 pixel columns): the
 		// same drawing as from all ~800 output times, at less cost.
-		x, y := plot.Thin(s.TimeH, s.NgPerML[name], plotPoints)
-		p.Add(name, x, y)
+		x, y := plot.Thin(s.TimeH, s.NgPerML[n[0]], plotPoints)
+		p.Add(n[1], x, y)
 	}
 	return p.SVG()
 }

@@ -34,11 +34,11 @@ type Input struct {
 	// Species is human, rat, mouse, dog or rabbit (case-insensitive).
 	Species string `json:"species" desc:"human, rat, mouse, dog or rabbit (case-insensitive)" example:"\"human\""`
 	// DailyDose is the oral dose in mg/kg BW/day.
-	DailyDose *float64 `json:"daily_dose" desc:"oral dose per kg of body weight per day, in (0, 1e6]" unit:"mg/kg BW/day" min:"0" max:"1000000" example:"1"`
+	DailyDose *float64 `json:"daily_dose" desc:"oral dose per kg of body weight per day, in (0, 1e6]" unit:"mg/kg BW/day" gt:"0" max:"1000000" example:"1"`
 	// DosesPerDay splits the daily dose into equal oral doses (1..24).
 	DosesPerDay *float64 `json:"doses_per_day" desc:"equal oral doses per day (whole number)" unit:"doses/day" min:"1" max:"24" example:"1"`
 	// Days is the simulated duration in days (0 < days <= MaxDays).
-	Days *float64 `json:"days" desc:"simulated duration, in (0, 730]" unit:"day" min:"0" max:"730" example:"15"`
+	Days *float64 `json:"days" desc:"simulated duration, in (0, 730]" unit:"day" gt:"0" max:"730" example:"15"`
 	// DefaultToHuman substitutes human in vitro values missing for the species.
 	DefaultToHuman bool `json:"default_to_human,omitempty"`
 	// TSteps is the number of output times per hour (default 4, as solve_pbtk).

@@ -21,11 +21,10 @@ var plotNames = [...]string{"plasma", "liver", "kidney", "gut", "lung", "rest of
 // plotData collects the plotted concentrations over the whole tsteps grid,
 // reduced per block of rows to the first, lowest, highest and last point.
 type plotData struct {
-	thin   int
-	x, y   [len(plotNames)][]float64
-	blk    [len(plotNames)]struct{ first, lo, hi, last [2]float64 }
-	inBlk  int
-	maxVal float64
+	thin  int
+	x, y  [len(plotNames)][]float64
+	blk   [len(plotNames)]struct{ first, lo, hi, last [2]float64 }
+	inBlk int
 }
 
 // newPlotData makes room for n grid times thinned by blocks of thin (at most
@@ -81,20 +80,14 @@ func (d *plotData) add(row bool, t float64, v ...float64) {
 			d.inBlk = 0
 		}
 	}
-	if v[0] > d.maxVal {
-		d.maxVal = v[0]
-	}
-	if v[1] > d.maxVal {
-		d.maxVal = v[1]
-	}
 }
 
-// plotProfiles draws plasma and tissue concentrations on a log axis.
+// plotProfiles draws plasma and tissue concentrations on a log axis that
+// covers every plotted value.
 func plotProfiles(out *Output, d *plotData) string {
-	p := plot.New(fmt.Sprintf("%s, %s, %g mg/kg/day oral (httk pbtk)", out.Chemical.Name, out.Species,
-		out.Dosing.DailyDoseMgPerKg), "time (day)", "concentration (µM)")
+	p := plot.New(fmt.Sprintf("%s, %s, %g mg/kg/day oral (httk pbtk), plasma C_{max} %.3g µM", out.Chemical.Name, out.Species,
+		out.Dosing.DailyDoseMgPerKg, out.Summary.CmaxUM), "time (day)", "concentration (µM)")
 	p.LogY = true
-	p.YMin = d.maxVal * 1e-4
 	for i, name := range plotNames {
 		p.Add(name, d.x[i], d.y[i])
 	}

@@ -10,7 +10,7 @@ import (
 	"toxgate/modules/td-omics/metabolomics"
 	"toxgate/modules/td-omics/proteomics"
 	"toxgate/sdk/module"
-	"toxgate/sdk/pngplot"
+	"toxgate/sdk/plot"
 	"toxgate/sdk/stats"
 )
 
@@ -56,9 +56,11 @@ type ProteomicsOutput struct {
 	Doses    string              `json:"doses"`
 	Results  []proteomics.Result `json:"results"`
 	Fit      []SmoothFit         `json:"fit"`
-	Diagram  string              `json:"diagram"`
-	Method   string              `json:"method"`
-	Units    map[string]string   `json:"units"`
+	// PlotSVG is an SVG document: log2FC over time, the fits as lines and
+	// the observations as dots.
+	PlotSVG string            `json:"plot_svg"`
+	Method  string            `json:"method"`
+	Units   map[string]string `json:"units"`
 }
 
 // SmoothFit is the smoothed log2FC time course of one dose.
@@ -100,7 +102,9 @@ func Proteomics(in ProteomicsInput) (ProteomicsOutput, error) {
 		Doses:  "HeCaToS 'Therapeutic' and 'Toxic' levels: repeated in-vivo-like exposure profiles derived by PBPK (Verheijen et al. 2018); the nM values are not in the public table",
 		Method: "log2FC = mean log2 intensity (treated) − mean (time-matched Fluct DMSO vehicle), non-detects excluded, duplicated columns dropped; Welch two-sample t-test, two-sided; BH q-value over all protein groups tested at the same drug, dose and time. fit: Gaussian-kernel local-linear smoother of log2FC over log2(1 + t) (bandwidth 1.0), evaluated on 50 points from 2 to 336 h.",
 		Units:  map[string]string{"log2fc": "log2 ratio treated/vehicle", "time_h": "h", "p": "two-sided", "q": "BH-adjusted"}}
-	p := &pngplot.Plot{Title: fmt.Sprintf("%s: %s", strings.ToUpper(code), in.Protein), XLabel: "time (h)", YLabel: "log2 fold change vs vehicle", LogX: true}
+	p := plot.New(fmt.Sprintf("%s (%s): %s, HeCaToS cardiac microtissues", proteomics.Drugs[code], code, in.Protein),
+		"time (h)", "log_{2} fold change (treated/vehicle)")
+	p.LogX = true
 	for _, dose := range proteomics.Doses {
 		var x, y []float64
 		for _, r := range rs {
@@ -124,13 +128,12 @@ func Proteomics(in ProteomicsInput) (ProteomicsOutput, error) {
 		for i := range x {
 			obsT[i] = math.Exp2(x[i]) - 1
 		}
-		col := pngplot.Palette[len(p.Series)/2]
-		p.Series = append(p.Series, pngplot.Series{Name: dose, X: grid, Y: sm, Color: col},
-			pngplot.Series{X: obsT, Y: y, Color: col, Markers: true})
+		col := plot.Palette[len(p.Series)/2]
+		p.Add(dose+", fit", grid, sm).Color = col
+		obs := p.Add(dose+", observed", obsT, y)
+		obs.Color, obs.Markers = col, true
 	}
-	if out.Diagram, err = p.Base64(); err != nil {
-		return out, module.Internal("plot: %v", err)
-	}
+	out.PlotSVG = p.SVG()
 	return out, nil
 }
 
@@ -147,10 +150,11 @@ type MetabolomicsOutput struct {
 	MostChanged []metabolomics.Top            `json:"most_changed"`
 	Pathways    []metabolomics.PathwaySummary `json:"pathway_summary"`
 	Metabolites []metabolomics.Metabolite     `json:"metabolites"`
-	Diagram     string                        `json:"diagram"`
-	Method      string                        `json:"method"`
-	Note        string                        `json:"note,omitempty"`
-	Units       map[string]string             `json:"units"`
+	// PlotSVG is an SVG document: the volcano plot, one colour per time.
+	PlotSVG string            `json:"plot_svg"`
+	Method  string            `json:"method"`
+	Note    string            `json:"note,omitempty"`
+	Units   map[string]string `json:"units"`
 }
 
 // Metabolomics answers /TD/metabolomics/evaluate, or /TD/lipidomics/evaluate
@@ -193,7 +197,8 @@ func Metabolomics(in CompoundInput, lipidsOnly bool) (MetabolomicsOutput, error)
 		MostChanged: metabolomics.MostChanged(ms, 15), Pathways: metabolomics.Summarise(ms), Metabolites: ms, Note: note,
 		Method: "Metabolon raw intensities; values below detection imputed with the metabolite's minimum; log2FC = mean log2 (DOX) − mean log2 (DMSO2) at the same time, n = 7 vs 7; Welch two-sided t-test; BH q-value over the metabolites of the panel at that time (computed over all 200, also for lipidomics). most_changed: 15 smallest q per time; pathway_summary: per super-pathway and time, counts with q < 0.05 and mean log2FC.",
 		Units:  map[string]string{"log2fc": "log2 ratio DOX/vehicle", "time_h": "h"}}
-	p := &pngplot.Plot{Title: fmt.Sprintf("DOX %s: volcano", kind), XLabel: "log2 fold change vs vehicle", YLabel: "-log10 p"}
+	p := plot.New(fmt.Sprintf("Doxorubicin %s, rat cardiomyocytes: volcano plot", kind),
+		"log_{2} fold change (DOX/vehicle)", "−log_{10} p (Welch t-test)")
 	for k, t := range metabolomics.Times {
 		var x, y []float64
 		for _, m := range ms {
@@ -202,10 +207,8 @@ func Metabolomics(in CompoundInput, lipidsOnly bool) (MetabolomicsOutput, error)
 				y = append(y, -math.Log10(float64(r.P)))
 			}
 		}
-		p.Series = append(p.Series, pngplot.Series{Name: fmt.Sprintf("%d h", t), X: x, Y: y, Color: pngplot.Palette[k], Markers: true})
+		p.Add(fmt.Sprintf("%d h", t), x, y).Markers = true
 	}
-	if out.Diagram, err = p.Base64(); err != nil {
-		return out, module.Internal("plot: %v", err)
-	}
+	out.PlotSVG = p.SVG()
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 	"toxgate/modules/tk-2d/chem"
 	"toxgate/modules/tk-2d/viability"
 	"toxgate/sdk/invitro"
-	"toxgate/sdk/pngplot"
+	"toxgate/sdk/plot"
 )
 
 // Version is the model version reported in every response.
@@ -33,11 +33,11 @@ const (
 // Input is the request body.
 type Input struct {
 	Compound      string   `json:"compound" desc:"DOX, AMI, ROT or TBBPA, or any httk chemical by name, CAS or DTXSID" example:"\"DOX\"" minlen:"1" maxlen:"200"`
-	NominalUM     float64  `json:"nominal_uM,omitempty" desc:"nominal medium concentration at t = 0 (default 1)" unit:"µM" min:"0"`
+	NominalUM     float64  `json:"nominal_uM,omitempty" desc:"nominal medium concentration at t = 0 (default 1)" unit:"µM" min:"0" max:"100000"`
 	PlateFormat   int      `json:"plate_format,omitempty" desc:"wells per plate: 6, 12, 24, 48, 96, 384 or 1536 (default 96)" unit:"wells" min:"0" max:"1536"`
 	MediumUL      float64  `json:"medium_uL,omitempty" desc:"medium volume per well (default: httk's for the format, 150 µL in 96-well)" unit:"µL" min:"0"`
 	SerumFraction *float64 `json:"serum_fraction,omitempty" desc:"volume fraction of fetal bovine serum in the medium (default 0: serum-free cardiomyocyte medium)" unit:"fraction" min:"0" max:"1"`
-	Cells         float64  `json:"cells,omitempty" desc:"cells per well (default: httk's for the format, 32 000 in 96-well)" unit:"cells" min:"0"`
+	Cells         float64  `json:"cells,omitempty" desc:"cells per well (default: httk's for the format, 32 000 in 96-well)" unit:"cells" min:"0" max:"100000000"`
 	DurationH     float64  `json:"duration_h,omitempty" desc:"exposure duration (default 48)" unit:"h" min:"0" max:"720"`
 }
 
@@ -65,26 +65,26 @@ type ViabilityModel struct {
 	N              int       `json:"n_observations"`
 }
 
-// Output is the response body; the first three keys are the original's.
+// Output is the response body.
 type Output struct {
-	CellsDiagram     string            `json:"cells_diagram"`
-	MediumDiagram    string            `json:"medium_diagram"`
-	ViabilityDiagram *string           `json:"viability_diagram"`
-	Model            string            `json:"model"`
-	Version          string            `json:"version"`
-	Compound         Compound          `json:"compound"`
-	System           invitro.System    `json:"system"`
-	NominalUM        float64           `json:"nominal_uM"`
-	TimeH            []float64         `json:"time_h"`
-	MediumFreeUM     []float64         `json:"medium_free_uM"`
-	MediumTotalUM    []float64         `json:"medium_total_uM"`
-	CellUM           []float64         `json:"cell_uM"`
-	Viability        []float64         `json:"viability"`
-	ViabilityNote    string            `json:"viability_note,omitempty"`
-	ViabilityModel   *ViabilityModel   `json:"viability_model,omitempty"`
-	Equilibrium      invitro.Result    `json:"equilibrium"`
-	Uptake           invitro.Uptake    `json:"uptake"`
-	Units            map[string]string `json:"units"`
+	// PlotSVG is an SVG document: the concentrations in cells and medium
+	// and, where modelled, the viability, in panels one above another.
+	PlotSVG        string            `json:"plot_svg"`
+	Model          string            `json:"model"`
+	Version        string            `json:"version"`
+	Compound       Compound          `json:"compound"`
+	System         invitro.System    `json:"system"`
+	NominalUM      float64           `json:"nominal_uM"`
+	TimeH          []float64         `json:"time_h"`
+	MediumFreeUM   []float64         `json:"medium_free_uM"`
+	MediumTotalUM  []float64         `json:"medium_total_uM"`
+	CellUM         []float64         `json:"cell_uM"`
+	Viability      []float64         `json:"viability"`
+	ViabilityNote  string            `json:"viability_note,omitempty"`
+	ViabilityModel *ViabilityModel   `json:"viability_model,omitempty"`
+	Equilibrium    invitro.Result    `json:"equilibrium"`
+	Uptake         invitro.Uptake    `json:"uptake"`
+	Units          map[string]string `json:"units"`
 }
 
 // Scenario is a resolved request.
@@ -254,31 +254,25 @@ func (o *Output) plots(s Scenario) error {
 	if s.Code != "" {
 		name = s.Code + " (" + s.Chem.Name + ")"
 	}
-	cells := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: cell concentration", name, s.Nominal), XLabel: "time (h)", YLabel: "concentration (uM)"}
-	cells.Add("cells", o.TimeH, o.CellUM)
-	var err error
-	if o.CellsDiagram, err = cells.Base64(); err != nil {
-		return err
-	}
-	med := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: medium concentration", name, s.Nominal), XLabel: "time (h)", YLabel: "concentration (uM)"}
-	med.Add("total", o.TimeH, o.MediumTotalUM)
-	med.Add("free", o.TimeH, o.MediumFreeUM).Dashed = true
-	if o.MediumDiagram, err = med.Base64(); err != nil {
-		return err
-	}
+	c := plot.New(fmt.Sprintf("%s, %g µM nominal, %d-well plate: concentrations", name, s.Nominal, s.System.Well.Format),
+		"time (h)", "concentration (µM)")
+	c.LogY = true
+	c.Height = 400
+	c.Add("cells", o.TimeH, o.CellUM)
+	c.Add("medium, total", o.TimeH, o.MediumTotalUM)
+	c.Add("medium, free", o.TimeH, o.MediumFreeUM).Dashed = true
 	if o.Viability == nil {
+		o.PlotSVG = c.SVG()
 		return nil
 	}
 	v := make([]float64, len(o.Viability))
 	for i, x := range o.Viability {
 		v[i] = 100 * x
 	}
-	via := &pngplot.Plot{Title: fmt.Sprintf("%s %g uM: viability", name, s.Nominal), XLabel: "time (h)", YLabel: "viability (% of vehicle)", YMin: 0, YMax: 105}
+	via := plot.New(fmt.Sprintf("%s, %g µM nominal: viability (EC_{50} %.3g µM nominal at 48 h)", name, s.Nominal, o.ViabilityModel.EC50NominalUM),
+		"time (h)", "viability (% of vehicle)")
+	via.Height = 320
 	via.Add("viability", o.TimeH, v)
-	b, err := via.Base64()
-	if err != nil {
-		return err
-	}
-	o.ViabilityDiagram = &b
+	o.PlotSVG = plot.Stack(c, via)
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"toxgate/modules/tk-2d/viability"
 	"toxgate/sdk/invitro"
 	"toxgate/sdk/ode"
-	"toxgate/sdk/pngplot"
+	"toxgate/sdk/plot"
 )
 
 // Version is the model version.
@@ -35,18 +35,20 @@ const (
 // Input is the request body.
 type Input struct {
 	Compound  string  `json:"compound" desc:"DOX, AMI, ROT or TBBPA, or an httk chemical by name, CAS or DTXSID" example:"\"DOX\"" minlen:"1" maxlen:"200"`
-	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses (default 1)" unit:"µM" min:"0"`
+	NominalUM float64 `json:"nominal_uM,omitempty" desc:"nominal medium concentration for the layer time courses (default 1)" unit:"µM" min:"0" max:"100000"`
 	DurationH float64 `json:"duration_h,omitempty" desc:"exposure duration (default 48)" unit:"h" min:"0" max:"720"`
 }
 
-// Output is the response; diag_5p and diag_10p are the original's keys.
+// Output is the response.
 type Output struct {
-	Diag5p        *string           `json:"diag_5p"`
-	Diag10p       *string           `json:"diag_10p"`
+	// PlotSVG is an SVG document: the layer concentrations at the EC5 and
+	// the EC10 (panels one above another), or at the nominal concentration
+	// without viability data.
+	PlotSVG       string            `json:"plot_svg"`
 	Model         string            `json:"model"`
 	Version       string            `json:"version"`
 	Compound      tk2d.Compound     `json:"compound"`
-	Meaning       string            `json:"diag_meaning"`
+	Meaning       string            `json:"plot_meaning"`
 	LayerRadiiUM  []float64         `json:"layer_outer_radius_um"`
 	TimeH         []float64         `json:"time_h"`
 	NominalUM     float64           `json:"nominal_uM"`
@@ -90,7 +92,7 @@ func Evaluate(in Input) (Output, error) {
 	}
 	out := Output{Model: "tk-3d", Version: Version, Compound: tk2d.Compound{Code: s.Code, Chemical: s.Chem},
 		TimeH: sim.t, NominalUM: nom, Kcw: sim.kcw, LayerRadiiUM: make([]float64, Layers),
-		Meaning: "diag_5p / diag_10p: per-layer concentration time courses in the microtissue at the nominal medium concentration that lowers the whole-tissue (volume-averaged) viability by 5 % / 10 % at the end of the exposure (EC5 / EC10)",
+		Meaning: "plot_svg: per-layer concentration time courses in the microtissue at the nominal medium concentrations that lower the whole-tissue (volume-averaged) viability by 5 % and by 10 % at the end of the exposure (EC5, EC10; two panels); without viability data, at nominal_uM (one panel)",
 		Units:   map[string]string{"time_h": "h", "*_uM": "µM (layer: amount per tissue volume)", "viability": "fraction of control", "radius": "µm"}}
 	for i := range out.LayerRadiiUM {
 		out.LayerRadiiUM[i] = RadiusUM * float64(Layers-i) / Layers
@@ -105,7 +107,8 @@ func Evaluate(in Input) (Output, error) {
 		return Output{}, err
 	}
 	if fit == nil {
-		out.Note = fmt.Sprintf("viability, EC5/EC10 and the diagrams are not available: no public concentration–viability data for %s in cardiomyocytes (supported: doxorubicin, daunorubicin, epirubicin, mitoxantrone)", s.Chem.Name)
+		out.Note = fmt.Sprintf("viability and EC5/EC10 are not available: no public concentration–viability data for %s in cardiomyocytes (supported: doxorubicin, daunorubicin, epirubicin, mitoxantrone); the plot shows the layers at nominal_uM", s.Chem.Name)
+		out.PlotSVG = layerPlot(fmt.Sprintf("%s, %g µM nominal: layer concentrations", label(s), nom), &out, sim, nom).SVG()
 		return out, nil
 	}
 	ec50c, err := tk2d.CellEC50(s.Chem, fit.Hill.EC50)
@@ -136,6 +139,7 @@ func Evaluate(in Input) (Output, error) {
 		}
 	}
 	last := len(sim.t) - 1
+	var panels []*plot.Plot
 	for _, effect := range []float64{0.05, 0.10} {
 		lo, hi := 1e-6, 1e6
 		for it := 0; it < 200; it++ {
@@ -147,25 +151,32 @@ func Evaluate(in Input) (Output, error) {
 			}
 		}
 		ec := math.Sqrt(lo * hi)
-		p := &pngplot.Plot{Title: fmt.Sprintf("%s EC%d = %.3g uM nominal: layer concentrations", label(s), int(effect*100+0.5), ec),
-			XLabel: "time (h)", YLabel: "concentration (uM)"}
-		for i := 0; i < Layers; i += 3 {
-			p.Add(fmt.Sprintf("layer %d (r<=%.0f um)", i+1, out.LayerRadiiUM[i]), sim.t, scale(sim.layer[i], ec))
-		}
-		p.Add("core", sim.t, scale(sim.layer[Layers-1], ec))
-		p.Add("medium free", sim.t, scale(sim.medium, ec)).Dashed = true
-		b, err := p.Base64()
-		if err != nil {
-			return Output{}, err
-		}
+		pct := int(effect*100 + 0.5)
+		panels = append(panels, layerPlot(fmt.Sprintf("%s at EC_{%d} = %.3g µM nominal (%d %% less tissue viability at %g h)", label(s), pct, ec, pct, dur),
+			&out, sim, ec))
 		ecv := ec
 		if effect < 0.075 {
-			out.Diag5p, out.EC5NominalUM = &b, &ecv
+			out.EC5NominalUM = &ecv
 		} else {
-			out.Diag10p, out.EC10NominalUM = &b, &ecv
+			out.EC10NominalUM = &ecv
 		}
 	}
+	out.PlotSVG = plot.Stack(panels...)
 	return out, nil
+}
+
+// layerPlot draws every third layer from the outermost, the core and the free medium
+// concentration at nominal concentration c, on a log axis.
+func layerPlot(title string, out *Output, sim simResult, c float64) *plot.Plot {
+	p := plot.New(title, "time (h)", "concentration (µM)")
+	p.LogY = true
+	p.Height = 400
+	for i := 0; i < Layers-1; i += 3 {
+		p.Add(fmt.Sprintf("layer %d (r ≤ %.0f µm)", i+1, out.LayerRadiiUM[i]), sim.t, scale(sim.layer[i], c))
+	}
+	p.Add(fmt.Sprintf("core, layer %d (r ≤ %.0f µm)", Layers, out.LayerRadiiUM[Layers-1]), sim.t, scale(sim.layer[Layers-1], c))
+	p.Add("medium, free", sim.t, scale(sim.medium, c)).Dashed = true
+	return p
 }
 
 func label(s tk2d.Scenario) string {

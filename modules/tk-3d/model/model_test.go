@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -10,8 +11,8 @@ func TestDOXLayersAndEC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Diag5p == nil || out.Diag10p == nil || len(*out.Diag5p) < 1000 {
-		t.Fatal("diagrams missing")
+	if !strings.Contains(out.PlotSVG, "EC<tspan") || strings.Count(out.PlotSVG, `class="plot-area"`) != 2 {
+		t.Fatal("want a plot with the EC5 and EC10 panels")
 	}
 	if !(*out.EC5NominalUM < *out.EC10NominalUM) {
 		t.Errorf("EC5 %g ≥ EC10 %g", *out.EC5NominalUM, *out.EC10NominalUM)
@@ -39,8 +40,8 @@ func TestLongExposureEquilibrates(t *testing.T) {
 			t.Errorf("layer %d at 720 h %g, K_cw·C_w %g", i, out.LayerUM[i][n], want)
 		}
 	}
-	if out.Diag5p != nil || out.Note == "" {
-		t.Error("ROT must have no viability diagrams and a note")
+	if out.EC5NominalUM != nil || out.Note == "" || strings.Count(out.PlotSVG, `class="plot-area"`) != 1 {
+		t.Error("ROT must have no EC5, a note and one panel at the nominal concentration")
 	}
 }
 

@@ -10,9 +10,9 @@
 //
 // PLOT_WASM_BENCH is the -test.bench pattern; PLOT_WASM_BENCHTIME the
 // -test.benchtime (default 1s); PLOT_WASM_RUN the -test.run pattern: the
-// package's tests inside wasm (the golden digests and the reference
-// comparisons as the modules compute them, and TestLog10MatchesMath, which
-// checks the wasm-only Log10 bit for bit). With neither set, as in make
+// package's tests inside wasm (the golden digests as the modules compute
+// them, the checks of random plots, Thin against its reference, and
+// TestLog10MatchesMath, which checks the wasm-only Log10 bit for bit). With neither set, as in make
 // test, every test of the package runs inside wasm and a failure fails this
 // test.
 package wasmbench

@@ -1,0 +1,172 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"toxgate/catalog/ckan"
+)
+
+func init() {
+	register("bulk_update_private", false, "Make datasets of an organization private (datasets, org_id; org admins).", bulkUpdate("bulk_update_private", func(d *Dataset) bool {
+		changed := !d.Private
+		d.Private = true
+		return changed
+	}))
+	register("bulk_update_public", false, "Make datasets of an organization public (datasets, org_id; org admins).", bulkUpdate("bulk_update_public", func(d *Dataset) bool {
+		changed := d.Private
+		d.Private = false
+		return changed
+	}))
+	register("bulk_update_delete", false, "Delete datasets of an organization (datasets, org_id; org admins).", bulkUpdate("bulk_update_delete", func(d *Dataset) bool {
+		changed := d.State != StateDeleted
+		d.State = StateDeleted
+		return changed
+	}))
+	register("organization_purge", false, "Remove an organization for good (sysadmins; it must have no datasets).", organizationPurge)
+}
+
+// datasetRefs reads a list of dataset ids: a JSON list, repeated keys, or
+// one id.
+func datasetRefs(v any) ([]string, bool) {
+	switch x := v.(type) {
+	case string:
+		if d, ok := decodeJSON(x); ok {
+			if l, isList := d.([]any); isList {
+				return datasetRefs(l)
+			}
+		}
+		return []string{x}, true
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// bulkUpdate is CKAN's _bulk_update_dataset: change is applied to each
+// named dataset of org_id (it reports whether it changed anything). Every
+// dataset must belong to the organization, else nothing changes.
+func bulkUpdate(action string, change func(*Dataset) bool) handler {
+	return func(ctx context.Context, s *Service, r *Request) (any, error) {
+		c := r.Caller
+		if c.Anonymous() {
+			return nil, needsUser(action)
+		}
+		errs := map[string]any{}
+		orgRef, _ := str(r.Data["org_id"])
+		if orgRef == "" {
+			errs["org_id"] = []string{ckan.MsgMissing}
+		}
+		refs, ok := datasetRefs(r.Data["datasets"])
+		if _, given := r.Data["datasets"]; !given {
+			errs["datasets"] = []string{ckan.MsgMissing}
+		} else if !ok {
+			errs["datasets"] = []string{"Must be a list of dataset ids"}
+		}
+		if len(errs) > 0 {
+			return nil, ckan.Validation(errs)
+		}
+		s.st.mu.RLock()
+		o := s.st.org(orgRef)
+		allowed := o != nil && s.st.hasPerm(c, o.ID, PermAdmin)
+		var ids, foreign []string
+		if allowed {
+			for _, ref := range refs {
+				if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
+					ids = append(ids, d.ID)
+				} else {
+					foreign = append(foreign, ref)
+				}
+			}
+		}
+		s.st.mu.RUnlock()
+		if o == nil {
+			return nil, ckan.NotFound("Organization was not found")
+		}
+		if !allowed {
+			return nil, ckan.NotAuthorized("")
+		}
+		if len(foreign) > 0 {
+			msgs := make([]string, len(foreign))
+			for i, ref := range foreign {
+				msgs[i] = fmt.Sprintf("Dataset %s is not in organization %s", ref, o.Name)
+			}
+			return nil, ckan.Validation(map[string]any{"datasets": msgs})
+		}
+		for _, id := range ids {
+			_, err := s.mutateDataset(ctx, id, func(base *Dataset) (*Dataset, error) {
+				n := base.clone()
+				if !change(n) {
+					return nil, errUnchanged
+				}
+				n.MetadataModified = now()
+				return n, nil
+			})
+			if err != nil && !errors.Is(err, errUnchanged) {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+}
+
+// errUnchanged stops a bulk write to a dataset already in the wanted state.
+var errUnchanged = errors.New("unchanged")
+
+func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error) {
+	ref, _ := str(r.Data["id"])
+	if ref == "" {
+		return nil, ckan.FieldError("id", ckan.MsgMissing)
+	}
+	s.st.mu.RLock()
+	o := s.st.org(ref)
+	has := false
+	if o != nil {
+		for _, d := range s.st.datasets {
+			if d.OwnerOrg == o.ID && d.State != StateDeleted {
+				has = true
+				break
+			}
+		}
+	}
+	s.st.mu.RUnlock()
+	if o == nil {
+		return nil, ckan.NotFound("Organization was not found")
+	}
+	if r.Caller.Anonymous() {
+		return nil, needsUser("organization_purge")
+	}
+	if !r.Caller.Sysadmin {
+		return nil, ckan.NotAuthorized("")
+	}
+	if has {
+		// datasets must have an organization here (CKAN's
+		// create_unowned_dataset is off)
+		return nil, ckan.Validation(map[string]any{"message": "Organization cannot be purged while it still has datasets"})
+	}
+	defer s.lockFor(o.ID)()
+	if err := s.recordPurge(ctx, o.typeName(), o.ID, o.Created, o.Rev); err != nil {
+		return nil, err
+	}
+	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": o.ID}); err != nil {
+		return nil, fmt.Errorf("purge organization %s: %w", o.ID, err)
+	}
+	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+		return nil, err
+	}
+	s.st.mu.Lock()
+	s.st.removeOrg(o.ID)
+	s.st.mu.Unlock()
+	return nil, s.record(ctx, kindOrg, o.ID)
+}

@@ -1,0 +1,26 @@
+// Module gonumcmp measures gonum/plot's SVG backend against toxgate's
+// sdk/plot inside WebAssembly (see sdk/plot/RATIONALE.md). It is a module of
+// its own so that gonum/plot never enters toxgate's go.mod.
+module toxgate/sdk/plot/internal/gonumcmp
+
+go 1.26.0
+
+require (
+	github.com/tetratelabs/wazero v1.12.0
+	gonum.org/v1/plot v0.17.0
+	toxgate v0.0.0
+)
+
+require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
+
+replace toxgate => ../../../..
