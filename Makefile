@@ -7,8 +7,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X toxgate/gateway/version.Version=$(VERSION)
 # Plugin programs: plugins/<name>/main.go -> bin/toxgate-<name>
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
-# Model modules: modules/<name>/main.go importing the module SDK -> bin/modules/<name>.wasm
-MODULES := $(patsubst modules/%/main.go,%,$(shell grep -l '"toxgate/sdk/module"' modules/*/main.go 2>/dev/null))
+# Model modules: modules/<name>/main.go -> bin/modules/<name>.wasm (modules/ holds
+# modules; the training program is modules/internal/train, its data modules/tox-data).
+MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
 .PHONY: all build gateway plugins modules rust-modules run test vet bench train ci-deps clean help
 
@@ -34,7 +35,7 @@ plugins:
 	done
 
 # Each Go module is built by sdk/cmd/modbuild: the go tool for wasip1, then
-# sdk/reloop, which turns the jump tables of Go's wasm code into direct
+# internal/reloop, which turns the jump tables of Go's wasm code into direct
 # branches, then binaryen's wasm-opt when it is installed (make ci-deps
 # installs it; TOXGATE_WASM_OPT=off skips it). See sdk/README.md.
 modules:
@@ -108,7 +109,7 @@ bench: build
 	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/
 	@echo "== chemistry toolkit (one core); the module build's collector setting"
 	$(BENCH) -bench . -benchtime 1s -cpu 1 ./sdk/chem/
-	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./sdk/wasmbuild/
+	$(BENCH) -bench CollectorSetting -benchtime 3x -cpu 1 ./internal/wasmbuild/
 	@echo "== structure models (native and in the module)"
 	$(BENCH) -bench . -benchtime 20x ./modules/herg/... ./modules/ahr/...
 	@echo "== kinetics and TK/TD models (native)"
@@ -119,7 +120,7 @@ bench: build
 # committed; run and test never retrain. Kinetic and TK/TD models have no training
 # step (published parameters; the DOX viability Hill fit runs in its tests).
 train:
-	GOMAXPROCS=2 $(GO) run ./modules/tox-train
+	GOMAXPROCS=2 $(GO) run ./modules/internal/train
 
 # ci-deps installs what the tests need on a fresh machine: Debian's chromium
 # for the browser tests, Debian's rustc with the wasm32 standard library

@@ -160,7 +160,7 @@ func filesOf(dir, name string) []dataFile {
 				Kind:        "sources"})
 		case strings.HasPrefix(d.Name(), "CV") && strings.HasSuffix(d.Name(), ".md"):
 			out = append(out, dataFile{Path: p, Rel: rel, Name: d.Name(), Format: "Markdown",
-				Description: "Cross-validation report of model " + name + " (modules/" + rel + "), written by modules/tox-train.",
+				Description: "Cross-validation report of model " + name + " (modules/" + rel + "), written by modules/internal/train.",
 				Kind:        "validation"})
 		}
 		return nil

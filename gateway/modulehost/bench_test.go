@@ -26,11 +26,11 @@ import (
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/internal/cputime"
+	"toxgate/internal/wasmbuild"
 	"toxgate/modules/example-units/units"
 	"toxgate/modules/td-omics/omics"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/cputime"
-	"toxgate/sdk/wasmbuild"
 )
 
 // loadBench loads wasm with its own compilation cache and retires it when the
@@ -48,11 +48,11 @@ func loadBench(b *testing.B, wasm []byte) *wasmrt.Module {
 // BenchmarkCallPooledVsNative measures one call of the example module's convert
 // route on a pooled instance beside the same Go code run natively (decode JSON,
 // convert, encode JSON), and reports the ratio pooled/native; pooled-go is the
-// same module as the go tool writes it, without the sdk/reloop rewrite that
+// same module as the go tool writes it, without the internal/reloop rewrite that
 // make applies, measured in the same run.
 func BenchmarkCallPooledVsNative(b *testing.B) {
 	ctx := context.Background()
-	// The module as make builds it (rewritten by sdk/reloop), and as the go
+	// The module as make builds it (rewritten by internal/reloop), and as the go
 	// tool writes it: the same-run baseline of the rewrite.
 	m, mGo := loadBench(b, modtest.Wasm(b, exampleDir)), loadBench(b, modtest.WasmGo(b, exampleDir))
 	input := []byte(`{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`)

@@ -21,8 +21,8 @@ import (
 
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
-	"toxgate/sdk/chem/chembench"
-	"toxgate/sdk/cputime"
+	"toxgate/internal/chembench"
+	"toxgate/internal/cputime"
 )
 
 const (
@@ -118,7 +118,7 @@ func TestChemModuleMatchesNative(t *testing.T) {
 // steadier on a shared machine), the ratio wasm/native of CPU time per
 // molecule, and the cost of a call with an empty batch (the per-call overhead
 // that the batches amortise). The module is the one make builds (Go's
-// collector marking with the world stopped, rewritten by sdk/reloop,
+// collector marking with the world stopped, rewritten by internal/reloop,
 // optimised by wasm-opt when installed, then finished by reloop.Finish);
 // wasm-opt/native, wasm-reloop/native and wasm-go/native are the same ratio,
 // in the same run, for the module not finished, rewritten by reloop only, and

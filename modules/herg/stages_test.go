@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"toxgate/gateway/modulehost/wasmtest"
-	"toxgate/sdk/cputime"
+	"toxgate/internal/cputime"
 )
 
 // BenchmarkWasmStages runs the 1000-SMILES batch of BenchmarkWasmBatch1000

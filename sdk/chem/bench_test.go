@@ -3,7 +3,7 @@ package chem
 import (
 	"testing"
 
-	"toxgate/sdk/cputime"
+	"toxgate/internal/cputime"
 )
 
 func benchSMILES(b *testing.B) []string {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"toxgate/sdk/wasmbuild"
+	"toxgate/internal/wasmbuild"
 )
 
 var (

@@ -10,7 +10,7 @@
 // writable as the guest grows it, so growing never copies: memory_unix.go),
 // and every call runs under the caller's context deadline: at load the
 // module is instrumented with fuel checks on the branches back to loops and at
-// function entries that stop a call whose deadline passed (fuel.go; modules the rewriter cannot
+// function entries that stop a call whose deadline passed (fuel*.go; modules the rewriter cannot
 // handle run with wazero's WithCloseOnContextDone instead). An instance whose call traps,
 // panics, times out or runs out of memory is closed and never reused.
 package wasmrt

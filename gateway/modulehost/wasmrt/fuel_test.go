@@ -14,8 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/gateway/modulehost/modtest"
-	"toxgate/sdk/leb128"
-	"toxgate/sdk/reloop"
+	"toxgate/internal/wasmbin"
+	"toxgate/sdk/abi"
 )
 
 // wasmSection encodes one section.
@@ -24,11 +24,11 @@ func wasmSection(id byte, content ...[]byte) []byte {
 	for _, c := range content {
 		p = append(p, c...)
 	}
-	return append(leb128.AppendUint32([]byte{id}, uint32(len(p))), p...)
+	return append(wasmbin.AppendUint32([]byte{id}, uint32(len(p))), p...)
 }
 
 func vec(items ...[]byte) []byte {
-	p := leb128.AppendUint32(nil, uint32(len(items)))
+	p := wasmbin.AppendUint32(nil, uint32(len(items)))
 	for _, it := range items {
 		p = append(p, it...)
 	}
@@ -40,7 +40,7 @@ func body(code ...byte) []byte { return bodyLocals([]byte{0}, code...) }
 // bodyLocals encodes a function body with the given locals header.
 func bodyLocals(locals []byte, code ...byte) []byte {
 	b := append(append([]byte(nil), locals...), code...)
-	return append(leb128.AppendUint32(nil, uint32(len(b))), b...)
+	return append(wasmbin.AppendUint32(nil, uint32(len(b))), b...)
 }
 
 // fuelTestModule is a hand-assembled module exercising everything the rewriter
@@ -55,7 +55,7 @@ func fuelTestModule() []byte {
 		[]byte{0x60, 0, 1, 0x7f},       // 1: () -> i32
 		[]byte{0x60, 1, 0x7f, 1, 0x7f}, // 2: (i32) -> i32
 	))...)
-	m = append(m, wasmSection(2, vec(append(appendName(appendName(nil, "env"), "one"), 0x00, 1)))...) // func 0
+	m = append(m, wasmSection(2, vec(append(wasmbin.AppendName(wasmbin.AppendName(nil, "env"), "one"), 0x00, 1)))...) // func 0
 	// Defined functions 1..7: spin, fanout, sum, seven, start, started, trap;
 	// 8..14: spinIf, spinTable, spinNested, spinParam, countIf, countBr, spinManyEdges.
 	m = append(m, wasmSection(3, vec([]byte{0}, []byte{2}, []byte{1}, []byte{1}, []byte{0}, []byte{1}, []byte{0},
@@ -66,18 +66,18 @@ func fuelTestModule() []byte {
 		[]byte{0x70, 0x00, 0xd2, 4, 0x0b},    // global 1: funcref = ref.func 4 (seven)
 	))...)
 	m = append(m, wasmSection(7, vec(
-		append(appendName(nil, "spin"), 0, 1),
-		append(appendName(nil, "fanout"), 0, 2),
-		append(appendName(nil, "sum"), 0, 3),
-		append(appendName(nil, "started"), 0, 6),
-		append(appendName(nil, "trap"), 0, 7),
-		append(appendName(nil, "spinIf"), 0, 8),
-		append(appendName(nil, "spinTable"), 0, 9),
-		append(appendName(nil, "spinNested"), 0, 10),
-		append(appendName(nil, "spinParam"), 0, 11),
-		append(appendName(nil, "countIf"), 0, 12),
-		append(appendName(nil, "countBr"), 0, 13),
-		append(appendName(nil, "spinManyEdges"), 0, 14),
+		append(wasmbin.AppendName(nil, "spin"), 0, 1),
+		append(wasmbin.AppendName(nil, "fanout"), 0, 2),
+		append(wasmbin.AppendName(nil, "sum"), 0, 3),
+		append(wasmbin.AppendName(nil, "started"), 0, 6),
+		append(wasmbin.AppendName(nil, "trap"), 0, 7),
+		append(wasmbin.AppendName(nil, "spinIf"), 0, 8),
+		append(wasmbin.AppendName(nil, "spinTable"), 0, 9),
+		append(wasmbin.AppendName(nil, "spinNested"), 0, 10),
+		append(wasmbin.AppendName(nil, "spinParam"), 0, 11),
+		append(wasmbin.AppendName(nil, "countIf"), 0, 12),
+		append(wasmbin.AppendName(nil, "countBr"), 0, 13),
+		append(wasmbin.AppendName(nil, "spinManyEdges"), 0, 14),
 	))...)
 	m = append(m, wasmSection(8, []byte{5})...)                                 // start: func 5
 	m = append(m, wasmSection(9, vec([]byte{0x00, 0x41, 0x00, 0x0b, 1, 4}))...) // table[0] = seven
@@ -115,13 +115,13 @@ func fuelTestModule() []byte {
 		body(append(append([]byte{0x03, 0x40}, bytes.Repeat([]byte{0x41, 0x00, 0x0d, 0x00}, 9)...), 0x0c, 0x00, 0x0b, 0x0b)...),
 	))...)
 	names := vec(
-		append(leb128.AppendUint32(nil, 0), appendName(nil, "one")...),
-		append(leb128.AppendUint32(nil, 1), appendName(nil, "spin")...),
-		append(leb128.AppendUint32(nil, 2), appendName(nil, "fanout")...),
-		append(leb128.AppendUint32(nil, 7), appendName(nil, "trap_here")...),
+		append(wasmbin.AppendUint32(nil, 0), wasmbin.AppendName(nil, "one")...),
+		append(wasmbin.AppendUint32(nil, 1), wasmbin.AppendName(nil, "spin")...),
+		append(wasmbin.AppendUint32(nil, 2), wasmbin.AppendName(nil, "fanout")...),
+		append(wasmbin.AppendUint32(nil, 7), wasmbin.AppendName(nil, "trap_here")...),
 	)
-	m = append(m, wasmSection(0, appendName(nil, "name"), []byte{1}, leb128.AppendUint32(nil, uint32(len(names))), names)...)
-	m = append(m, wasmSection(0, appendName(nil, ".debug_info"), []byte{1, 2, 3})...)
+	m = append(m, wasmSection(0, wasmbin.AppendName(nil, "name"), []byte{1}, wasmbin.AppendUint32(nil, uint32(len(names))), names)...)
+	m = append(m, wasmSection(0, wasmbin.AppendName(nil, ".debug_info"), []byte{1, 2, 3})...)
 	return m
 }
 
@@ -240,7 +240,7 @@ func TestFuelRefusesWhatItDoesNotKnow(t *testing.T) {
 	}
 	already := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
 	already = append(already, wasmSection(1, vec([]byte{0x60, 0, 1, 0x7f}))...)
-	already = append(already, wasmSection(2, vec(append(appendName(appendName(nil, fuelModule), fuelName), 0x00, 0)))...)
+	already = append(already, wasmSection(2, vec(append(wasmbin.AppendName(wasmbin.AppendName(nil, fuelModule), fuelName), 0x00, 0)))...)
 	if _, err := instrumentFuel(already); !errors.Is(err, errFuelUnsupported) {
 		t.Fatalf("a module importing the fuel function: %v", err)
 	}
@@ -311,7 +311,7 @@ func TestInstanceFailureKinds(t *testing.T) {
 // the runaway loop and keep the finite ones right.
 func TestFuelMarkerChoosesBackEdges(t *testing.T) {
 	plain := fuelTestModule()
-	marked := append(append([]byte(nil), plain...), wasmSection(0, appendName(nil, reloop.Marker), []byte{'1'})...)
+	marked := append(append([]byte(nil), plain...), wasmSection(0, wasmbin.AppendName(nil, abi.ReloopSection), []byte{'1'})...)
 	plainOut, err := instrumentFuel(plain)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Command modbuild builds toxgate modules into WebAssembly: the go tool for
 // wasip1 (with the garbage collector marking with the world stopped), then
-// sdk/reloop, then binaryen's wasm-opt when installed, then reloop.Finish
+// internal/reloop, then binaryen's wasm-opt when installed, then reloop.Finish
 // (see package wasmbuild).
 //
 //	go run ./sdk/cmd/modbuild -o bin/modules modules          # every modules/*/ with a main.go
@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"toxgate/sdk/wasmbuild"
+	"toxgate/internal/wasmbuild"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command reloop rewrites a Go-built WebAssembly module so that jumps inside
-// its functions are direct branches (see package toxgate/sdk/reloop), and,
+// its functions are direct branches (see package toxgate/internal/reloop), and,
 // with -finish, applies the last step of a build, after wasm-opt
 // (reloop.Finish).
 //
@@ -15,7 +15,7 @@ import (
 	"os"
 	"slices"
 
-	"toxgate/sdk/reloop"
+	"toxgate/internal/reloop"
 )
 
 func main() {

@@ -6,8 +6,8 @@
 package main
 
 import (
+	"toxgate/internal/chembench"
 	"toxgate/sdk/abi"
-	"toxgate/sdk/chem/chembench"
 	"toxgate/sdk/module"
 )
 

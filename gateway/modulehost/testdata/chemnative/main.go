@@ -22,8 +22,8 @@ import (
 	"strconv"
 	"strings"
 
-	"toxgate/sdk/chem/chembench"
-	"toxgate/sdk/cputime"
+	"toxgate/internal/chembench"
+	"toxgate/internal/cputime"
 )
 
 func fail(format string, args ...any) {
