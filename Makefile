@@ -8,7 +8,7 @@ LDFLAGS := -X toxgate/gateway/version.Version=$(VERSION)
 # Plugin programs: plugins/<name>/main.go -> bin/toxgate-<name>
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Model modules: modules/<name>/main.go -> bin/modules/<name>.wasm (modules/ holds
-# modules; the training program is modules/internal/train, its data modules/tox-data).
+# modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
 .PHONY: all build gateway plugins modules rust-modules run test vet bench train ci-deps clean help
@@ -115,7 +115,7 @@ bench: build
 	@echo "== kinetics and TK/TD models (native)"
 	$(BENCH) -bench . -benchtime 5x ./sdk/ode/ ./modules/pbpk-doxorubicin/... ./modules/pbpk-httk/... ./modules/tk-2d/... ./modules/tk-3d/... ./modules/td-omics/...
 
-# train: retrain the structure-based models from modules/tox-data (deterministic,
+# train: retrain the structure-based models from modules/internal/data (deterministic,
 # fixed seed) and rewrite the weight bundles the modules embed. The weights are
 # committed; run and test never retrain. Kinetic and TK/TD models have no training
 # step (published parameters; the DOX viability Hill fit runs in its tests).

@@ -5,12 +5,14 @@ package config
 
 import (
 	"time"
+
+	"toxgate/gateway/modulehost/wasmrt"
 )
 
 // DefaultMaxMemoryPages is the most linear memory a module's manifest may
-// ask for, in 64 KiB pages (128 MiB): modules.max_memory_pages by default,
-// and the module host's default when it runs without this configuration.
-const DefaultMaxMemoryPages = 2048
+// ask for, in 64 KiB pages: modules.max_memory_pages by default (the
+// runtime's own default, wasmrt.DefaultMaxMemoryPages).
+const DefaultMaxMemoryPages = wasmrt.DefaultMaxMemoryPages
 
 // Config is the whole configuration of a toxgate gateway. Each leaf has a
 // dotted key (yaml tags joined by dots, e.g. "server.addr") and an
@@ -79,7 +81,7 @@ type Catalog struct {
 	FilesDir         string        `yaml:"files_dir" doc:"directory for the bytes of uploaded files, shared by every gateway (empty: in the MongoDB store)"`
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
-	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with tox-data/SOURCES.md)"`
+	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with internal/data/SOURCES.md)"`
 	// AllowDatasetCollaborators and AllowAdminCollaborators are CKAN's
 	// ckan.auth.allow_dataset_collaborators and allow_admin_collaborators.
 	AllowDatasetCollaborators bool `yaml:"allow_dataset_collaborators" doc:"users may be made collaborators on single datasets: a member reads it, an editor edits it and its resources"`

@@ -15,7 +15,7 @@ import (
 // dataFile is one file a model's dataset holds as an uploaded resource.
 type dataFile struct {
 	Path        string // on disk
-	Rel         string // relative to the data directory, e.g. "tox-data/herg_karim.csv"
+	Rel         string // relative to the data directory, e.g. "internal/data/herg_karim.csv"
 	Name        string // base name
 	Format      string // CSV, TSV, TXT, Markdown
 	Description string // what it is, its source and licence
@@ -50,13 +50,13 @@ func isData(name string) bool {
 	return false
 }
 
-// sourceRow is one row of modules/tox-data/SOURCES.md.
+// sourceRow is one row of modules/internal/data/SOURCES.md.
 type sourceRow struct {
 	file, source, path, licence string
 	usedBy                      []string
 }
 
-// readSources parses the table of <dir>/tox-data/SOURCES.md: file, rows,
+// readSources parses the table of <dir>/internal/data/SOURCES.md: file, rows,
 // source repo @ commit, path in repo, used by, licence / notes.
 func readSources(path string) map[string]sourceRow {
 	f, err := os.Open(path)
@@ -110,11 +110,11 @@ func readSources(path string) map[string]sourceRow {
 
 // filesOf lists the files model name's dataset holds, from the data directory
 // dir (the source tree's modules/): the shared training data of
-// tox-data/SOURCES.md whose "used by" names the model, the data files under
+// internal/data/SOURCES.md whose "used by" names the model, the data files under
 // <dir>/<name>/ and its cross-validation reports (<dir>/<name>/model/CV*.md).
 func filesOf(dir, name string) []dataFile {
 	var out []dataFile
-	shared := filepath.Join(dir, "tox-data")
+	shared := filepath.Join(dir, "internal", "data")
 	for file, r := range readSources(filepath.Join(shared, "SOURCES.md")) {
 		used := false
 		for _, u := range r.usedBy {
@@ -124,12 +124,12 @@ func filesOf(dir, name string) []dataFile {
 		if st, err := os.Stat(p); !used || err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		desc := "Training data of model " + name + " (modules/tox-data/" + file + "). Source: " + r.source
+		desc := "Training data of model " + name + " (modules/internal/data/" + file + "). Source: " + r.source
 		if r.path != "" {
 			desc += ", " + r.path
 		}
 		desc += ". Licence / notes: " + r.licence
-		out = append(out, dataFile{Path: p, Rel: "tox-data/" + file, Name: file, Format: formatOf(file),
+		out = append(out, dataFile{Path: p, Rel: "internal/data/" + file, Name: file, Format: formatOf(file),
 			Description: desc, Source: r.source + " " + r.path, Licence: r.licence, Kind: "training data"})
 	}
 	own := filepath.Join(dir, name)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The files of each model come from tox-data/SOURCES.md ("used by") and
+// The files of each model come from internal/data/SOURCES.md ("used by") and
 // the module's own folder, with their sources and licences.
 func TestFilesOfTheRepositoryModules(t *testing.T) {
 	byRel := func(name string) map[string]dataFile {
@@ -16,14 +16,14 @@ func TestFilesOfTheRepositoryModules(t *testing.T) {
 		return out
 	}
 	herg := byRel("herg")
-	if f, ok := herg["tox-data/herg_karim.csv"]; !ok || !strings.Contains(f.Licence, "CC-BY-4.0") || !strings.Contains(f.Source, "soolllv/tox") || len(herg) != 2 {
+	if f, ok := herg["internal/data/herg_karim.csv"]; !ok || !strings.Contains(f.Licence, "CC-BY-4.0") || !strings.Contains(f.Source, "soolllv/tox") || len(herg) != 2 {
 		t.Fatalf("herg files: %+v", herg)
 	}
 	if _, ok := herg["herg/model/CV.md"]; !ok {
 		t.Fatalf("herg files lack CV.md: %+v", herg)
 	}
 	multi := byRel("multitask")
-	for _, want := range []string{"tox-data/herg_karim.csv", "tox-data/tox21.csv", "tox-data/alternative_aop_KE2_mito_dysfunction.csv"} {
+	for _, want := range []string{"internal/data/herg_karim.csv", "internal/data/tox21.csv", "internal/data/alternative_aop_KE2_mito_dysfunction.csv"} {
 		if _, ok := multi[want]; !ok {
 			t.Errorf("multitask lacks %s: %v", want, multi)
 		}
@@ -41,8 +41,8 @@ func TestFilesOfTheRepositoryModules(t *testing.T) {
 }
 
 func TestStableIDIsAUUID(t *testing.T) {
-	a, b := stableID("herg/tox-data/herg_karim.csv"), stableID("herg/page")
-	if a == b || len(a) != 36 || a[14] != '5' || a != stableID("herg/tox-data/herg_karim.csv") {
+	a, b := stableID("herg/internal/data/herg_karim.csv"), stableID("herg/page")
+	if a == b || len(a) != 36 || a[14] != '5' || a != stableID("herg/internal/data/herg_karim.csv") {
 		t.Fatalf("ids %s %s", a, b)
 	}
 	if DatasetName("Foo.Bar_1") != "model-foo-bar_1" {

@@ -44,7 +44,7 @@ type Catalog interface {
 type Config struct {
 	// Org is the organization holding the models' datasets (default "toxgate-models").
 	Org string
-	// DataDir is the source tree's modules/ folder: model cards, tox-data and
+	// DataDir is the source tree's modules/ folder: model cards, internal/data and
 	// the modules' data files (default "./modules").
 	DataDir string
 	// SiteURL is the gateway's public URL: the catalog's answers and the

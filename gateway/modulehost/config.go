@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"toxgate/gateway/config"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
 )
@@ -82,7 +81,7 @@ const (
 	DefaultMemoryPages = wasmrt.DefaultMemoryPages
 	// DefaultMaxMemoryPages is the most a manifest may ask (the gateway
 	// configuration's modules.max_memory_pages default, 128 MiB).
-	DefaultMaxMemoryPages = config.DefaultMaxMemoryPages
+	DefaultMaxMemoryPages = wasmrt.DefaultMaxMemoryPages
 )
 
 // DefaultReservedPrefixes are the gateway's own paths (httpcore.Prefixes),

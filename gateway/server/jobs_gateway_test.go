@@ -56,7 +56,7 @@ func newJobFixture(t testing.TB, modules []string, opts ...harness.Option) *jobF
 // rows at bad replaced by an invalid SMILES.
 func library(t testing.TB, n int, bad ...int) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "modules", "tox-data", "herg_karim.csv"))
+	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "modules", "internal", "data", "herg_karim.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func TestModelsPublishedInCatalog(t *testing.T) {
 	if data == nil || rs["CV.md"] == nil || len(rs) != 3 {
 		t.Fatalf("model-herg resources: %v", rs)
 	}
-	local := sha256File(t, filepath.Join(harness.RepoRoot(), "modules", "tox-data", "herg_karim.csv"))
+	local := sha256File(t, filepath.Join(harness.RepoRoot(), "modules", "internal", "data", "herg_karim.csv"))
 	if data["hash"] != "sha256:"+local || data["url_type"] != "upload" || data["format"] != "CSV" ||
 		!strings.Contains(data["licence"].(string), "CC-BY-4.0") || !strings.Contains(data["source"].(string), "soolllv/tox") ||
 		!strings.Contains(data["description"].(string), "CC-BY-4.0") {

@@ -26,7 +26,7 @@ func init() {
 			Limitations: "In AD when at least 3 training structures have Dice > 0.3 (Morgan r3, 1024 bits). Luciferase reporter assay: autofluorescent/cytotoxic compounds can be false positives; no potency is predicted; the original platform used Mordred descriptors, not reproduced.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Tox21 Data Challenge / MoleculeNet Tox21", "modules/ahr/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	}, s.Endpoint("/AHR/evaluate", "AhR activation prediction from SMILES"))
 }

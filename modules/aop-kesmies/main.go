@@ -26,7 +26,7 @@ func init() {
 			Limitations: "Each task has its own AD (at least 3 training structures with Dice > 0.3, Morgan r3 1024 bits). The MIE set is tiny (208 structures, 79% positive) so its figures are uncertain. The original used CDDD embeddings with KNN/LR/XGBoost, not reproduced.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Viganò E.L., Ballabio D., Roncaglioni A., Toxics 2024, 12(1):87, doi 10.3390/toxics12010087", "modules/aop-kesmies/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	}, s.Endpoint("/AOP/ML_KEsMIEs/evaluate", "MIE, KE1 and KE2 of the mitochondrial AOP from SMILES"))
 }

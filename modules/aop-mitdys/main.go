@@ -26,7 +26,7 @@ func init() {
 			Limitations: "In AD when at least 3 training structures have Dice > 0.2 (Morgan r3, 1024 bits), as the original AI_MitDys. MMP assays flag cytotoxic compounds too; the original was a character-embedding Keras model, not reproduced.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"MitoTox-AI (SID-6921) / EPA invitrodb v4.3", "Tox21 SR-MMP", "modules/aop-mitdys/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	}, s.Endpoint("/AOP/AI_MitDys/evaluate", "Mitochondrial dysfunction (neural network) from SMILES"))
 }

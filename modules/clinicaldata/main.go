@@ -28,7 +28,7 @@ func init() {
 			Limitations: "In AD when at least 3 training structures have Dice > 0.3 (Morgan r3, 1024 bits). ClinTox has few positives (about 100) and mixes toxicity reasons; FDA approval does not mean non-toxic. The original endpoints were older names of the ALTERNATIVE apical/AI/AOP models; here they are ClinTox models as issue 7 defines.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Gayvert K.M. et al., Cell Chem Biol 2016 (ClinTox); MoleculeNet", "modules/clinicaldata/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	},
 		model.ML.Endpoint("/clinicaldata/ml/evaluate", "Clinical-trial toxicity, classical learner (CSV with Accept: text/csv)").SaveAs("clinicaldata-ml"),

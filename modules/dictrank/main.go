@@ -26,7 +26,7 @@ func init() {
 			Limitations: "Each task has its own AD: in AD when at least 3 of its training structures have Dice > 0.3 (Morgan r3, 1024 bits). Small training sets (hundreds of drugs); DICTrank labels are drug-level FDA labelling concern, dose and exposure are ignored.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Seal S. et al., DICTrank, J Chem Inf Model 2024, doi 10.1021/acs.jcim.3c01834", "ALTERNATIVE-EU/ai-ml-api", "modules/dictrank/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	}, s.Endpoint("/DICTrank/ML_apical_cardiotox/evaluate", "Apical cardiotoxicity and FDA DICTrank concern from SMILES"))
 }

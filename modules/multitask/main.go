@@ -26,7 +26,7 @@ func init() {
 			Limitations: "One AD over all training structures (at least 3 with Dice > 0.3, Morgan r3 1024 bits). Five tasks have no public data and are never guessed. The original was a CDDD mixture-of-experts network (Viganò et al. 2025), not reproduced.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Viganò E.L. et al., J Cheminform 2025, doi 10.1186/s13321-025-01072-7", "modules/multitask/MODEL_CARD.md"},
-			License:     "model weights Apache-2.0; data licences in modules/tox-data/SOURCES.md",
+			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",
 		},
 	}, s.Endpoint("/Multitask/evaluate", "11 cardiotoxicity AOP-network tasks from SMILES"))
 }

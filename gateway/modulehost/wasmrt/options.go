@@ -31,7 +31,11 @@ type Options struct {
 
 // Defaults used when Options leave a field at zero.
 const (
-	DefaultMemoryPages    = 512 // 32 MiB
+	DefaultMemoryPages = 512 // 32 MiB
+	// DefaultMaxMemoryPages is the most linear memory a module may ask for
+	// (128 MiB): the one default of modules.max_memory_pages, the module
+	// host and this runtime.
+	DefaultMaxMemoryPages = 2048
 	DefaultTimeout        = 10 * time.Second
 	DefaultMaxInputBytes  = 1 << 20
 	DefaultPoolSize       = 4
@@ -60,7 +64,7 @@ func (o Options) withDefaults() Options {
 	}
 	m := &o.Max
 	if m.MemoryPages == 0 {
-		m.MemoryPages = max(d.MemoryPages, 1024)
+		m.MemoryPages = max(d.MemoryPages, DefaultMaxMemoryPages)
 	}
 	if m.TimeoutMS == 0 {
 		m.TimeoutMS = max(d.TimeoutMS, 60_000)

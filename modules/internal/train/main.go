@@ -1,5 +1,5 @@
 // Command train trains toxgate's structure-based toxicity models from the
-// CSVs in modules/tox-data and writes the weight bundles the modules embed.
+// CSVs in modules/internal/data and writes the weight bundles the modules embed.
 // Training is deterministic for a given seed:
 //
 //	GOMAXPROCS=2 go run ./modules/internal/train            # every model
@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	dataDir = flag.String("data", "modules/tox-data", "folder of the training CSVs")
+	dataDir = flag.String("data", "modules/internal/data", "folder of the training CSVs")
 	outDir  = flag.String("out", "modules", "folder holding the module folders")
 	only    = flag.String("only", "", "comma-separated model names to train (default all)")
 	seed    = flag.Int64("seed", 20240501, "random seed")
