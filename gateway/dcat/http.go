@@ -65,12 +65,17 @@ var byMediaType = map[string]format{
 	"application/rdf+xml": rdfxml, "application/xml": rdfxml, "text/xml": rdfxml,
 }
 
-// Register adds /catalog.{ext} and /catalog (format by ?format= or Accept).
+// Register adds GET and HEAD /catalog.{ext} and /catalog (format by
+// ?format= or Accept).
 func (h *Handler) Register(r *router.Router) {
-	for ext, f := range byExt {
-		r.GET("/catalog."+ext, func(ctx *fasthttp.RequestCtx) { h.catalog(ctx, f) })
+	both := func(path string, handle fasthttp.RequestHandler) {
+		r.GET(path, handle)
+		r.HEAD(path, handle) // fasthttp sends the headers of the GET answer without its body
 	}
-	r.GET("/catalog", func(ctx *fasthttp.RequestCtx) {
+	for ext, f := range byExt {
+		both("/catalog."+ext, func(ctx *fasthttp.RequestCtx) { h.catalog(ctx, f) })
+	}
+	both("/catalog", func(ctx *fasthttp.RequestCtx) {
 		if v := string(ctx.QueryArgs().Peek("format")); v != "" {
 			f, ok := byExt[v]
 			if !ok {
@@ -292,6 +297,12 @@ func (h *Handler) catalog(ctx *fasthttp.RequestCtx, f format) {
 	g.Add(cat, p(nsDCT, "title"), rdf.Literal("toxgate catalog"))
 	g.Add(cat, p(nsDCT, "description"), rdf.Literal("Datasets of the toxgate catalog at "+site))
 	g.Add(cat, p(nsFOAF, "homepage"), rdf.IRI(site+"/dataset"))
+	// DCAT-AP requires the catalog's publisher: the site itself.
+	agent := rdf.IRI(site + "/")
+	g.Add(cat, p(nsDCT, "publisher"), agent)
+	g.Add(agent, rdf.Type, p(nsFOAF, "Agent"))
+	g.Add(agent, p(nsFOAF, "name"), rdf.Literal("toxgate at "+site))
+	g.Add(agent, p(nsFOAF, "homepage"), rdf.IRI(site+"/"))
 	for i := range res.Results {
 		g.Add(cat, p(nsDCAT, "dataset"), m.datasetURI(&res.Results[i]))
 	}

@@ -138,6 +138,15 @@ func TestDCATEndpoints(t *testing.T) {
 	if o := gr.Object(g.URL+"/catalog.ttl?page=1", hydraNS+"totalItems"); o.Value != "13" {
 		t.Fatalf("sysadmin totalItems %+v", o)
 	}
+	// DCAT-AP's mandatory catalog publisher; HEAD answers the headers alone.
+	if pub := gr.Object(g.URL+"/catalog", dctNS+"publisher"); pub.Value != g.URL+"/" ||
+		gr.Object(pub.Value, "http://xmlns.com/foaf/0.1/name").Value == "" {
+		t.Fatalf("catalog publisher %+v", pub)
+	}
+	if resp, body, err := g.Do(context.Background(), http.MethodHead, "/catalog.ttl", nil, nil); err != nil || resp.StatusCode != 200 ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/turtle") || len(body) != 0 {
+		t.Fatalf("HEAD /catalog.ttl: %v %v %q", err, resp, body)
+	}
 	// Filters: q, fq, modified_since.
 	for path, want := range map[string]string{
 		"/catalog.ttl?q=hepatotoxicity":                                  "1",
