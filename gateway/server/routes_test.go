@@ -45,7 +45,8 @@ func TestEveryRouteIsReserved(t *testing.T) {
 	if n < 40 || !slices.Contains(routes["GET"], "/models") || !slices.Contains(routes["GET"], "/dashboard") {
 		t.Errorf("the list misses routes (%d listed): %v", n, routes)
 	}
-	for _, path := range []string{"/dashboard", "/tokens/x/renew", "/readyz", "/api/3/action/package_show", "/static/toxgate.css"} {
+	for _, path := range []string{"/dashboard", "/tokens/x/renew", "/readyz", "/api/3/action/package_show", "/static/toxgate.css",
+		"/dataset/x", "/group/x", "/organization", "/catalog.ttl", "/openapi.json", "/favicon.svg"} {
 		if role := identityhttp.RoleForPath(path, true); role != "" {
 			t.Errorf("RoleForPath(%s) = %q, want public", path, role)
 		}
