@@ -212,7 +212,9 @@ func (h *Handlers) userCreate(ctx context.Context, data map[string]any, c identi
 	return d, nil
 }
 
-func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
+// editableUser is the user data["id"] names, if c may edit it (user_update
+// and user_patch: the user themself or a sysadmin).
+func (h *Handlers) editableUser(ctx context.Context, data map[string]any, c identity.Caller) (*identity.User, error) {
 	ref := ckan.String(data, "id")
 	if ref == "" {
 		return nil, ckan.FieldError("id", "Missing value")
@@ -223,6 +225,14 @@ func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identi
 	}
 	if !canSeePrivate(c, u) {
 		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to edit user " + u.ID)
+	}
+	return u, nil
+}
+
+func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
+	u, err := h.editableUser(ctx, data, c)
+	if err != nil {
+		return nil, err
 	}
 	ch := identity.UserChanges{Name: ckan.String(data, "name"), Email: ckan.String(data, "email"),
 		Password: ckan.String(data, "password"), OldPassword: ckan.String(data, "old_password")}
@@ -245,16 +255,9 @@ func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identi
 // userPatch is CKAN 2.11's user_patch: user_update over the user's current
 // fields with the given ones laid on top, so that what is not given stays.
 func (h *Handlers) userPatch(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
-	ref := ckan.String(data, "id")
-	if ref == "" {
-		return nil, ckan.FieldError("id", "Missing value")
-	}
-	u, err := h.userRef(ctx, ref)
+	u, err := h.editableUser(ctx, data, c)
 	if err != nil {
 		return nil, err
-	}
-	if !canSeePrivate(c, u) {
-		return nil, ckan.NotAuthorized("User " + c.Name + " not authorized to edit user " + u.ID)
 	}
 	patched := map[string]any{"id": u.ID, "name": u.Name, "email": u.Email, "fullname": u.Fullname,
 		"about": u.About, "first_name": u.FirstName, "last_name": u.LastName}
