@@ -1,7 +1,7 @@
 package search
 
-// The search as it was before postings by slot, interned facet values and
-// sort values by index: the reference for TestSearchMatchesReference.
+// A plain map-based search, without postings by slot, interned facet values
+// or sort values by index: the reference for TestSearchMatchesReference.
 
 import (
 	"math"

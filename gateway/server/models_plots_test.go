@@ -343,8 +343,9 @@ func TestModelPlotsAreSVGReports(t *testing.T) {
 			}
 		})
 	}
-	// The doxorubicin case of the issue: plasma falls to about 0.41 ng/mL at
-	// 7 days, which the log axis must hold (it used to stop at 0.76).
+	// Doxorubicin: plasma falls to about 0.41 ng/mL at 7 days, and the log
+	// y axis must reach down to that last value, not stop at a tick above it.
+	// The title names Cmax.
 	code, _, body := postJSON(t, g, "/pbpk/doxorubicin", `{"dose_mg":60,"age":50,"weight":70,"height":190}`, http.Header{"Authorization": {"Bearer " + token}})
 	var a struct {
 		TimeSeries struct {

@@ -42,7 +42,7 @@ import (
 //     stores of words (see memops.go).
 //   - Frame base. Go moves its stack pointer local around every call (the
 //     return address's push, the read back after), and a local read inside
-//     a loop is a new value to wazero in each loop, so frame accesses were
+//     a loop is a new value to wazero in each loop, so frame accesses are
 //     checked after every call and in every iteration, once per higher slot.
 //     Every access to the frame in the code after its allocation goes
 //     through one new local, set once, with probes that check the highest
@@ -53,10 +53,9 @@ import (
 //     read of the local lets one check cover them all (see probes.go).
 //
 // Run it last: binaryen's optimiser would undo the wrap reuses, the elses
-// and the argument locals. On the SMILES
-// pipeline of sdk/chem the first three together make the module 12-14% faster
-// (see sdk/README.md); each alone gains little, since a value wazero knows is
-// forgotten at the next nil check unless the else is there.
+// and the argument locals. Each of the first three alone gains little, since
+// a value wazero knows is forgotten at the next nil check unless the else is
+// there; what they gain together: sdk/README.md.
 
 // FinishStats says what Finish did.
 type FinishStats struct {

@@ -195,10 +195,9 @@ func CachedStage(ctx context.Context, dir, cacheDir string, stage Stage) (string
 
 // OptFlags are the wasm-opt arguments applied after reloop: binaryen's -O2
 // pipeline, with the features Go's wasm code uses, keeping the name section.
-// Once reloop has made the control flow structured, binaryen can optimise
-// Go's code (before, it could not see through the jump tables): the SMILES
-// pipeline of sdk/chem ran 11-12% faster in a module (BenchmarkChemPipeline,
-// wasm-reloop/native beside wasm/native).
+// Binaryen can optimise Go's code once reloop has made the control flow
+// structured (it does not see through Go's jump tables); what it gains:
+// BenchmarkChemPipeline, wasm-reloop/native beside wasm-opt/native.
 var OptFlags = []string{"-O2", "--enable-bulk-memory", "--enable-sign-ext", "--enable-nontrapping-float-to-int", "-g"}
 
 var (

@@ -18,9 +18,9 @@ import (
 // object: its scanner makes an indirect call per byte, which Go's wasm backend
 // makes expensive, and it walks the type by reflection on every call. The
 // fast decoder builds a plan per type once (when the handler is registered)
-// and then writes fields through their offsets. It is ~5x faster there and
-// adds ~200 KB to a module (with the encoder), where github.com/goccy/go-json, as fast, added
-// 4.5 MB and ~4 s of compilation per module (measured: see sdk/README.md).
+// and then writes fields through their offsets. It is several times faster
+// there and adds little to a module; why it, and not a faster JSON library:
+// sdk/RATIONALE.md.
 //
 // It only ever succeeds on input that encoding/json also accepts, with the
 // same result: anything else (a syntax error, a type mismatch, an unknown or

@@ -52,8 +52,8 @@ func configureRuntime(l abi.Limits) {
 // yield lets the garbage collector finish. A wasmexport call runs on one
 // goroutine and returns to the host without scheduling others, so a GC cycle
 // that an allocation started never completes while the guest only computes:
-// the heap grew by every call's garbage until the module ran out of memory
-// (pbpk-httk, 365 days, on its second call). Yielding runs the mark workers;
+// without a yield the heap grows by every call's garbage until the module
+// runs out of memory (pbpk-httk, 365 days, on its second call). Yielding runs the mark workers;
 // when no cycle is pending it costs 2-3 µs. The SDK yields after the model
 // ran, so its garbage can be freed before the output is encoded (encoding
 // allocates about three times the output's size), and at the end of each call.

@@ -208,9 +208,9 @@ func evaluate(i int, input, dst []byte) (byte, []byte) {
 }
 
 // yieldBeforeCopy is the RawJSON size from which evaluate lets the garbage
-// collector run before copying the output. A yield costs 1.5-3.5 µs in a
-// module, a third of a small call; the yield at the end of every call is
-// enough for small outputs (measured: sdk/README.md).
+// collector run before copying the output. A yield costs about a third of a
+// small call in a module; the yield at the end of every call is enough for
+// small outputs.
 const yieldBeforeCopy = 64 << 10
 
 // RawJSON is an output that a handler has already encoded: a handler whose

@@ -12,8 +12,8 @@ import (
 // reserved up to the memory's maximum (PROT_NONE) and made readable and
 // writable as the guest grows it. Growing never copies: with wazero's
 // default []byte memory every memory.grow past the capacity copies the whole
-// memory (a Go guest grows its heap a few MiB at a time; measured: calls of
-// pbpk-httk that grew a 60 MiB memory took 36-335 ms instead of 31 ms). The
+// memory, and a Go guest grows its heap a few MiB at a time (figures in
+// gateway/modulehost/RATIONALE.md, "Why reserve guest memory?"). The
 // range is outside the Go heap, so the host's garbage collector neither
 // scans nor counts it, and untouched pages take no physical memory.
 type reservedMemory struct {

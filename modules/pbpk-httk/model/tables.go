@@ -121,9 +121,10 @@ func (t *tables) loadChemicals() error {
 	for i, h := range rows[0] {
 		t.col[h] = i
 	}
-	// Only the keys are read now; a chemical's other columns are parsed the
+	// Only the keys are read here; a chemical's other columns are parsed the
 	// first time it is asked for (chem): parsing all 18,000 rows with their
-	// per-species maps made an instance's first call take ~0.5 s in the module.
+	// per-species maps would make an instance's first call about twice as slow
+	// in the module.
 	t.rows = rows[1:]
 	t.chems = make([]*chemical, len(t.rows))
 	t.byKey = make(map[string]int, 3*len(t.rows))
