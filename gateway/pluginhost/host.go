@@ -423,7 +423,7 @@ func (m *managed) start(ctx context.Context) error {
 	m.actions, m.lastErr = manifest.Actions, nil
 	m.cur.Store(inst)
 	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(1)
-	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions))
+	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions), "socket_dir", inst.sockDir)
 	return nil
 }
 
@@ -445,7 +445,7 @@ func (m *managed) reload(ctx context.Context) error {
 	m.h.rebuildRoutes()
 	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(1)
 	m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "ok").Inc()
-	m.log.Info("plugin reloaded", "pid", inst.pid, "version", manifest.Version)
+	m.log.Info("plugin reloaded", "pid", inst.pid, "version", manifest.Version, "socket_dir", inst.sockDir)
 	if old != nil {
 		old.retire(ctx)
 	}

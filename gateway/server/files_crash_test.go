@@ -128,7 +128,7 @@ func TestUploadSurvivesPluginKill(t *testing.T) {
 	if !ok {
 		t.Fatal("no plugin pid")
 	}
-	sockets := regexp.MustCompile(`(/[^"\s]*/toxgate-plugin-[0-9]+)/plugin`).FindAllStringSubmatch(g.Logs(), -1)
+	sockets := regexp.MustCompile(`"socket_dir":"([^"]*/toxgate-plugin-[0-9]+)"`).FindAllStringSubmatch(g.Logs(), -1)
 	if len(sockets) == 0 {
 		t.Fatalf("no plugin socket in the logs:\n%s", g.Logs())
 	}
@@ -160,7 +160,7 @@ func TestUploadSurvivesPluginKill(t *testing.T) {
 		_, err := os.Stat(oldSockDir)
 		return os.IsNotExist(err)
 	})
-	sockets = regexp.MustCompile(`(/[^"\s]*/toxgate-plugin-[0-9]+)/plugin`).FindAllStringSubmatch(g.Logs(), -1)
+	sockets = regexp.MustCompile(`"socket_dir":"([^"]*/toxgate-plugin-[0-9]+)"`).FindAllStringSubmatch(g.Logs(), -1)
 	newDir := sockets[len(sockets)-1][1]
 	info, err := os.Stat(newDir)
 	if err != nil || info.Mode().Perm() != 0o700 || newDir == oldSockDir {
