@@ -225,7 +225,7 @@ func TestActivitySurvivesKill(t *testing.T) {
 		waitFor(t, 60*time.Second, "a patch of "+n+" after the kill", func() bool {
 			code, out := ckan(t, g, "package_patch", admin, map[string]any{"id": n, "notes": "after " + n})
 			if code != 200 && code != 409 {
-				t.Fatalf("package_patch after the kill: %d %v", code, out)
+				t.Fatalf("package_patch after the kill: %d %v\n%s", code, out, g.Logs())
 			}
 			return code == 200
 		})

@@ -37,6 +37,7 @@ type Embedded struct {
 // until it answers a ping or ctx ends. The data directory is created (mode
 // 0700) if needed; data written by an earlier run is found again.
 func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embedded, error) {
+	started := time.Now()
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -79,7 +80,29 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 	e.indexer = &idIndexer{dir: abs, log: logger}
 	e.indexer.sweep(ctx)
 	go e.indexer.run(runCtx)
+	if err := afterStartSecond(ctx, started); err != nil {
+		_ = e.Close(context.Background())
+		return nil, fmt.Errorf("embedded store: %w", err)
+	}
 	return e, nil
+}
+
+// afterStartSecond returns once the wall clock is past the second in which
+// this store started. FerretDB numbers the rows of a capped collection
+// (catalog_claims) as <unix second> << 32 | <a counter that starts at 1 in
+// each process>, so a store restarted within the second of a killed one's
+// last insert would number its first rows as that one did, and those
+// inserts fail on the row number's unique constraint. Waiting (at most one
+// second) makes every row of this process younger than any earlier one's.
+func afterStartSecond(ctx context.Context, started time.Time) error {
+	t := time.NewTimer(time.Until(started.Truncate(time.Second).Add(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // URI is the mongodb:// address of the embedded store (its Unix socket).
