@@ -72,6 +72,9 @@ type Config struct {
 	// Env holds extra KEY=value settings for every plugin, e.g.
 	// TOXGATE_CATALOG_CONCURRENT_WRITES=true on a MongoDB replica set.
 	Env []string
+	// Users is the user directory served to the plugins over go-plugin's
+	// broker (contract.HostUsers on their side); nil: none.
+	Users contract.Users
 }
 
 func (c *Config) defaults() {
@@ -361,7 +364,7 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  contract.Handshake,
-		Plugins:          contract.ClientPlugins(),
+		Plugins:          contract.ClientPlugins(m.h.cfg.Users),
 		Cmd:              cmd,
 		AllowedProtocols: contract.Protocols(cfg.Transport),
 		GRPCDialOptions:  contract.GRPCDialOptions(),

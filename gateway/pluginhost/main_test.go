@@ -22,6 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"toxgate/gateway/identity"
 	"toxgate/gateway/store"
 	"toxgate/plugins/contract"
 )
@@ -117,6 +118,7 @@ func newEnvTB(t testing.TB, tt *testing.T, o envOpts) *env {
 		Plugins:        []PluginConfig{{Name: "catalog", Path: pluginBin}},
 		MongoURI:       mongoURI,
 		MongoDatabase:  name,
+		Users:          identity.NewStore(e.db),
 		HealthInterval: time.Second,
 		RestartBackoff: 50 * time.Millisecond,
 		LogLevel:       cmp.Or(os.Getenv("PLUGINHOST_DEBUG_LEVEL"), "warn"),

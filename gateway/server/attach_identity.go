@@ -35,6 +35,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	if err := st.EnsureIndexes(ctx); err != nil {
 		return err
 	}
+	a.users = st
 	var verifier *oidc.Verifier
 	if cfg.OIDC.Issuer != "" {
 		v, err := oidc.New(oidc.Config{Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience, JWKSURL: cfg.OIDC.JWKSURL,

@@ -69,6 +69,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		RestartBackoff: pc.RestartBackoff,
 		WatchBinaries:  pc.Watch,
 		MongoURI:       a.store.URI(),
+		Users:          a.users,
 		MongoDatabase:  a.cfg.MongoDB.Database,
 		SiteURL:        a.cfg.Server.PublicURL,
 		LogLevel:       a.cfg.Log.Level,

@@ -25,6 +25,7 @@ import (
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // ReadyCheck reports whether one part of the gateway is ready (nil) or why not.
@@ -63,6 +64,9 @@ type App struct {
 	files         *filehttp.Handler
 	// modelPage serves GET /models/{name} to browsers (the web pages).
 	modelPage fasthttp.RequestHandler
+	// users is the identity store's user directory, served to the plugins
+	// (nil until identity is attached).
+	users contract.Users
 	// pages are the web pages (nil until identity is attached).
 	pages *web.Web
 	// jobs runs scoring jobs (nil until attached, or without plugins and

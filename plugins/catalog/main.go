@@ -45,14 +45,14 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
-	"toxgate/gateway/identity"
 	"toxgate/gateway/version"
 	"toxgate/plugins/contract"
 )
 
 func main() {
 	log := contract.NewLogger(os.Stderr)
-	srv, closeFn, err := open(log)
+	users := contract.NewHostUsers()
+	srv, closeFn, err := open(log, users)
 	if err != nil {
 		log.Error("catalog plugin cannot start", "err", err)
 		os.Exit(1)
@@ -61,7 +61,7 @@ func main() {
 	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
 		go profileOnSignal(path, log)
 	}
-	contract.Serve(srv)
+	contract.Serve(srv, users)
 }
 
 // profileOnSignal starts a CPU profile on SIGUSR1 and writes it to path on
@@ -91,7 +91,7 @@ func profileOnSignal(path string, log *slog.Logger) {
 }
 
 // open connects to MongoDB and loads the catalog.
-func open(log *slog.Logger) (*server, func(), error) {
+func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	uri := os.Getenv(contract.EnvMongoURI)
 	if uri == "" {
 		return nil, nil, fmt.Errorf("%s is not set", contract.EnvMongoURI)
@@ -123,9 +123,9 @@ func open(log *slog.Logger) (*server, func(), error) {
 		return nil, nil, err
 	}
 	db := client.Database(dbName)
-	// The users belong to the gateway's identity store; the catalog reads
-	// them only through its directory (contract.Users).
-	opts.Users = identity.NewStore(db)
+	// The users belong to the gateway's identity store; the catalog asks
+	// the gateway for them (contract.HostUsers).
+	opts.Users = users
 	svc, err := catalog.New(ctx, db, opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

@@ -184,10 +184,10 @@ type ActionPlugin interface {
 
 // Serve runs impl as a plugin process, over the transport named by
 // EnvTransport (net/rpc unless it says "grpc"). It returns when the host ends the plugin.
-func Serve(impl ActionPlugin) {
+func Serve(impl ActionPlugin, users *HostUsers) {
 	cfg := &plugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         plugin.PluginSet{PluginKey: &Plugin{Impl: impl}},
+		Plugins:         plugin.PluginSet{PluginKey: &Plugin{Impl: impl, HostUsers: users}},
 	}
 	if os.Getenv(EnvTransport) == TransportGRPC {
 		cfg.GRPCServer = newGRPCServer
@@ -195,9 +195,10 @@ func Serve(impl ActionPlugin) {
 	plugin.Serve(cfg)
 }
 
-// ClientPlugins is the plugin set a host passes in plugin.ClientConfig.
-func ClientPlugins() plugin.PluginSet {
-	return plugin.PluginSet{PluginKey: &Plugin{}}
+// ClientPlugins is the plugin set a host passes in plugin.ClientConfig;
+// users (nil: none) is the user directory the host serves to its plugins.
+func ClientPlugins(users Users) plugin.PluginSet {
+	return plugin.PluginSet{PluginKey: &Plugin{Users: users}}
 }
 
 // Protocols is the AllowedProtocols value for a transport name.
@@ -208,11 +209,17 @@ func Protocols(transport string) []plugin.Protocol {
 	return []plugin.Protocol{plugin.ProtocolNetRPC}
 }
 
-// Plugin is the go-plugin glue for both transports: Impl on the plugin side,
-// empty on the host side.
+// Plugin is the go-plugin glue for both transports: Impl and HostUsers on
+// the plugin side, Users on the host side.
 type Plugin struct {
 	// Impl is the served implementation (plugin side only).
 	Impl ActionPlugin
+	// HostUsers, when set, is connected to the host's user directory
+	// (plugin side only).
+	HostUsers *HostUsers
+	// Users is the user directory the host serves to the plugin over the
+	// broker (host side only; nil: none).
+	Users Users
 }
 
 var (

@@ -103,14 +103,21 @@ func callWithDeadline(ctx context.Context, impl ActionPlugin, req *Request) (*Re
 	return impl.Call(ctx, req)
 }
 
-// GRPCServer registers the action service (plugin side).
-func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+// GRPCServer registers the action service (plugin side) and connects
+// HostUsers to the host's user directory.
+func (p *Plugin) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
 	s.RegisterService(&serviceDesc, p.Impl)
+	if p.HostUsers != nil {
+		go p.HostUsers.connectGRPC(b)
+	}
 	return nil
 }
 
-// GRPCClient returns the host's stub.
-func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+// GRPCClient returns the host's stub and serves Users to the plugin.
+func (p *Plugin) GRPCClient(_ context.Context, b *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	if p.Users != nil {
+		serveUsersGRPC(b, p.Users)
+	}
 	return &grpcClient{conn: conn}, nil
 }
 

@@ -33,10 +33,19 @@ func (s *Server) Call(req *Request, resp *Response) error {
 }
 
 // Server returns the net/rpc receiver (plugin side).
-func (p *Plugin) Server(*plugin.MuxBroker) (any, error) { return &Server{impl: p.Impl}, nil }
+// It connects HostUsers to the host's user directory.
+func (p *Plugin) Server(b *plugin.MuxBroker) (any, error) {
+	if p.HostUsers != nil {
+		go p.HostUsers.connectNetRPC(b)
+	}
+	return &Server{impl: p.Impl}, nil
+}
 
-// Client returns the host's net/rpc stub.
-func (p *Plugin) Client(_ *plugin.MuxBroker, c *rpc.Client) (any, error) {
+// Client returns the host's net/rpc stub and serves Users to the plugin.
+func (p *Plugin) Client(b *plugin.MuxBroker, c *rpc.Client) (any, error) {
+	if p.Users != nil {
+		serveUsersNetRPC(b, p.Users)
+	}
 	return &rpcClient{c: c}, nil
 }
 
