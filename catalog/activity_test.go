@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"toxgate/gateway/identity"
 
 	"toxgate/gateway/store"
 )
@@ -371,12 +370,7 @@ func TestActivityOfUnwrittenRevisionHidden(t *testing.T) {
 // through a second one on the same database, started before and after.
 func TestActivitySeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	f.ok("admin", "package_create", map[string]any{"name": "shared", "owner_org": "tox-lab"})
 	list := func(svc *Service) []string {
 		res, e := callSvc(t, svc, Caller{}, "package_activity_list", map[string]any{"id": "shared"})
@@ -388,10 +382,7 @@ func TestActivitySeenByAnotherInstance(t *testing.T) {
 	sameList(t, "other", list(other), "new package")
 	f.ok("admin", "package_patch", map[string]any{"id": "shared", "notes": "x"})
 	sameList(t, "other after a patch", list(other), "changed package", "new package")
-	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	third := f.open(Options{})
 	sameList(t, "a new instance", list(third), "changed package", "new package")
 }
 
@@ -426,10 +417,7 @@ func TestActivityAfterPurge(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	other, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	f.ok("editor", "package_create", map[string]any{"name": "short-lived", "owner_org": "tox-lab"})
 	userTypes := func(svc *Service) []string {
 		res, e := callSvc(t, svc, Caller{}, "user_activity_list", map[string]any{"id": "editor"})
@@ -444,10 +432,7 @@ func TestActivityAfterPurge(t *testing.T) {
 	f.fail("sysadmin", "package_activity_list", map[string]any{"id": "short-lived"}, 404)
 	sameList(t, "this instance", userTypes(f.svc), "changed package", "new package")
 	sameList(t, "other, after", userTypes(other), "changed package", "new package")
-	third, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	third := f.open(Options{})
 	sameList(t, "new instance", userTypes(third), "changed package", "new package")
 
 	// a create whose process died between its activity and its insert
@@ -458,10 +443,7 @@ func TestActivityAfterPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameList(t, "with a ghost create", userTypes(f.svc), "changed package", "new package")
-	fourth, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fourth := f.open(Options{})
 	sameList(t, "with a ghost create, new instance", userTypes(fourth), "changed package", "new package")
 }
 

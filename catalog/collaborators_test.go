@@ -2,8 +2,6 @@ package catalog
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,23 +9,6 @@ import (
 
 	"toxgate/gateway/identity"
 )
-
-// withOptions reopens the fixture's catalog with opts (a second process
-// on the same database, as another gateway would be).
-func (f *fixture) withOptions(opts Options) {
-	f.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if opts.Users == nil {
-		opts.Users = identity.NewStore(f.db)
-	}
-	svc, err := New(ctx, f.db, opts)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.svc = svc
-}
 
 // addUser stores one more user as the gateway core would.
 func (f *fixture) addUser(name string) {

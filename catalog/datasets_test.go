@@ -311,10 +311,7 @@ func TestConcurrentWritesLoseNothing(t *testing.T) {
 // through another on the same database: the change is seen at once.
 func TestTwoInstancesStayConsistent(t *testing.T) {
 	f := newFixture(t)
-	other, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	d := f.ok("editor", "package_create", map[string]any{"name": "shared", "owner_org": "tox-lab", "title": "first"})
 	got, cerr := callSvc(t, other, Caller{}, "package_show", map[string]any{"id": "shared"})
 	if cerr != nil || got.(map[string]any)["title"] != "first" {
@@ -335,10 +332,7 @@ func TestTwoInstancesStayConsistent(t *testing.T) {
 // marker itself, finds the change and makes the document.
 func TestChangesFoundWithoutSequenceDocument(t *testing.T) {
 	f := newFixture(t)
-	other, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	f.ok("editor", "package_create", map[string]any{"name": "old-store", "owner_org": "tox-lab", "title": "first"})
 	if _, cerr := callSvc(t, other, f.users["editor"], "package_patch", map[string]any{"id": "old-store", "title": "second"}); cerr != nil {
 		t.Fatal(cerr)

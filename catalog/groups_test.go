@@ -211,10 +211,7 @@ func TestGroups(t *testing.T) {
 // and survive a restart (a new catalog loading from the store).
 func TestGroupsSeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
-	other, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	f.ok("editor", "group_create", map[string]any{"name": "shared-group", "title": "Shared"})
 	f.ok("editor", "package_create", map[string]any{"name": "in-group", "owner_org": "tox-lab", "groups": []any{map[string]any{"name": "shared-group"}}})
 	got, cerr := callSvc(t, other, Caller{}, "package_search", map[string]any{"fq": "groups:shared-group"})
@@ -227,10 +224,7 @@ func TestGroupsSeenByAnotherInstance(t *testing.T) {
 	if d := f.ok("", "package_show", map[string]any{"id": "in-group"}); d["groups"].([]any)[0].(map[string]any)["title"] != "Renamed" {
 		t.Fatalf("first instance does not see the group change: %v", d["groups"])
 	}
-	restarted, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted := f.open(Options{})
 	got, cerr = callSvc(t, restarted, Caller{}, "group_show", map[string]any{"id": "shared-group"})
 	if cerr != nil || got.(map[string]any)["package_count"].(float64) != 1 || got.(map[string]any)["title"] != "Renamed" {
 		t.Fatalf("after restart: %v %v", got, cerr)

@@ -76,10 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 		f.users[u.name] = Caller{UserID: id, Name: u.name, Sysadmin: u.sys}
 	}
-	f.svc, err = New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Users: identity.NewStore(f.db)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.svc = f.open(Options{})
 	org := f.ok("admin", "organization_create", map[string]any{"name": "tox-lab", "title": "Toxicology Lab"})
 	f.orgID = org["id"].(string)
 	f.ok("admin", "organization_member_create", map[string]any{"id": "tox-lab", "username": "editor", "role": "editor"})
@@ -165,3 +162,24 @@ func errJSON(e *ckan.Error) string {
 	b, _ := json.Marshal(e.Object())
 	return string(b)
 }
+
+// open starts a catalog on the fixture's database, as another gateway's
+// plugin would: quiet, with the users of the identity store unless opts
+// names a directory.
+func (f *fixture) open(opts Options) *Service {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.Users == nil {
+		opts.Users = identity.NewStore(f.db)
+	}
+	svc, err := New(ctx, f.db, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return svc
+}
+
+// withOptions reopens the fixture's catalog with opts.
+func (f *fixture) withOptions(opts Options) { f.svc = f.open(opts) }

@@ -187,10 +187,7 @@ func TestVocabularies(t *testing.T) {
 // restart.
 func TestVocabulariesSeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
-	other, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := f.open(Options{})
 	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "microcystin"}}})
 	if _, cerr := callSvc(t, other, f.users["editor"], "package_create", map[string]any{"name": "bloom", "owner_org": "tox-lab",
 		"tags": []any{map[string]any{"name": "microcystin", "vocabulary_id": v["id"]}}}); cerr != nil {
@@ -199,10 +196,7 @@ func TestVocabulariesSeenByAnotherInstance(t *testing.T) {
 	if s := f.ok("", "package_search", map[string]any{"fq": "vocab_toxin:microcystin"}); s["count"].(float64) != 1 {
 		t.Fatalf("first instance: %v", s["count"])
 	}
-	restarted, err := New(t.Context(), f.db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted := f.open(Options{})
 	got, cerr := callSvc(t, restarted, Caller{}, "package_search", map[string]any{"fq": "vocab_toxin:microcystin", "facet.field": `["vocab_toxin"]`})
 	if cerr != nil || got.(map[string]any)["count"].(float64) != 1 {
 		t.Fatalf("after restart: %v %v", got, cerr)
