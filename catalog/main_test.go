@@ -76,11 +76,14 @@ func newFixture(t *testing.T) *fixture {
 		}
 		f.users[u.name] = Caller{UserID: id, Name: u.name, Sysadmin: u.sys}
 	}
-	f.svc = f.open(Options{})
+	// "admin" creates the organization, which needs the switch on; the
+	// tests then run with the defaults
+	f.svc = f.open(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	org := f.ok("admin", "organization_create", map[string]any{"name": "tox-lab", "title": "Toxicology Lab"})
 	f.orgID = org["id"].(string)
 	f.ok("admin", "organization_member_create", map[string]any{"id": "tox-lab", "username": "editor", "role": "editor"})
 	f.ok("admin", "organization_member_create", map[string]any{"id": "tox-lab", "username": "member", "role": "member"})
+	f.svc = f.open(Options{})
 	return f
 }
 
