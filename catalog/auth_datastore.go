@@ -20,8 +20,8 @@ func authDatastoreCreate(a *authArgs) error {
 	if rd, ok := a.data["resource"].(map[string]any); ok && datastore.ResourceID(a.data) == "" {
 		pkg, _ := str(rd["package_id"])
 		if pkg == "" {
-			// the action refuses the resource dict without a package_id
-			return nil
+			// resource_create's refusal, as the action words it
+			return ckan.Validation(map[string]any{"resource": map[string]any{"package_id": []string{ckan.MsgMissing}}})
 		}
 		return authResourceCreate(&authArgs{action: a.action, s: a.s, st: a.st, c: a.c, data: rd})
 	}

@@ -49,7 +49,7 @@ type matrixFixture struct {
 	res, act map[string]string
 }
 
-func newMatrixFixture(t *testing.T) *matrixFixture {
+func newMatrixFixture(t testing.TB) *matrixFixture {
 	f := newFixture(t)
 	f.withOptions(Options{AllowCollaborators: true})
 	for _, u := range []string{"collab-member", "collab-editor", "other-admin"} {
@@ -410,5 +410,24 @@ func TestActionWithoutAuthFunctionRefused(t *testing.T) {
 	defer delete(actions, "test_unauthorized_action")
 	if e := f.fail("sysadmin", "test_unauthorized_action", nil, 403); e.Message != "Access denied" || ran {
 		t.Fatalf("%v, ran %v", e, ran)
+	}
+}
+
+// BenchmarkCheckAccess is what authorization adds to package_show and
+// package_search on 10,000 datasets (compare BenchmarkShowDomain and
+// BenchmarkSearchDomain, whole requests).
+func BenchmarkCheckAccess(b *testing.B) {
+	svc := benchCatalog(b)
+	ctx := context.Background()
+	for _, action := range []string{"package_show", "package_search"} {
+		b.Run(action, func(b *testing.B) {
+			data := map[string]any{"id": "dataset-01234"}
+			b.ReportAllocs()
+			for range b.N {
+				if err := svc.checkAccess(ctx, action, Caller{}, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

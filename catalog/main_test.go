@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 // fixture is a catalog on a fresh database with users and one org
 // ("tox-lab") where admin, editor and member hold those roles.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	db    *mongo.Database
 	svc   *Service
 	store *store.Store
@@ -53,7 +53,7 @@ type fixture struct {
 
 const site = "http://catalog.test"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -94,7 +94,7 @@ func (f *fixture) call(user, action string, data map[string]any) (any, *ckan.Err
 	return callSvc(f.t, f.svc, f.users[user], action, data)
 }
 
-func callSvc(t *testing.T, svc *Service, c Caller, action string, data map[string]any) (any, *ckan.Error) {
+func callSvc(t testing.TB, svc *Service, c Caller, action string, data map[string]any) (any, *ckan.Error) {
 	t.Helper()
 	if data == nil {
 		data = map[string]any{}
