@@ -63,18 +63,40 @@ func TestCatalogAuthThroughGateway(t *testing.T) {
 		t.Fatalf("una sees %v datasets", u["number_created_packages"])
 	}
 
-	// the switches
-	open := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true", "TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true"))
+	// the switches, all on: each opens what it names
+	open := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true",
+		"TOXGATE_CATALOG_AUTH_USER_CREATE_GROUPS=true", "TOXGATE_CATALOG_AUTH_CREATE_UNOWNED_DATASET=true",
+		"TOXGATE_CATALOG_AUTH_ANON_CREATE_DATASET=true", "TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true",
+		"TOXGATE_CATALOG_AUTH_PUBLIC_ACTIVITY_STREAM_DETAIL=true", "TOXGATE_CATALOG_AUTH_ALLOW_COLLABORATORS_TO_CHANGE_OWNER_ORG=true"))
 	admin = adminToken(t, open)
 	provision(t, open, admin, "una", "una-password-1", true)
-	una = tokenFor(t, open, admin, "una", nil)
-	if code, out := ckan(t, open, "organization_create", una, map[string]any{"name": "una-lab"}); code != 200 {
-		t.Fatalf("organization_create with the switch: %d %v", code, out)
+	provision(t, open, admin, "vic", "vic-password-1", true)
+	una, vic = tokenFor(t, open, admin, "una", nil), tokenFor(t, open, admin, "vic", nil)
+	ok := func(action, token string, data map[string]any) map[string]any {
+		t.Helper()
+		code, out := ckan(t, open, action, token, data)
+		if code != 200 {
+			t.Fatalf("%s with the switches on: %d %v", action, code, out)
+		}
+		r, _ := out["result"].(map[string]any)
+		return r
 	}
-	if code, out := ckan(t, open, "user_list", "", nil); code != 200 {
-		t.Fatalf("anonymous user_list with the switch: %d %v", code, out)
+	ok("organization_create", una, map[string]any{"name": "una-lab"}) // user_create_organizations
+	ok("group_create", una, map[string]any{"name": "una-group"})      // user_create_groups
+	ok("package_create", vic, map[string]any{"name": "vic-loose"})    // create_unowned_dataset
+	ok("package_create", "", map[string]any{"name": "anon-loose"})    // anon_create_dataset
+	ok("user_show", "", map[string]any{"id": "una"})                  // public_user_details
+	if o := ok("organization_show", "", map[string]any{"id": "una-lab"}); len(o["users"].([]any)) != 1 {
+		t.Fatalf("anonymous organization_show: %v", o["users"])
 	}
-	if code, out := ckan(t, open, "organization_show", "", map[string]any{"id": "una-lab"}); code != 200 || len(out["result"].(map[string]any)["users"].([]any)) != 1 {
-		t.Fatalf("anonymous organization_show with the switch: %d %v", code, out)
+	ok("organization_create", admin, map[string]any{"name": "lab-a"})
+	ok("package_create", admin, map[string]any{"name": "lab-a-set", "owner_org": "lab-a"})
+	code, out = ckan(t, open, "package_activity_list", "", map[string]any{"id": "lab-a-set"})
+	acts, _ := out["result"].([]any)
+	if code != 200 || len(acts) == 0 {
+		t.Fatalf("package_activity_list: %d %v", code, out)
 	}
+	ok("activity_data_show", vic, map[string]any{"id": acts[0].(map[string]any)["id"]}) // public_activity_stream_detail
+	ok("package_collaborator_create", admin, map[string]any{"id": "lab-a-set", "user_id": "una", "capacity": "editor"})
+	ok("package_patch", una, map[string]any{"id": "lab-a-set", "owner_org": "una-lab"}) // allow_collaborators_to_change_owner_org
 }
