@@ -64,12 +64,6 @@ func collaboratorDict(datasetID string, m Collaborator) map[string]any {
 	return map[string]any{"package_id": datasetID, "user_id": m.UserID, "capacity": m.Capacity, "modified": ckanTime(m.Modified)}
 }
 
-// collaboratorTarget finds dataset ref of a collaborator action (who may
-// manage its collaborators is authTable's).
-func (s *Service) collaboratorTarget(ref, notFound string) (*Dataset, error) {
-	return s.datasetByRef(ref, notFound)
-}
-
 func packageCollaboratorCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	v, verr := bust(r.Data, "id", "user_id", "capacity")
 	if verr != nil {
@@ -80,7 +74,7 @@ func packageCollaboratorCreate(ctx context.Context, s *Service, r *Request) (any
 	if !slices.Contains(allowed, capacity) {
 		return nil, ckan.Validation(map[string]any{"message": fmt.Sprintf("Role must be one of \"%s\"", strings.Join(allowed, ", "))})
 	}
-	d, err := s.collaboratorTarget(ref, "Dataset not found")
+	d, err := s.datasetByRef(ref, "Dataset not found")
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +114,7 @@ func packageCollaboratorDelete(ctx context.Context, s *Service, r *Request) (any
 		return nil, verr
 	}
 	ref, userRef := v[0], v[1]
-	d, err := s.collaboratorTarget(ref, "Package not found")
+	d, err := s.datasetByRef(ref, "Package not found")
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +163,7 @@ func packageCollaboratorList(ctx context.Context, s *Service, r *Request) (any, 
 	if verr != nil {
 		return nil, verr
 	}
-	d, err := s.collaboratorTarget(v[0], "Package not found")
+	d, err := s.datasetByRef(v[0], "Package not found")
 	if err != nil {
 		return nil, err
 	}

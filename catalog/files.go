@@ -36,7 +36,7 @@ func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
 func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i, err := s.st.readableResource(r)
+	d, i, err := s.st.resourceByID(r)
 	if err != nil {
 		return nil, err
 	}

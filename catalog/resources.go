@@ -47,17 +47,17 @@ func position(d *Dataset, i int) int {
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i, err := s.st.readableResource(r)
+	d, i, err := s.st.resourceByID(r)
 	if err != nil {
 		return nil, err
 	}
 	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
 }
 
-// readableResource finds the active resource r.Data["id"] names (the
+// resourceByID finds the active resource r.Data["id"] names (the
 // caller's right to read it is authResourceShow's). Callers hold a read
 // lock.
-func (st *state) readableResource(r *Request) (*Dataset, int, error) {
+func (st *state) resourceByID(r *Request) (*Dataset, int, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)
