@@ -35,6 +35,9 @@ type Job struct {
 	// Submitter is the user whose write queued the load: loads take turns
 	// by submitter, and each has its own queue cap.
 	Submitter string `json:"submitter,omitempty"`
+	// Uncapped exempts the load from LoaderConfig.QueuePerUser (a
+	// sysadmin's, or the gateway's own); it still takes turns.
+	Uncapped bool `json:"uncapped,omitempty"`
 }
 
 // Opener opens a job's file.
@@ -145,15 +148,16 @@ func nowText() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000
 
 // Submit queues a (re)load of job.ResourceID; a load already queued or
 // running for it is replaced (a running one discards its work). When the
-// submitter already has QueuePerUser loads waiting, the load is recorded
-// as failed and Submit returns a 429 *ckan.Error.
+// submitter already has QueuePerUser loads waiting (and the job is not
+// Uncapped), the load is recorded as failed and Submit returns a 429
+// *ckan.Error.
 func (l *Loader) Submit(ctx context.Context, job Job) error {
 	waiting, err := l.waiting(ctx, job.Submitter, job.ResourceID)
 	if err != nil {
 		return err
 	}
 	state, errText, msg, level := "pending", "", "Load submitted", "INFO"
-	if waiting >= l.cfg.QueuePerUser {
+	if waiting >= l.cfg.QueuePerUser && !job.Uncapped {
 		state, level = "error", "ERROR"
 		errText = fmt.Sprintf("not loaded: %d loads of this user are already waiting, at most %d (datastore.load_queue_per_user); submit it again with xloader_submit when they are done", waiting, l.cfg.QueuePerUser)
 		msg = errText

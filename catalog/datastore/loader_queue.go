@@ -38,7 +38,7 @@ func (s *Store) migrateLoadQueue(ctx context.Context) error {
 func (l *Loader) waiting(ctx context.Context, submitter, resourceID string) (int, error) {
 	p := l.s.d.ph
 	var n int
-	err := l.s.rw.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+jobsTable+` WHERE state = 'pending' AND submitter = `+p(1)+` AND resource_id <> `+p(2),
+	err := l.s.rd.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+jobsTable+` WHERE state = 'pending' AND submitter = `+p(1)+` AND resource_id <> `+p(2),
 		submitter, resourceID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("datastore: count waiting loads: %w", err)
@@ -94,7 +94,7 @@ const claimScan = 500
 func (l *Loader) candidates(ctx context.Context, stale int64) ([]candidate, error) {
 	p := l.s.d.ph
 	running := map[string]int{}
-	rows, err := l.s.rw.QueryContext(ctx, `SELECT submitter, COUNT(*) FROM `+jobsTable+` WHERE state IN ('running', 'loaded') AND heartbeat >= `+p(1)+` GROUP BY submitter`, stale)
+	rows, err := l.s.rd.QueryContext(ctx, `SELECT submitter, COUNT(*) FROM `+jobsTable+` WHERE state IN ('running', 'loaded') AND heartbeat >= `+p(1)+` GROUP BY submitter`, stale)
 	if err != nil {
 		return nil, fmt.Errorf("count running loads: %w", err)
 	}
@@ -106,7 +106,7 @@ func (l *Loader) candidates(ctx context.Context, stale int64) ([]candidate, erro
 		}
 	}
 	rows.Close()
-	rows, err = l.s.rw.QueryContext(ctx, `SELECT resource_id, source, attempts, submitter, updated FROM (
+	rows, err = l.s.rd.QueryContext(ctx, `SELECT resource_id, source, attempts, submitter, updated FROM (
 		SELECT resource_id, source, attempts, submitter, updated,
 			ROW_NUMBER() OVER (PARTITION BY submitter ORDER BY updated, resource_id) AS turn
 		FROM `+jobsTable+` WHERE state = 'pending' OR (state IN ('running', 'loaded') AND heartbeat < `+p(1)+`)
