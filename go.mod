@@ -3,6 +3,7 @@ module toxgate
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/FerretDB/FerretDB v1.24.0
 	github.com/fasthttp/router v1.5.4
 	github.com/hashicorp/go-plugin v1.8.0

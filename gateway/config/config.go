@@ -32,7 +32,10 @@ type Config struct {
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
-	Metrics   Metrics   `yaml:"metrics"`
+	// Egress bounds the outbound fetches of URLs that users or remote
+	// sites choose (internal/egress).
+	Egress  Egress  `yaml:"egress"`
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // Server holds the HTTP listener settings and limits.
@@ -105,6 +108,20 @@ type DataStore struct {
 	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"statement time limit of datastore_search_sql"`
 	LoadFormats    []string      `yaml:"load_formats" doc:"resource formats loaded automatically (empty: no automatic loading)"`
 	MaxLoadBytes   int           `yaml:"max_load_bytes" doc:"largest file the loader reads"`
+	// The loader's queue: see catalog/datastore/README.md.
+	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`
+	LoadWorkersPerUser int           `yaml:"load_workers_per_user" doc:"loads of one user that run at once (the others wait their turn)"`
+	LoadQueuePerUser   int           `yaml:"load_queue_per_user" doc:"loads one user may have waiting; past it xloader_submit answers 429 and an automatic load ends in error"`
+	LoadFetchTimeout   time.Duration `yaml:"load_fetch_timeout" doc:"longest fetch of a linked file, its last byte included"`
+}
+
+// Egress bounds outbound fetches of URLs chosen by users or by remote
+// sites: the DataStore loader's links and the files of catalog import.
+// See internal/egress/README.md.
+type Egress struct {
+	Allow        []string      `yaml:"allow" doc:"destinations reached although internal: IP, CIDR, IP:port, host, host:port, *.domain"`
+	MaxRedirects int           `yaml:"max_redirects" doc:"most redirects one fetch follows (0: none)"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout" doc:"a fetch whose server sends nothing for this long is aborted"`
 }
 
 // Modules configures the WebAssembly model host.
@@ -214,8 +231,14 @@ func Default() Config {
 			SQLTimeout:     10 * time.Second,
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
+
+			LoadWorkers:        4,
+			LoadWorkersPerUser: 2,
+			LoadQueuePerUser:   20,
+			LoadFetchTimeout:   15 * time.Minute,
 		},
-		Jobs: Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
+		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
+		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",

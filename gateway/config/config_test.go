@@ -78,6 +78,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"bad map entry", "", []string{"TOXGATE_PLUGINS_PROGRAMS=catalog"}, "plugins.programs: invalid entry"},
 		{"not yaml", "server: [\n", nil, "not valid YAML"},
 		{"oidc without audience", "oidc:\n  issuer: https://kc/realms/x\n", nil, "oidc.audience"},
+		{"bad egress entry", "", []string{"TOXGATE_EGRESS_ALLOW=10.0.0.5,10.0.0.0/33"}, `egress.allow: egress: allow entry "10.0.0.0/33"`},
+		{"negative redirects", "egress:\n  max_redirects: -1\n", nil, "egress.max_redirects"},
+		{"no load workers", "", []string{"TOXGATE_DATASTORE_LOAD_WORKERS=0"}, "datastore.load_workers: must be a positive integer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

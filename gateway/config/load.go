@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"toxgate/internal/egress"
 )
 
 // EnvPrefix starts every environment variable that overrides a key.
@@ -318,8 +320,9 @@ func (c Config) Validate() error {
 		"plugins.health_interval": c.Plugins.HealthInterval, "plugins.restart_backoff": c.Plugins.RestartBackoff,
 		"modules.timeout": c.Modules.Timeout, "auth.session_ttl": c.Auth.SessionTTL,
 		"auth.verify_ttl": c.Auth.VerifyTTL, "catalog.upload_grace": c.Catalog.UploadGrace,
-		"catalog.sweep_interval": c.Catalog.SweepInterval,
-		"datastore.sql_timeout":  c.DataStore.SQLTimeout,
+		"catalog.sweep_interval":       c.Catalog.SweepInterval,
+		"datastore.sql_timeout":        c.DataStore.SQLTimeout,
+		"datastore.load_fetch_timeout": c.DataStore.LoadFetchTimeout, "egress.idle_timeout": c.Egress.IdleTimeout,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -342,10 +345,18 @@ func (c Config) Validate() error {
 		"datastore.max_rows_per_call": c.DataStore.MaxRowsPerCall, "datastore.max_columns": c.DataStore.MaxColumns,
 		"datastore.max_cell_bytes": c.DataStore.MaxCellBytes, "datastore.max_table_bytes": c.DataStore.MaxTableBytes,
 		"datastore.max_load_bytes": c.DataStore.MaxLoadBytes,
+		"datastore.load_workers":   c.DataStore.LoadWorkers, "datastore.load_workers_per_user": c.DataStore.LoadWorkersPerUser,
+		"datastore.load_queue_per_user": c.DataStore.LoadQueuePerUser,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)
 		}
+	}
+	if c.Egress.MaxRedirects < 0 {
+		bad("egress.max_redirects", "must not be negative, got %d", c.Egress.MaxRedirects)
+	}
+	if _, err := egress.New(egress.Options{Allow: c.Egress.Allow}); err != nil {
+		bad("egress.allow", "%v", err)
 	}
 	if c.Server.MaxHeaderBytes > 0 && c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024, got %d", c.Server.MaxHeaderBytes)

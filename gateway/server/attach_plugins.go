@@ -18,10 +18,11 @@ import (
 	"toxgate/plugins/contract"
 )
 
-// dataStoreEnv is the DataStore's configuration for the catalog plugin. The
-// embedded engine's directory defaults to datastore/ beside the embedded
-// store's directory (./data/datastore by default).
-func dataStoreEnv(c config.DataStore, storeDir string) []string {
+// dataStoreEnv is the DataStore's configuration for the catalog plugin,
+// with the egress policy its loader fetches links under. The embedded
+// engine's directory defaults to datastore/ beside the embedded store's
+// directory (./data/datastore by default).
+func dataStoreEnv(c config.DataStore, e config.Egress, storeDir string) []string {
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(filepath.Clean(storeDir)), "datastore")
@@ -33,6 +34,9 @@ func dataStoreEnv(c config.DataStore, storeDir string) []string {
 		"max_rows_per_call": c.MaxRowsPerCall, "max_columns": c.MaxColumns, "max_cell_bytes": c.MaxCellBytes,
 		"max_table_bytes": c.MaxTableBytes, "sql_timeout_ms": c.SQLTimeout.Milliseconds(), "load_formats": c.LoadFormats,
 		"max_load_bytes": c.MaxLoadBytes,
+		"load_workers":   c.LoadWorkers, "load_workers_per_user": c.LoadWorkersPerUser, "load_queue_per_user": c.LoadQueuePerUser,
+		"load_fetch_timeout_ms": c.LoadFetchTimeout.Milliseconds(), "load_idle_timeout_ms": e.IdleTimeout.Milliseconds(),
+		"egress_allow": e.Allow, "egress_max_redirects": e.MaxRedirects,
 	})
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
@@ -81,7 +85,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
-		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
+		}, dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
