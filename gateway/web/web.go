@@ -404,10 +404,33 @@ func (w *Web) baseURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + string(ctx.Host())
 }
 
-// safeNext keeps only local paths as redirect targets.
+// afterLogin is where a login without a usable next parameter leads.
+const afterLogin = "/dashboard"
+
+// maxNextBytes bounds the next parameter a login follows.
+const maxNextBytes = 2048
+
+// safeNext is the redirect target for a login's next parameter: next when
+// it is a path of this site (a "/" not followed by "/" or "\", no scheme,
+// no host, no user info), made only of visible ASCII (no control
+// character, white space or backslash, which browsers drop or read as "/"
+// so that "/\t/evil.example" means "//evil.example"); afterLogin otherwise.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/dashboard"
+	if next == "" || len(next) > maxNextBytes || next[0] != '/' {
+		return afterLogin
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return afterLogin
+		}
+	}
+	if len(next) > 1 && next[1] == '/' {
+		return afterLogin
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		strings.HasPrefix(u.Path, "//") || strings.HasPrefix(u.Path, "/\\") {
+		return afterLogin
 	}
 	return next
 }
