@@ -58,7 +58,11 @@ type Model struct {
 type Options struct {
 	Identity *identity.Service
 	Logger   *slog.Logger
-	// PublicURL is the external base URL for links in e-mails (empty: from the request).
+	// ClientIP is a request's client address, as the login throttle
+	// counts it (nil: the TCP peer).
+	ClientIP func(*fasthttp.RequestCtx) string
+	// PublicURL is the external base URL for links in e-mails (the
+	// gateway passes server.SiteURL; empty: links are relative).
 	PublicURL string
 	// SecureCookies marks cookies Secure (also done for TLS requests).
 	SecureCookies bool
@@ -392,16 +396,10 @@ func (w *Web) admin(h func(*req)) fasthttp.RequestHandler {
 	})
 }
 
-// baseURL is the site's external URL.
-func (w *Web) baseURL(ctx *fasthttp.RequestCtx) string {
-	if w.o.PublicURL != "" {
-		return strings.TrimRight(w.o.PublicURL, "/")
-	}
-	scheme := "http"
-	if w.secure(ctx) {
-		scheme = "https"
-	}
-	return scheme + "://" + string(ctx.Host())
+// baseURL is the site's external URL (Options.PublicURL), for links in
+// e-mails; never taken from the request's Host header.
+func (w *Web) baseURL(*fasthttp.RequestCtx) string {
+	return strings.TrimRight(w.o.PublicURL, "/")
 }
 
 // afterLogin is where a login without a usable next parameter leads.
