@@ -20,8 +20,10 @@ const (
 )
 
 // RoleForPath is the role the external-authorization check requires for a
-// request path: none for public paths (httpcore.Prefixes), notebooks under /notebooks, and
-// models for everything else (the model API) when requireModels is set.
+// request path: none for public paths (httpcore.Prefixes), notebooks under
+// /notebooks, and models for everything else (the model API) when
+// requireModels is set. path must come from NormalizePath: the table
+// compares plain decoded paths.
 func RoleForPath(path string, requireModels bool) string {
 	if httpcore.PublicPath(path) {
 		return ""

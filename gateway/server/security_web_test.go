@@ -32,9 +32,18 @@ func newWebClientFrom(t testing.TB, g *harness.Gateway, ip string) *webClient {
 // loginRetry logs name in and returns the answer with its Retry-After.
 func (w *webClient) loginRetry(name, password string) (page, int) {
 	w.t.Helper()
+	return w.loginVia(name, password, "")
+}
+
+// loginVia is loginRetry with an X-Forwarded-For header (if not empty).
+func (w *webClient) loginVia(name, password, forwardedFor string) (page, int) {
+	w.t.Helper()
 	form := url.Values{"username": {name}, "password": {password}, "csrf": {w.csrf("/login")}}
 	req, _ := http.NewRequest(http.MethodPost, w.g.URL+"/login", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
 	resp, err := w.c.Do(req)
 	if err != nil {
 		w.t.Fatalf("login: %v", err)
@@ -66,6 +75,13 @@ func TestLoginThrottlePerSourceAddress(t *testing.T) {
 			t.Fatalf("attempt after 3 failures from the attacker's address: %d, Retry-After %d", p.status, ra)
 		}
 	}
+	// Without server.trusted_proxies, X-Forwarded-For is the client's own
+	// words: a new one each time does not make a new address.
+	for i := 0; i < 3; i++ {
+		if p, _ := attacker.loginVia("olga", "guess", "198.51.100."+strconv.Itoa(i+1)); p.status != http.StatusTooManyRequests {
+			t.Fatalf("attempt with a made-up X-Forwarded-For: %d", p.status)
+		}
+	}
 	owner := newWebClientFrom(t, g, "127.0.0.2")
 	if p, _ := owner.loginRetry("olga", "olga-password"); p.status != http.StatusSeeOther || p.location != "/dashboard" {
 		t.Fatalf("the owner from another address while the attacker is throttled: %d %q", p.status, p.location)
@@ -87,6 +103,28 @@ func TestLoginThrottlePerSourceAddress(t *testing.T) {
 	// Another account from the same addresses is not affected.
 	if p, _ := newWebClientFrom(t, g, "127.0.0.1").loginRetry("admin", adminPassword); p.location != "/dashboard" {
 		t.Fatalf("admin from the attacker's address: %d %q", p.status, p.location)
+	}
+}
+
+// Behind a proxy of server.trusted_proxies the client is the address the
+// proxy appended to X-Forwarded-For: an attacker and the owner behind the
+// same proxy are throttled apart, and what the attacker wrote into the
+// header before the proxy appended its entry does not count.
+func TestLoginThrottleBehindTrustedProxy(t *testing.T) {
+	g := harness.Start(t, harness.WithEnv("TOXGATE_AUTH_LOGIN_MAX_FAILS=2", "TOXGATE_SERVER_TRUSTED_PROXIES=127.0.0.5/32"))
+	adm := adminToken(t, g)
+	provision(t, g, adm, "uma", "uma-password", true)
+	proxy := newWebClientFrom(t, g, "127.0.0.5")
+	for i := 0; i < 2; i++ {
+		if p, _ := proxy.loginVia("uma", "guess", "10.9.9."+strconv.Itoa(i)+", 203.0.113.7"); p.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d through the proxy: %d", i+1, p.status)
+		}
+	}
+	if p, ra := proxy.loginVia("uma", "uma-password", "10.9.9.9, 203.0.113.7"); p.status != http.StatusTooManyRequests || ra < 1 {
+		t.Fatalf("the attacker's address through the proxy after 2 failures: %d, Retry-After %d", p.status, ra)
+	}
+	if p, _ := proxy.loginVia("uma", "uma-password", "203.0.113.8"); p.status != http.StatusSeeOther || p.location != "/dashboard" {
+		t.Fatalf("the owner through the same proxy: %d %q", p.status, p.location)
 	}
 }
 

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"html"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -111,12 +111,11 @@ func unsafeMarkup(out string) string {
 	}
 }
 
-// safeURL reports whether a URL attribute's value (as the tokenizer
-// decoded it) is relative or has an allowed scheme, after decoding
-// entities once more, folding case and dropping control characters and
-// white space, as browsers do when they read a scheme.
+// safeURL reports whether a URL attribute's value is relative or has an
+// allowed scheme as a browser reads it: entities decoded (once, by the
+// tokenizer, as a browser does), case folded, control characters and
+// white space dropped.
 func safeURL(v string) bool {
-	v = html.UnescapeString(v)
 	v = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.IsSpace(r) {
 			return -1
@@ -124,7 +123,7 @@ func safeURL(v string) bool {
 		return unicode.ToLower(r)
 	}, v)
 	i := strings.IndexAny(v, ":/?#")
-	if i < 0 || v[i] != ':' {
+	if i < 0 || v[i] != ':' || !schemeRE.MatchString(v[:i]) {
 		return true // relative: no scheme before the path, query or fragment
 	}
 	switch v[:i] {
@@ -133,3 +132,7 @@ func safeURL(v string) bool {
 	}
 	return false
 }
+
+// schemeRE is a URL scheme (RFC 3986: a letter, then letters, digits, "+",
+// "-", "."); what precedes a ":" otherwise makes a relative path.
+var schemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
