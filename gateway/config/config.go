@@ -41,7 +41,8 @@ type Config struct {
 // Server holds the HTTP listener settings and limits.
 type Server struct {
 	Addr            string        `yaml:"addr" doc:"listen address (host:port)"`
-	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr>)"`
+	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr> as listening; required when addr listens on every interface)"`
+	TrustedProxies  []string      `yaml:"trusted_proxies" doc:"addresses or CIDR ranges of proxies whose X-Forwarded-For names the client (empty: the TCP peer is the client)"`
 	ReadTimeout     time.Duration `yaml:"read_timeout" doc:"max time to read a whole request"`
 	WriteTimeout    time.Duration `yaml:"write_timeout" doc:"max time to write a response"`
 	IdleTimeout     time.Duration `yaml:"idle_timeout" doc:"keep-alive idle time"`
@@ -165,11 +166,16 @@ type Auth struct {
 	SessionTTL    time.Duration `yaml:"session_ttl" doc:"web session lifetime"`
 	TokenCacheTTL time.Duration `yaml:"token_cache_ttl" doc:"how long a checked token is cached (revocation delay bound)"`
 	VerifyTTL     time.Duration `yaml:"verify_ttl" doc:"lifetime of an e-mail verification link"`
-	LoginMaxFails int           `yaml:"login_max_fails" doc:"failed logins before throttling"`
-	LoginLockout  time.Duration `yaml:"login_lockout" doc:"throttling period after too many failures"`
-	SecureCookies bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
-	TokenMaxTTL   time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
-	BcryptCost    int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
+	// Login throttling: see identity.Service.Login.
+	LoginMaxFails        int           `yaml:"login_max_fails" doc:"login attempts of one account from one address that go through at once; then each further one waits"`
+	LoginDelay           time.Duration `yaml:"login_delay" doc:"wait after login_max_fails attempts of one account from one address; doubles with each further attempt"`
+	LoginMaxDelay        time.Duration `yaml:"login_max_delay" doc:"longest wait between two login attempts of one account from one address"`
+	LoginAccountMaxFails int           `yaml:"login_account_max_fails" doc:"failed logins of one account from all addresses within login_account_window after which its logins are refused until the window ends"`
+	LoginAccountWindow   time.Duration `yaml:"login_account_window" doc:"window of login_account_max_fails; also how long an idle address's count is kept"`
+	LoginThrottleEntries int           `yaml:"login_throttle_entries" doc:"(account, address) pairs the login throttle keeps in memory; the least recently used go first"`
+	SecureCookies        bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
+	TokenMaxTTL          time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
+	BcryptCost           int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
 }
 
 // SMTP configures outgoing mail (e-mail verification). Empty host: links are logged.
@@ -201,6 +207,7 @@ func Default() Config {
 	return Config{
 		Server: Server{
 			Addr:            "127.0.0.1:8080",
+			TrustedProxies:  []string{},
 			ReadTimeout:     30 * time.Second,
 			WriteTimeout:    60 * time.Second,
 			IdleTimeout:     120 * time.Second,
@@ -263,9 +270,14 @@ func Default() Config {
 			SessionTTL:    12 * time.Hour,
 			TokenCacheTTL: 2 * time.Second,
 			VerifyTTL:     24 * time.Hour,
-			LoginMaxFails: 5,
-			LoginLockout:  5 * time.Minute,
 			BcryptCost:    10,
+
+			LoginMaxFails:        5,
+			LoginDelay:           time.Second,
+			LoginMaxDelay:        5 * time.Minute,
+			LoginAccountMaxFails: 100,
+			LoginAccountWindow:   15 * time.Minute,
+			LoginThrottleEntries: 100000,
 		},
 		SMTP: SMTP{Port: 587},
 		OIDC: OIDC{RolesClaim: "realm_access.roles", UserClaim: "preferred_username"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -397,9 +398,21 @@ func (c Config) Validate() error {
 	if c.Auth.BcryptCost < 4 || c.Auth.BcryptCost > 31 {
 		bad("auth.bcrypt_cost", "must be between 4 and 31, got %d", c.Auth.BcryptCost)
 	}
-	if c.Auth.LoginMaxFails <= 0 {
-		bad("auth.login_max_fails", "must be positive, got %d", c.Auth.LoginMaxFails)
+	for k, n := range map[string]int{"auth.login_max_fails": c.Auth.LoginMaxFails,
+		"auth.login_account_max_fails": c.Auth.LoginAccountMaxFails, "auth.login_throttle_entries": c.Auth.LoginThrottleEntries} {
+		if n <= 0 {
+			bad(k, "must be positive, got %d", n)
+		}
 	}
+	for k, d := range map[string]time.Duration{"auth.login_delay": c.Auth.LoginDelay, "auth.login_account_window": c.Auth.LoginAccountWindow} {
+		if d <= 0 {
+			bad(k, "must be positive, got %s", d)
+		}
+	}
+	if c.Auth.LoginMaxDelay < c.Auth.LoginDelay {
+		bad("auth.login_max_delay", "must be at least auth.login_delay (%s), got %s", c.Auth.LoginDelay, c.Auth.LoginMaxDelay)
+	}
+	c.validatePublicURL(bad)
 	if c.Auth.AdminUsername == "" {
 		bad("auth.admin_username", "must not be empty")
 	}
@@ -423,6 +436,29 @@ func (c Config) Validate() error {
 		bad("metrics.token", "must be at least 16 characters")
 	}
 	return errors.Join(errs...)
+}
+
+// validatePublicURL checks server.public_url and server.trusted_proxies.
+// Links in e-mails and the URLs of uploaded files are made from
+// server.public_url, else from the listen address, never from a request's
+// Host header; a gateway listening on every interface has no address to
+// name, so it needs server.public_url.
+func (c Config) validatePublicURL(bad func(key, format string, a ...any)) {
+	if u := c.Server.PublicURL; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+			bad("server.public_url", "must be an http:// or https:// URL with a host and no query, got %q", u)
+		}
+	} else if host, _, err := net.SplitHostPort(c.Server.Addr); err == nil {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			bad("server.public_url", "must be set when server.addr (%s) listens on every interface: links in e-mails and upload URLs are made from it", c.Server.Addr)
+		}
+	}
+	for _, p := range c.Server.TrustedProxies {
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			bad("server.trusted_proxies", "%q is neither an IP address nor a CIDR range", p)
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -75,7 +75,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		MongoURI:       a.store.URI(),
 		Users:          a.users,
 		MongoDatabase:  a.cfg.MongoDB.Database,
-		SiteURL:        a.cfg.Server.PublicURL,
+		SiteURL:        SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		LogLevel:       a.cfg.Log.Level,
 		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
