@@ -95,6 +95,7 @@ type Catalog struct {
 	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
 	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
+	MaxUploadsPerUser    int `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -155,6 +156,7 @@ type Jobs struct {
 	Lease        time.Duration `yaml:"lease" doc:"how long a chunk stays with a gateway that stopped renewing its lease"`
 	PollInterval time.Duration `yaml:"poll_interval" doc:"how often a gateway looks for job work"`
 	MaxRows      int           `yaml:"max_rows" doc:"most rows of a job's input table"`
+	MaxPerUser   int           `yaml:"max_per_user" doc:"queued and running jobs one user may have at once, across the gateways of the store (429 beyond)"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -229,7 +231,7 @@ func Default() Config {
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
-			ActivityListLimit: 31, ActivityListLimitMax: 100},
+			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,
@@ -245,7 +247,7 @@ func Default() Config {
 			LoadFetchTimeout:   15 * time.Minute,
 		},
 		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
-		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
+		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000, MaxPerUser: 4},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",

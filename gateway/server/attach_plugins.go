@@ -107,6 +107,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	})
 	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)).WithDir(a.filesDir()), host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
+		MaxUploadsPerUser: a.cfg.Catalog.MaxUploadsPerUser,
 	}, a.metrics.Registry())
 	a.files = files
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {
