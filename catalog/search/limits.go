@@ -7,9 +7,9 @@ import (
 )
 
 // Bounds on what one search may ask. Past any of them Search (and Parse)
-// gives an *Error that names the bound, before any work proportional to
-// the index is done; within them a search's time and memory grow with the
-// index, not with how the query is written.
+// gives an *Error that names the bound, before the documents are searched;
+// within them a search's time and memory grow with the index, not with how
+// the query is written.
 const (
 	// MaxQueryBytes is the longest q, fq, fq_list entry or sort string.
 	MaxQueryBytes = 64 << 10
