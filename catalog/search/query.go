@@ -169,7 +169,7 @@ type token struct {
 }
 
 func lex(s string) ([]token, error) {
-	var out []token
+	out := make([]token, 0, 8)
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -184,18 +184,27 @@ func lex(s string) ([]token, error) {
 			i++
 		case c == '"':
 			j := i + 1
-			var b strings.Builder
+			var b []byte // the text when it has escapes (else a slice of s)
 			for j < len(s) && s[j] != '"' {
 				if s[j] == '\\' && j+1 < len(s) {
+					if b == nil {
+						b = append(make([]byte, 0, len(s)-i), s[i+1:j]...)
+					}
 					j++
 				}
-				b.WriteByte(s[j])
+				if b != nil {
+					b = append(b, s[j])
+				}
 				j++
 			}
 			if j >= len(s) {
 				return nil, &Error{Message: "Cannot parse '" + s + "': Lexical error: unterminated quoted string"}
 			}
-			out = append(out, token{kind: tQuoted, text: b.String()})
+			text := s[i+1 : j]
+			if b != nil {
+				text = string(b)
+			}
+			out = append(out, token{kind: tQuoted, text: text})
 			i = j + 1
 		case c == '[' || c == '{':
 			j := strings.IndexAny(s[i:], "]}")
@@ -205,36 +214,59 @@ func lex(s string) ([]token, error) {
 			out = append(out, token{kind: tRange, text: s[i+1 : i+j]})
 			i += j + 1
 		default:
-			var b strings.Builder
-			field := ""
-			colon := false
-			for i < len(s) {
-				c := s[i]
-				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && b.Len() == 0 && field == "") {
-					break
-				}
-				if c == '\\' && i+1 < len(s) {
-					b.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if c == ':' && field == "" && !colon {
-					field = b.String()
-					b.Reset()
-					i++
-					if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
-						colon = true
-						break
-					}
-					continue
-				}
-				b.WriteByte(c)
-				i++
-			}
-			out = append(out, token{kind: tWord, text: b.String(), field: field, colon: colon})
+			var t token
+			t, i = lexWord(s, i)
+			out = append(out, t)
 		}
 	}
 	return out, nil
+}
+
+// lexWord reads the word at s[i]: its text, with "field:" split off (the
+// value then follows in the same word, or, with colon set, as the next
+// token), backslash escapes resolved. It returns the token and the index
+// after it. Words without escapes are slices of s.
+func lexWord(s string, i int) (token, int) {
+	var b []byte // the current part when it has escapes (else s[seg:i])
+	seg := i
+	part := func() string {
+		if b != nil {
+			return string(b)
+		}
+		return s[seg:i]
+	}
+	field := ""
+	colon := false
+	for i < len(s) {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && field == "" && (b == nil && i == seg || b != nil && len(b) == 0)) {
+			break
+		}
+		if c == '\\' && i+1 < len(s) {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)-seg), s[seg:i]...)
+			}
+			b = append(b, s[i+1])
+			i += 2
+			continue
+		}
+		if c == ':' && field == "" {
+			field = part()
+			b = nil
+			i++
+			seg = i
+			if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
+				colon = true
+				break
+			}
+			continue
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+		i++
+	}
+	return token{kind: tWord, text: part(), field: field, colon: colon}, i
 }
 
 type parser struct {

@@ -1,5 +1,7 @@
 package search
 
+import "strings"
+
 // A plain recursive descent parser of Parse's grammar, without its bounds
 // (it recurses once per prefix operator and per parenthesis): the
 // reference of FuzzParseQuery and TestParseMatchesReference. On queries
@@ -13,7 +15,7 @@ type refParser struct {
 }
 
 func refParse(s string) (node, error) {
-	toks, err := lex(s)
+	toks, err := refLex(s)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +149,77 @@ func (p *refParser) primary(field string) (node, error) {
 		return termNode{field: t.field, value: t.text}, nil
 	}
 	return termNode{field: field, value: t.text}, nil
+}
+
+// refLex is the lexer of the reference parser: words and quoted values
+// built byte by byte.
+func refLex(s string) ([]token, error) {
+	var out []token
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '(':
+			out = append(out, token{kind: tOpen})
+			i++
+		case c == ')':
+			out = append(out, token{kind: tClose})
+			i++
+		case c == '"':
+			j := i + 1
+			var b strings.Builder
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' && j+1 < len(s) {
+					j++
+				}
+				b.WriteByte(s[j])
+				j++
+			}
+			if j >= len(s) {
+				return nil, &Error{Message: "Cannot parse '" + s + "': Lexical error: unterminated quoted string"}
+			}
+			out = append(out, token{kind: tQuoted, text: b.String()})
+			i = j + 1
+		case c == '[' || c == '{':
+			j := strings.IndexAny(s[i:], "]}")
+			if j < 0 {
+				return nil, &Error{Message: "Cannot parse '" + s + "': unterminated range"}
+			}
+			out = append(out, token{kind: tRange, text: s[i+1 : i+j]})
+			i += j + 1
+		default:
+			var b strings.Builder
+			field := ""
+			colon := false
+			for i < len(s) {
+				c := s[i]
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && b.Len() == 0 && field == "") {
+					break
+				}
+				if c == '\\' && i+1 < len(s) {
+					b.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == ':' && field == "" && !colon {
+					field = b.String()
+					b.Reset()
+					i++
+					if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
+						colon = true
+						break
+					}
+					continue
+				}
+				b.WriteByte(c)
+				i++
+			}
+			out = append(out, token{kind: tWord, text: b.String(), field: field, colon: colon})
+		}
+	}
+	return out, nil
 }
 
 // normalizeRef folds n's chains of notNodes as negate does (also through
