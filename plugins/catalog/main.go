@@ -53,6 +53,7 @@ import (
 
 func main() {
 	log := contract.NewLogger(os.Stderr)
+	slog.SetDefault(log) // what the contract logs (a recovered panic) goes to the host too
 	users := contract.NewHostUsers()
 	srv, closeFn, err := open(log, users)
 	if err != nil {
