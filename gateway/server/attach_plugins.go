@@ -32,7 +32,12 @@ func dataStoreEnv(c config.DataStore, storeDir string) []string {
 	limits, _ := json.Marshal(map[string]any{
 		"max_rows_per_call": c.MaxRowsPerCall, "max_columns": c.MaxColumns, "max_cell_bytes": c.MaxCellBytes,
 		"max_table_bytes": c.MaxTableBytes, "sql_timeout_ms": c.SQLTimeout.Milliseconds(), "load_formats": c.LoadFormats,
-		"max_load_bytes": c.MaxLoadBytes,
+		"max_load_bytes":      c.MaxLoadBytes,
+		"sql_max_value_bytes": c.SQLMaxValueBytes, "sql_max_length": c.SQLMaxLength, "max_result_bytes": c.MaxResultBytes,
+		"sqlite_heap_limit": c.SQLiteHeapLimit, "pg_work_mem": c.PGWorkMem, "pg_temp_file_limit": c.PGTempFileLimit,
+		"sql_calls_per_user": c.SQLCallsPerUser, "sql_calls_anonymous": c.SQLCallsAnonymous,
+		"max_q_words": c.MaxQWords, "max_q_bytes": c.MaxQBytes, "max_filter_values": c.MaxFilterValues,
+		"quota_bytes": c.QuotaBytes, "quota_tables": c.QuotaTables, "quota_rows": c.QuotaRows,
 	})
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
