@@ -29,7 +29,8 @@ type Limits struct {
 	// or return: SQLite's SQLITE_LIMIT_LENGTH on the read connections, and
 	// on PostgreSQL the largest result row the read connections accept.
 	SQLMaxValueBytes int
-	// SQLMaxLength is the longest datastore_search_sql statement, in bytes.
+	// SQLMaxLength is the longest datastore_search_sql statement, in bytes
+	// (checked before the statement reaches the engine).
 	SQLMaxLength int
 	// MaxResultBytes is the most bytes of values one datastore_search or
 	// datastore_search_sql answer may carry.

@@ -11,8 +11,8 @@ import (
 )
 
 // readConn is a read connection of datastore_search or datastore_search_sql
-// with the read limits in force: on SQLite the longest value, row and
-// statement (sqlite3_limit) and an interrupt when the call's context ends,
+// with the read limits in force: on SQLite the longest value and row
+// (sqlite3_limit) and an interrupt when the call's context ends,
 // also between rows; on PostgreSQL the pool's bound on a row (pgread.go)
 // and the driver's cancel request at the context's end. Close it before
 // the call returns.
@@ -29,7 +29,7 @@ func (s *Store) readConn(ctx context.Context) (*readConn, error) {
 	}
 	rc := &readConn{Conn: c, stop: func() {}}
 	if !s.d.pg() {
-		if err := sqliteLimits(c, s.lim.SQLMaxValueBytes, s.lim.SQLMaxLength); err != nil {
+		if err := sqliteLimits(c, s.lim.SQLMaxValueBytes); err != nil {
 			_ = c.Close()
 			return nil, err
 		}

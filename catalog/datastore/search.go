@@ -502,8 +502,11 @@ func isTimeout(err error) bool {
 	return strings.Contains(m, "statement timeout") || strings.Contains(m, "interrupted") || strings.Contains(m, "context deadline exceeded") || strings.Contains(m, "57014")
 }
 
-// Info is datastore_info: the table's fields and row count.
+// Info is datastore_info: the table's fields and row count, within
+// datastore.sql_timeout.
 func (s *Store) Info(ctx context.Context, id string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.lim.SQLTimeout)
+	defer cancel()
 	t, err := s.loadTable(ctx, s.rd, id)
 	if err != nil {
 		return nil, err
@@ -513,7 +516,7 @@ func (s *Store) Info(ctx context.Context, id string) (map[string]any, error) {
 	}
 	var count int64
 	if err := s.rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quote(id)).Scan(&count); err != nil {
-		return nil, fmt.Errorf("datastore: count: %w", err)
+		return nil, s.queryError(ctx, err)
 	}
 	unique := map[string]bool{}
 	for _, k := range t.PrimaryKey {

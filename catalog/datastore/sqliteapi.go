@@ -57,19 +57,16 @@ func setSQLiteHeapLimit(limit int64) error {
 	return nil
 }
 
-// sqliteLimits applies a read connection's limits: the longest string,
-// blob or row it may build and the longest statement it may parse.
-// sqlite3_limit only lowers the compiled maximum and costs a function
-// call, so it is applied at every use of the connection.
-func sqliteLimits(c *sql.Conn, maxValue, maxSQL int) error {
+// sqliteLimits applies a read connection's limit on the longest string,
+// blob or row it may build (SQLITE_LIMIT_LENGTH). sqlite3_limit only
+// lowers the compiled maximum and costs a function call, so it is applied
+// at every use of the connection. (The length of a datastore_search_sql
+// statement is checked before it reaches the engine; datastore_search's
+// own statements may be longer.)
+func sqliteLimits(c *sql.Conn, maxValue int) error {
 	if maxValue > 0 {
 		if _, err := sqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, maxValue); err != nil {
 			return fmt.Errorf("datastore: limit value length: %w", err)
-		}
-	}
-	if maxSQL > 0 {
-		if _, err := sqlite.Limit(c, sqlite3.SQLITE_LIMIT_SQL_LENGTH, maxSQL); err != nil {
-			return fmt.Errorf("datastore: limit statement length: %w", err)
 		}
 	}
 	return nil
