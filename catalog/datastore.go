@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -51,8 +52,9 @@ func (s *Service) startDataStore() {
 		if err := s.Sync(ctx); err != nil {
 			s.log.Error("datastore: sync before marking a resource active", "err", err)
 		}
-		// a loaded table counts toward its dataset creator's quotas; its
-		// rows are counted outside the catalog's write lock
+		// a loaded table counts toward the quotas of the user whose write
+		// queued it (else its dataset's creator); its rows are counted
+		// outside the catalog's write lock
 		s.st.mu.RLock()
 		d, _ := s.st.findResource(id)
 		owner := ""
@@ -253,16 +255,16 @@ func dsSearchSQL(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsSubmit(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	d, res, err := s.dsResource(r.Caller, id, true)
+	_, res, err := s.dsResource(r.Caller, id, true)
 	if err != nil {
 		return nil, err
 	}
 	if !r.Caller.Sysadmin {
-		if err := s.ds.CheckLoadQuota(ctx, d.CreatorUserID, id); err != nil {
+		if err := s.ds.CheckLoadQuota(ctx, r.Caller.UserID, id); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.loader.Submit(ctx, loadJob(res)); err != nil {
+	if err := s.loader.Submit(ctx, loadJob(ctx, res)); err != nil {
 		return nil, err
 	}
 	return true, nil
@@ -276,8 +278,13 @@ func dsStatus(ctx context.Context, s *Service, r *Request) (any, error) {
 	return s.loader.Status(ctx, id)
 }
 
-func loadJob(r *Resource) datastore.Job {
-	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID}
+// loadJob is the load of r, submitted by the caller of ctx's action; a
+// sysadmin's and the gateway's own loads (an import, the models' datasets)
+// are not held to the per-user queue cap.
+func loadJob(ctx context.Context, r *Resource) datastore.Job {
+	a := actorFrom(ctx)
+	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID, Submitter: a.userID,
+		Uncapped: a.sysadmin || a.userID == siteUser}
 	if r.URLType != nil {
 		j.URLType = *r.URLType
 	}
@@ -324,18 +331,18 @@ func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newU
 		ptrEq(old.LastModified, r.LastModified) {
 		return
 	}
-	// the loaded table will count toward the dataset creator's quotas
-	s.st.mu.RLock()
-	d, _ := s.st.findResource(r.ID)
-	s.st.mu.RUnlock()
-	if d != nil {
-		if err := s.ds.CheckLoadQuota(ctx, d.CreatorUserID, r.ID); err != nil {
-			s.log.Warn("datastore: load not queued", "resource_id", r.ID, "err", err)
+	// the loaded table will count toward the quotas of the user who wrote
+	if a := actorFrom(ctx); !a.sysadmin && a.userID != siteUser {
+		if err := s.ds.CheckLoadQuota(ctx, a.userID, r.ID); err != nil {
+			s.log.Warn("datastore: load not queued", "resource_id", r.ID, "user", a.userID, "err", err)
 			return
 		}
 	}
-	if err := s.loader.Submit(ctx, loadJob(r)); err != nil {
-		s.log.Error("datastore: queue load", "resource_id", r.ID, "err", err)
+	if err := s.loader.Submit(ctx, loadJob(ctx, r)); err != nil {
+		var ce *ckan.Error
+		if !errors.As(err, &ce) { // a full queue is recorded on the job and logged by the loader
+			s.log.Error("datastore: queue load", "resource_id", r.ID, "err", err)
+		}
 	}
 }
 

@@ -254,7 +254,7 @@ func TestSearchSQLConcurrentCalls(t *testing.T) {
 			if who != "" {
 				limit = "sql_calls_per_user"
 			}
-			if e, _ := first.out["error"].(map[string]any); first.code != 429 || e["__type"] != "Rate Limit Error" || !strings.Contains(jsonText(e), limit) {
+			if e, _ := first.out["error"].(map[string]any); first.code != 429 || e["__type"] != "Validation Error" || !strings.Contains(jsonText(e), limit) {
 				t.Fatalf("caller %q: want 429 naming %s, got %d %v", who, limit, first.code, first.out)
 			}
 			if who == "" {

@@ -2,14 +2,11 @@ package datastore
 
 import (
 	"fmt"
+	"net/http"
 	"sync"
 
 	"toxgate/catalog/ckan"
 )
-
-// TypeTooManyCalls is the __type of the 429 answer to a caller who runs
-// too many datastore_search_sql calls at once.
-const TypeTooManyCalls = "Rate Limit Error"
 
 // callLimiter bounds the datastore_search_sql calls running at once: per
 // user, and for all anonymous callers together (the plugin is not told the
@@ -58,5 +55,7 @@ func tooManyCalls(anonymous bool, limit int) *ckan.Error {
 	if anonymous {
 		msg = fmt.Sprintf("Too many anonymous datastore_search_sql calls at once: at most %d for all anonymous callers together (datastore.sql_calls_anonymous); retry later or log in", limit)
 	}
-	return &ckan.Error{Status: 429, Type: TypeTooManyCalls, Message: msg}
+	// CKAN has no error type for it: a Validation Error with status 429, as
+	// the loader's queue answers
+	return &ckan.Error{Status: http.StatusTooManyRequests, Type: ckan.TypeValidation, Message: msg}
 }

@@ -2,6 +2,8 @@ package datastore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"toxgate/catalog/ckan"
@@ -20,7 +22,7 @@ type Writer struct {
 // datastore.quota_bytes (their logical size, as datastore.max_table_bytes
 // counts it), datastore.quota_rows and datastore.quota_tables tables. A
 // table is owned by the user whose call created it (for a table the loader
-// made, the user the catalog names through Adopt). A write is checked
+// made, the user whose write queued the load: Adopt). A write is checked
 // against its table's owner's usage, in the write's transaction; a write
 // over a quota is refused with 403 and changes nothing.
 
@@ -89,10 +91,10 @@ func (s *Store) checkQuotas(ctx context.Context, q querier, t *table, w Writer, 
 
 func quotaError(msg string) error { return ckan.NotAuthorized(msg) }
 
-// CheckLoadQuota reports, before a load of resource id is queued, whether
-// owner has room for it: 403 when the owner's tables are already at the
-// bytes or rows quota, or at the tables quota and id has no table yet.
-// The load's own size is bounded by datastore.max_load_bytes.
+// CheckLoadQuota reports, before a load of resource id by owner is queued,
+// whether owner has room for it: 403 when the owner's tables are already
+// at the bytes or rows quota, or at the tables quota and id has no table
+// of theirs yet. The load's own size is bounded by datastore.max_load_bytes.
 func (s *Store) CheckLoadQuota(ctx context.Context, owner, id string) error {
 	if owner == "" || !s.quotasOn() {
 		return nil
@@ -110,20 +112,21 @@ func (s *Store) CheckLoadQuota(ctx context.Context, owner, id string) error {
 		u.bytes += t.Bytes
 		u.rows += max(t.Rows, 0)
 	} else if s.lim.QuotaTables > 0 && u.tables >= s.lim.QuotaTables {
-		return quotaError(fmt.Sprintf("DataStore quota exceeded: the dataset creator's tables are %d, at most %d (datastore.quota_tables)", u.tables, s.lim.QuotaTables))
+		return quotaError(fmt.Sprintf("DataStore quota exceeded: your DataStore tables are %d, at most %d (datastore.quota_tables)", u.tables, s.lim.QuotaTables))
 	}
 	switch {
 	case s.lim.QuotaBytes > 0 && u.bytes >= s.lim.QuotaBytes:
-		return quotaError(fmt.Sprintf("DataStore quota exceeded: the dataset creator's tables hold %d bytes, at most %d (datastore.quota_bytes)", u.bytes, s.lim.QuotaBytes))
+		return quotaError(fmt.Sprintf("DataStore quota exceeded: your DataStore tables hold %d bytes, at most %d (datastore.quota_bytes)", u.bytes, s.lim.QuotaBytes))
 	case s.lim.QuotaRows > 0 && u.rows >= s.lim.QuotaRows:
-		return quotaError(fmt.Sprintf("DataStore quota exceeded: the dataset creator's tables hold %d rows, at most %d (datastore.quota_rows)", u.rows, s.lim.QuotaRows))
+		return quotaError(fmt.Sprintf("DataStore quota exceeded: your DataStore tables hold %d rows, at most %d (datastore.quota_rows)", u.rows, s.lim.QuotaRows))
 	}
 	return nil
 }
 
-// Adopt gives table id to owner when it has none (a table the loader
-// made), and counts its rows when they are not counted yet.
-func (s *Store) Adopt(ctx context.Context, id, owner string) error {
+// Adopt gives table id, when it has no owner (a table the loader made), to
+// the user whose write queued its load, else to fallback; and counts its
+// rows when they are not counted yet.
+func (s *Store) Adopt(ctx context.Context, id, fallback string) error {
 	tx, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -134,7 +137,15 @@ func (s *Store) Adopt(ctx context.Context, id, owner string) error {
 		return err
 	}
 	if t.Owner == "" {
-		t.Owner = owner
+		var submitter sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT submitter FROM `+jobsTable+` WHERE resource_id = `+s.d.ph(1), id).Scan(&submitter)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("datastore: submitter of the load of %s: %w", id, err)
+		}
+		t.Owner = submitter.String
+		if t.Owner == "" {
+			t.Owner = fallback
+		}
 	}
 	if err := s.countRows(ctx, tx, t); err != nil {
 		return err

@@ -32,13 +32,17 @@ type Config struct {
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
-	Metrics   Metrics   `yaml:"metrics"`
+	// Egress bounds the outbound fetches of URLs that users or remote
+	// sites choose (internal/egress).
+	Egress  Egress  `yaml:"egress"`
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // Server holds the HTTP listener settings and limits.
 type Server struct {
 	Addr            string        `yaml:"addr" doc:"listen address (host:port)"`
-	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr>)"`
+	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr> as listening; required when addr listens on every interface)"`
+	TrustedProxies  []string      `yaml:"trusted_proxies" doc:"addresses or CIDR ranges of proxies whose X-Forwarded-For names the client (empty: the TCP peer is the client)"`
 	ReadTimeout     time.Duration `yaml:"read_timeout" doc:"max time to read a whole request"`
 	WriteTimeout    time.Duration `yaml:"write_timeout" doc:"max time to write a response"`
 	IdleTimeout     time.Duration `yaml:"idle_timeout" doc:"keep-alive idle time"`
@@ -121,6 +125,20 @@ type DataStore struct {
 	QuotaBytes        int `yaml:"quota_bytes" doc:"most bytes the DataStore tables one user owns may hold together (sysadmins exempt)"`
 	QuotaTables       int `yaml:"quota_tables" doc:"most DataStore tables one user may own (sysadmins exempt)"`
 	QuotaRows         int `yaml:"quota_rows" doc:"most rows the DataStore tables one user owns may hold together (sysadmins exempt)"`
+	// The loader's queue: see catalog/datastore/README.md.
+	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`
+	LoadWorkersPerUser int           `yaml:"load_workers_per_user" doc:"loads of one user that run at once (the others wait their turn)"`
+	LoadQueuePerUser   int           `yaml:"load_queue_per_user" doc:"loads one user may have waiting; past it xloader_submit answers 429 and an automatic load ends in error"`
+	LoadFetchTimeout   time.Duration `yaml:"load_fetch_timeout" doc:"longest fetch of a linked file, its last byte included"`
+}
+
+// Egress bounds outbound fetches of URLs chosen by users or by remote
+// sites: the DataStore loader's links and the files of catalog import.
+// See internal/egress/README.md.
+type Egress struct {
+	Allow        []string      `yaml:"allow" doc:"destinations reached although internal: IP, CIDR, IP:port, host, host:port, *.domain"`
+	MaxRedirects int           `yaml:"max_redirects" doc:"most redirects one fetch follows (0: none)"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout" doc:"a fetch whose server sends nothing for this long is aborted"`
 }
 
 // Modules configures the WebAssembly model host.
@@ -164,11 +182,16 @@ type Auth struct {
 	SessionTTL    time.Duration `yaml:"session_ttl" doc:"web session lifetime"`
 	TokenCacheTTL time.Duration `yaml:"token_cache_ttl" doc:"how long a checked token is cached (revocation delay bound)"`
 	VerifyTTL     time.Duration `yaml:"verify_ttl" doc:"lifetime of an e-mail verification link"`
-	LoginMaxFails int           `yaml:"login_max_fails" doc:"failed logins before throttling"`
-	LoginLockout  time.Duration `yaml:"login_lockout" doc:"throttling period after too many failures"`
-	SecureCookies bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
-	TokenMaxTTL   time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
-	BcryptCost    int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
+	// Login throttling: see identity.Service.Login.
+	LoginMaxFails        int           `yaml:"login_max_fails" doc:"login attempts of one account from one address that go through at once; then each further one waits"`
+	LoginDelay           time.Duration `yaml:"login_delay" doc:"wait after login_max_fails attempts of one account from one address; doubles with each further attempt"`
+	LoginMaxDelay        time.Duration `yaml:"login_max_delay" doc:"longest wait between two login attempts of one account from one address"`
+	LoginAccountMaxFails int           `yaml:"login_account_max_fails" doc:"failed logins of one account from all addresses within login_account_window after which its logins are refused until the window ends"`
+	LoginAccountWindow   time.Duration `yaml:"login_account_window" doc:"window of login_account_max_fails; also how long an idle address's count is kept"`
+	LoginThrottleEntries int           `yaml:"login_throttle_entries" doc:"(account, address) pairs the login throttle keeps in memory; the least recently used go first"`
+	SecureCookies        bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
+	TokenMaxTTL          time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
+	BcryptCost           int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
 }
 
 // SMTP configures outgoing mail (e-mail verification). Empty host: links are logged.
@@ -200,6 +223,7 @@ func Default() Config {
 	return Config{
 		Server: Server{
 			Addr:            "127.0.0.1:8080",
+			TrustedProxies:  []string{},
 			ReadTimeout:     30 * time.Second,
 			WriteTimeout:    60 * time.Second,
 			IdleTimeout:     120 * time.Second,
@@ -231,22 +255,27 @@ func Default() Config {
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
 
-			SQLMaxValueBytes:  16 << 20,
-			SQLMaxLength:      64 << 10,
-			MaxResultBytes:    64 << 20,
-			SQLiteHeapLimit:   1 << 30,
-			PGWorkMem:         16 << 20,
-			PGTempFileLimit:   1 << 30,
-			SQLCallsPerUser:   2,
-			SQLCallsAnonymous: 4,
-			MaxQWords:         20,
-			MaxQBytes:         1000,
-			MaxFilterValues:   1000,
-			QuotaBytes:        10 << 30,
-			QuotaTables:       1000,
-			QuotaRows:         100000000,
+			SQLMaxValueBytes:   16 << 20,
+			SQLMaxLength:       64 << 10,
+			MaxResultBytes:     64 << 20,
+			SQLiteHeapLimit:    1 << 30,
+			PGWorkMem:          16 << 20,
+			PGTempFileLimit:    1 << 30,
+			SQLCallsPerUser:    2,
+			SQLCallsAnonymous:  4,
+			MaxQWords:          20,
+			MaxQBytes:          1000,
+			MaxFilterValues:    1000,
+			QuotaBytes:         10 << 30,
+			QuotaTables:        1000,
+			QuotaRows:          100000000,
+			LoadWorkers:        4,
+			LoadWorkersPerUser: 2,
+			LoadQueuePerUser:   20,
+			LoadFetchTimeout:   15 * time.Minute,
 		},
-		Jobs: Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
+		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
+		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",
@@ -271,9 +300,14 @@ func Default() Config {
 			SessionTTL:    12 * time.Hour,
 			TokenCacheTTL: 2 * time.Second,
 			VerifyTTL:     24 * time.Hour,
-			LoginMaxFails: 5,
-			LoginLockout:  5 * time.Minute,
 			BcryptCost:    10,
+
+			LoginMaxFails:        5,
+			LoginDelay:           time.Second,
+			LoginMaxDelay:        5 * time.Minute,
+			LoginAccountMaxFails: 100,
+			LoginAccountWindow:   15 * time.Minute,
+			LoginThrottleEntries: 100000,
 		},
 		SMTP: SMTP{Port: 587},
 		OIDC: OIDC{RolesClaim: "realm_access.roles", UserClaim: "preferred_username"},

@@ -18,10 +18,11 @@ import (
 	"toxgate/plugins/contract"
 )
 
-// dataStoreEnv is the DataStore's configuration for the catalog plugin. The
-// embedded engine's directory defaults to datastore/ beside the embedded
-// store's directory (./data/datastore by default).
-func dataStoreEnv(c config.DataStore, storeDir string) []string {
+// dataStoreEnv is the DataStore's configuration for the catalog plugin,
+// with the egress policy its loader fetches links under. The embedded
+// engine's directory defaults to datastore/ beside the embedded store's
+// directory (./data/datastore by default).
+func dataStoreEnv(c config.DataStore, e config.Egress, storeDir string) []string {
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(filepath.Clean(storeDir)), "datastore")
@@ -38,6 +39,9 @@ func dataStoreEnv(c config.DataStore, storeDir string) []string {
 		"sql_calls_per_user": c.SQLCallsPerUser, "sql_calls_anonymous": c.SQLCallsAnonymous,
 		"max_q_words": c.MaxQWords, "max_q_bytes": c.MaxQBytes, "max_filter_values": c.MaxFilterValues,
 		"quota_bytes": c.QuotaBytes, "quota_tables": c.QuotaTables, "quota_rows": c.QuotaRows,
+		"load_workers": c.LoadWorkers, "load_workers_per_user": c.LoadWorkersPerUser, "load_queue_per_user": c.LoadQueuePerUser,
+		"load_fetch_timeout_ms": c.LoadFetchTimeout.Milliseconds(), "load_idle_timeout_ms": e.IdleTimeout.Milliseconds(),
+		"egress_allow": e.Allow, "egress_max_redirects": e.MaxRedirects,
 	})
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
@@ -76,7 +80,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		MongoURI:       a.store.URI(),
 		Users:          a.users,
 		MongoDatabase:  a.cfg.MongoDB.Database,
-		SiteURL:        a.cfg.Server.PublicURL,
+		SiteURL:        SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		LogLevel:       a.cfg.Log.Level,
 		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
@@ -86,7 +90,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
-		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
+		}, dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
