@@ -104,10 +104,10 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/gc/v3 v3.0.0-20240107210532-573471604cb6 // indirect
-	modernc.org/libc v1.55.3 // indirect
+	modernc.org/libc v1.55.3 // direct: catalog/datastore sets SQLite limits through its C API
 	modernc.org/mathutil v1.6.0 // indirect
 	modernc.org/memory v1.8.0 // indirect
-	modernc.org/sqlite v1.31.1 // direct: gateway/store indexes the embedded store
+	modernc.org/sqlite v1.31.1 // direct: gateway/store indexes the embedded store; catalog/datastore is the DataStore engine
 	modernc.org/strutil v1.2.0 // indirect
 	modernc.org/token v1.1.0 // indirect
 )

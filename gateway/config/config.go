@@ -107,9 +107,25 @@ type DataStore struct {
 	MaxColumns     int           `yaml:"max_columns" doc:"most fields a table may have"`
 	MaxCellBytes   int           `yaml:"max_cell_bytes" doc:"largest value of one cell, in bytes of text"`
 	MaxTableBytes  int           `yaml:"max_table_bytes" doc:"largest table, as the sum of its values' text sizes"`
-	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"statement time limit of datastore_search_sql"`
+	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"time limit of one datastore_search_sql or datastore_search call, enforced by the engine"`
 	LoadFormats    []string      `yaml:"load_formats" doc:"resource formats loaded automatically (empty: no automatic loading)"`
 	MaxLoadBytes   int           `yaml:"max_load_bytes" doc:"largest file the loader reads"`
+	// Read limits of datastore_search and datastore_search_sql, and
+	// per-user quotas: see catalog/datastore/README.md.
+	SQLMaxValueBytes  int `yaml:"sql_max_value_bytes" doc:"largest string, blob or row a DataStore read may build or return (SQLite: SQLITE_LIMIT_LENGTH; PostgreSQL: largest result row)"`
+	SQLMaxLength      int `yaml:"sql_max_length" doc:"longest datastore_search_sql statement, in bytes"`
+	MaxResultBytes    int `yaml:"max_result_bytes" doc:"most bytes of values one datastore_search or datastore_search_sql answer may carry"`
+	SQLiteHeapLimit   int `yaml:"sqlite_heap_limit" doc:"hard heap limit of the embedded SQLite engine in the catalog plugin, all connections together (soft limit: half)"`
+	PGWorkMem         int `yaml:"pg_work_mem" doc:"PostgreSQL work_mem of datastore_search_sql, in bytes"`
+	PGTempFileLimit   int `yaml:"pg_temp_file_limit" doc:"PostgreSQL temp_file_limit of datastore_search_sql, in bytes (needs a role allowed to set it)"`
+	SQLCallsPerUser   int `yaml:"sql_calls_per_user" doc:"datastore_search_sql calls one user may run at once; past it 429"`
+	SQLCallsAnonymous int `yaml:"sql_calls_anonymous" doc:"datastore_search_sql calls all anonymous callers together may run at once; past it 429"`
+	MaxQWords         int `yaml:"max_q_words" doc:"most different words in datastore_search's q"`
+	MaxQBytes         int `yaml:"max_q_bytes" doc:"longest text of datastore_search's q, in bytes"`
+	MaxFilterValues   int `yaml:"max_filter_values" doc:"most values in the filters of one datastore_search or delete"`
+	QuotaBytes        int `yaml:"quota_bytes" doc:"most bytes the DataStore tables one user owns may hold together (sysadmins exempt)"`
+	QuotaTables       int `yaml:"quota_tables" doc:"most DataStore tables one user may own (sysadmins exempt)"`
+	QuotaRows         int `yaml:"quota_rows" doc:"most rows the DataStore tables one user owns may hold together (sysadmins exempt)"`
 	// The loader's queue: see catalog/datastore/README.md.
 	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`
 	LoadWorkersPerUser int           `yaml:"load_workers_per_user" doc:"loads of one user that run at once (the others wait their turn)"`
@@ -241,6 +257,20 @@ func Default() Config {
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
 
+			SQLMaxValueBytes:   16 << 20,
+			SQLMaxLength:       64 << 10,
+			MaxResultBytes:     64 << 20,
+			SQLiteHeapLimit:    1 << 30,
+			PGWorkMem:          16 << 20,
+			PGTempFileLimit:    1 << 30,
+			SQLCallsPerUser:    2,
+			SQLCallsAnonymous:  4,
+			MaxQWords:          20,
+			MaxQBytes:          1000,
+			MaxFilterValues:    1000,
+			QuotaBytes:         10 << 30,
+			QuotaTables:        1000,
+			QuotaRows:          100000000,
 			LoadWorkers:        4,
 			LoadWorkersPerUser: 2,
 			LoadQueuePerUser:   20,

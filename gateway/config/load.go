@@ -346,13 +346,23 @@ func (c Config) Validate() error {
 	for k, n := range map[string]int{
 		"datastore.max_rows_per_call": c.DataStore.MaxRowsPerCall, "datastore.max_columns": c.DataStore.MaxColumns,
 		"datastore.max_cell_bytes": c.DataStore.MaxCellBytes, "datastore.max_table_bytes": c.DataStore.MaxTableBytes,
-		"datastore.max_load_bytes": c.DataStore.MaxLoadBytes,
-		"datastore.load_workers":   c.DataStore.LoadWorkers, "datastore.load_workers_per_user": c.DataStore.LoadWorkersPerUser,
+		"datastore.max_load_bytes":      c.DataStore.MaxLoadBytes,
+		"datastore.sql_max_value_bytes": c.DataStore.SQLMaxValueBytes, "datastore.sql_max_length": c.DataStore.SQLMaxLength,
+		"datastore.max_result_bytes": c.DataStore.MaxResultBytes, "datastore.sqlite_heap_limit": c.DataStore.SQLiteHeapLimit,
+		"datastore.pg_work_mem": c.DataStore.PGWorkMem, "datastore.pg_temp_file_limit": c.DataStore.PGTempFileLimit,
+		"datastore.sql_calls_per_user": c.DataStore.SQLCallsPerUser, "datastore.sql_calls_anonymous": c.DataStore.SQLCallsAnonymous,
+		"datastore.max_q_words": c.DataStore.MaxQWords, "datastore.max_q_bytes": c.DataStore.MaxQBytes,
+		"datastore.max_filter_values": c.DataStore.MaxFilterValues, "datastore.quota_bytes": c.DataStore.QuotaBytes,
+		"datastore.quota_tables": c.DataStore.QuotaTables, "datastore.quota_rows": c.DataStore.QuotaRows,
+		"datastore.load_workers": c.DataStore.LoadWorkers, "datastore.load_workers_per_user": c.DataStore.LoadWorkersPerUser,
 		"datastore.load_queue_per_user": c.DataStore.LoadQueuePerUser,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)
 		}
+	}
+	if c.DataStore.SQLMaxValueBytes > 0 && c.DataStore.SQLMaxValueBytes < c.DataStore.MaxCellBytes {
+		bad("datastore.sql_max_value_bytes", "must be at least datastore.max_cell_bytes (%d), got %d", c.DataStore.MaxCellBytes, c.DataStore.SQLMaxValueBytes)
 	}
 	if c.Egress.MaxRedirects < 0 {
 		bad("egress.max_redirects", "must not be negative, got %d", c.Egress.MaxRedirects)

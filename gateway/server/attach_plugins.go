@@ -33,8 +33,13 @@ func dataStoreEnv(c config.DataStore, e config.Egress, storeDir string) []string
 	limits, _ := json.Marshal(map[string]any{
 		"max_rows_per_call": c.MaxRowsPerCall, "max_columns": c.MaxColumns, "max_cell_bytes": c.MaxCellBytes,
 		"max_table_bytes": c.MaxTableBytes, "sql_timeout_ms": c.SQLTimeout.Milliseconds(), "load_formats": c.LoadFormats,
-		"max_load_bytes": c.MaxLoadBytes,
-		"load_workers":   c.LoadWorkers, "load_workers_per_user": c.LoadWorkersPerUser, "load_queue_per_user": c.LoadQueuePerUser,
+		"max_load_bytes":      c.MaxLoadBytes,
+		"sql_max_value_bytes": c.SQLMaxValueBytes, "sql_max_length": c.SQLMaxLength, "max_result_bytes": c.MaxResultBytes,
+		"sqlite_heap_limit": c.SQLiteHeapLimit, "pg_work_mem": c.PGWorkMem, "pg_temp_file_limit": c.PGTempFileLimit,
+		"sql_calls_per_user": c.SQLCallsPerUser, "sql_calls_anonymous": c.SQLCallsAnonymous,
+		"max_q_words": c.MaxQWords, "max_q_bytes": c.MaxQBytes, "max_filter_values": c.MaxFilterValues,
+		"quota_bytes": c.QuotaBytes, "quota_tables": c.QuotaTables, "quota_rows": c.QuotaRows,
+		"load_workers": c.LoadWorkers, "load_workers_per_user": c.LoadWorkersPerUser, "load_queue_per_user": c.LoadQueuePerUser,
 		"load_fetch_timeout_ms": c.LoadFetchTimeout.Milliseconds(), "load_idle_timeout_ms": e.IdleTimeout.Milliseconds(),
 		"egress_allow": e.Allow, "egress_max_redirects": e.MaxRedirects,
 	})

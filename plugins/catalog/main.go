@@ -156,6 +156,22 @@ type dataStoreLimits struct {
 	SQLTimeoutMS   int64    `json:"sql_timeout_ms"`
 	LoadFormats    []string `json:"load_formats"`
 	MaxLoadBytes   int64    `json:"max_load_bytes"`
+	// the read and call limits and the per-user quotas (see
+	// catalog/datastore/README.md, "Limits")
+	SQLMaxValueBytes  int   `json:"sql_max_value_bytes"`
+	SQLMaxLength      int   `json:"sql_max_length"`
+	MaxResultBytes    int64 `json:"max_result_bytes"`
+	SQLiteHeapLimit   int64 `json:"sqlite_heap_limit"`
+	PGWorkMem         int64 `json:"pg_work_mem"`
+	PGTempFileLimit   int64 `json:"pg_temp_file_limit"`
+	SQLCallsPerUser   int   `json:"sql_calls_per_user"`
+	SQLCallsAnonymous int   `json:"sql_calls_anonymous"`
+	MaxQWords         int   `json:"max_q_words"`
+	MaxQBytes         int   `json:"max_q_bytes"`
+	MaxFilterValues   int   `json:"max_filter_values"`
+	QuotaBytes        int64 `json:"quota_bytes"`
+	QuotaTables       int64 `json:"quota_tables"`
+	QuotaRows         int64 `json:"quota_rows"`
 	// the loader's queue and the egress policy of its fetches
 	LoadWorkers        int      `json:"load_workers"`
 	LoadWorkersPerUser int      `json:"load_workers_per_user"`
@@ -185,6 +201,11 @@ func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options)
 	ds, err := datastore.Open(ctx, datastore.Config{URL: url, Dir: dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
 		MaxRowsPerCall: lim.MaxRowsPerCall, MaxColumns: lim.MaxColumns, MaxCellBytes: lim.MaxCellBytes,
 		MaxTableBytes: lim.MaxTableBytes, SQLTimeout: time.Duration(lim.SQLTimeoutMS) * time.Millisecond,
+		SQLMaxValueBytes: lim.SQLMaxValueBytes, SQLMaxLength: lim.SQLMaxLength, MaxResultBytes: lim.MaxResultBytes,
+		SQLiteHeapLimit: lim.SQLiteHeapLimit, PGWorkMem: lim.PGWorkMem, PGTempFileLimit: lim.PGTempFileLimit,
+		SQLCallsPerUser: lim.SQLCallsPerUser, SQLCallsAnonymous: lim.SQLCallsAnonymous,
+		MaxQWords: lim.MaxQWords, MaxQBytes: lim.MaxQBytes, MaxFilterValues: lim.MaxFilterValues,
+		QuotaBytes: lim.QuotaBytes, QuotaTables: lim.QuotaTables, QuotaRows: lim.QuotaRows,
 	}})
 	if err != nil {
 		return nil, err
