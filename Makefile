@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test vet bench train ci-deps clean help
+.PHONY: all build gateway plugins modules rust-modules run test vet bench fuzz train ci-deps clean help
 
 all: build
 
@@ -19,6 +19,7 @@ help:
 	@echo "make run    build everything and serve on 127.0.0.1:8080 (embedded store under ./data)"
 	@echo "make test   run every test"
 	@echo "make bench  run the benchmarks (loopback only)"
+	@echo "make fuzz   run every fuzz target for FUZZTIME each (default 30s)"
 	@echo "make train  retrain the models (weights are committed; run does not retrain)"
 
 build: gateway plugins modules rust-modules
@@ -114,6 +115,20 @@ bench: build
 	$(BENCH) -bench . -benchtime 20x ./modules/herg/... ./modules/ahr/...
 	@echo "== kinetics and TK/TD models (native)"
 	$(BENCH) -bench . -benchtime 5x ./sdk/ode/ ./modules/pbpk-doxorubicin/... ./modules/pbpk-httk/... ./modules/tk-2d/... ./modules/tk-3d/... ./modules/td-omics/...
+
+# fuzz: every `func FuzzXxx` of the tree, one after another, for FUZZTIME
+# each (`make fuzz FUZZTIME=5m`). Their seed corpora (f.Add and testdata/fuzz)
+# already run as plain tests in `make test`; new crashers land in the
+# package's testdata/fuzz and so become seeds. FUZZ=regexp picks targets.
+FUZZTIME ?= 30s
+FUZZ     ?= .
+fuzz:
+	@git grep -l -E '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' -- '*_test.go' | xargs -n1 dirname | sort -u | while read -r d; do \
+		for t in $$(grep -h -o -E '^func Fuzz[A-Za-z0-9_]*' $$d/*_test.go | cut -d' ' -f2 | grep -E '$(FUZZ)'); do \
+			echo "== ./$$d $$t ($(FUZZTIME))"; \
+			TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$d || exit 1; \
+		done; \
+	done
 
 # train: retrain the structure-based models from modules/internal/data (deterministic,
 # fixed seed) and rewrite the weight bundles the modules embed. The weights are

@@ -231,6 +231,10 @@ func revokesOwnAdmin(c Caller, o *Organization, u *User, role string) bool {
 // empty_if_not_sysadmin on id).
 func choosesIDs(c Caller) bool { return c.Sysadmin }
 
+// takesReservedNames reports whether c may give a dataset a name starting
+// with ReservedDatasetPrefix (the models' datasets; reserved.go).
+func takesReservedNames(c Caller) bool { return c.Sysadmin }
+
 // setsStateOnCreate reports whether c may set the state of a dataset it
 // creates (CKAN's ignore_not_package_admin on package_create).
 func setsStateOnCreate(c Caller) bool { return c.Sysadmin }
