@@ -22,7 +22,7 @@ import (
 func init() {
 	register("group_list", true, "Groups (all_fields, sort, limit, offset, q, groups).", groupList)
 	register("group_show", true, "One group (include_datasets, include_users, include_extras).", groupShow)
-	register("group_create", false, "Create a group; the caller becomes its admin.", groupCreate)
+	register("group_create", false, "Create a group; the caller becomes its admin (sysadmins; every user with catalog.auth.user_create_groups).", groupCreate)
 	register("group_update", false, "Replace a group's fields.", groupUpdate)
 	register("group_patch", false, "Change the given fields of a group.", groupPatch)
 	register("group_delete", false, "Delete a group (its datasets stay, out of the group).", groupDelete)

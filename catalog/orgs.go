@@ -12,7 +12,7 @@ import (
 func init() {
 	register("organization_list", true, "Organizations (all_fields, sort, limit, offset, q).", organizationList)
 	register("organization_show", true, "One organization (include_datasets, include_users).", organizationShow)
-	register("organization_create", false, "Create an organization; the caller becomes its admin.", organizationCreate)
+	register("organization_create", false, "Create an organization; the caller becomes its admin (sysadmins; every user with catalog.auth.user_create_organizations).", organizationCreate)
 	register("organization_update", false, "Replace an organization's fields.", organizationUpdate)
 	register("organization_patch", false, "Change the given fields of an organization.", organizationPatch)
 	register("organization_delete", false, "Delete an organization (it must have no datasets).", organizationDelete)
