@@ -170,49 +170,6 @@ func activityVerb(created bool, before, after string) string {
 	return "changed"
 }
 
-// datasetLabels are CKAN's permission labels of a dataset
-// (DefaultPermissionLabels.get_dataset_labels).
-func datasetLabels(d *Dataset) []string {
-	if d.State == StateActive && !d.Private {
-		return []string{"public"}
-	}
-	labels := []string{"creator-" + d.CreatorUserID}
-	if d.OwnerOrg != "" {
-		labels = []string{"member-" + d.OwnerOrg}
-	}
-	if len(d.Collaborators) > 0 {
-		// CKAN's permission labels with dataset collaborators
-		labels = append(labels, "collaborator-"+d.ID)
-	}
-	return labels
-}
-
-// userLabels are the labels c may read (get_user_dataset_labels); nil for
-// sysadmins, who read everything. Callers hold a lock.
-func (st *state) userLabels(c Caller) map[string]bool {
-	if c.Sysadmin {
-		return nil
-	}
-	labels := map[string]bool{"public": true}
-	if c.UserID == "" {
-		return labels
-	}
-	labels["creator-"+c.UserID] = true
-	if st.allowCollaborators {
-		for _, d := range st.datasets {
-			if st.collaboratorCapacity(c, d) != "" {
-				labels["collaborator-"+d.ID] = true
-			}
-		}
-	}
-	for _, o := range st.orgs {
-		if o.State != StateDeleted && roleGrants(o.role(c.UserID), PermRead) {
-			labels["member-"+o.ID] = true
-		}
-	}
-	return labels
-}
-
 // datasetActivity is the activity of writing next over base (nil: a new
 // dataset); nil when the write is no activity.
 func (s *Service) datasetActivity(ctx context.Context, base, next *Dataset) *activityChange {

@@ -32,6 +32,8 @@ func sameList(t *testing.T, what string, got []string, want ...string) {
 
 func TestActivityOfDatasetWrites(t *testing.T) {
 	f := newFixture(t)
+	// anonymous callers list user activity here (ckan.auth.public_user_details)
+	f.withOptions(Options{Auth: AuthOptions{PublicUserDetails: true}})
 	f.ok("editor", "package_create", map[string]any{"name": "herg-screen", "owner_org": "tox-lab", "title": "hERG screen"})
 	f.ok("editor", "package_patch", map[string]any{"id": "herg-screen", "notes": "patch-clamp"})
 	f.ok("admin", "resource_create", map[string]any{"package_id": "herg-screen", "url": "http://example.org/a.csv", "name": "a"})
@@ -84,6 +86,8 @@ func TestActivityOfDatasetWrites(t *testing.T) {
 
 func TestActivityPrivateDatasets(t *testing.T) {
 	f := newFixture(t)
+	// anonymous callers list user activity here (ckan.auth.public_user_details)
+	f.withOptions(Options{Auth: AuthOptions{PublicUserDetails: true}})
 	f.ok("admin", "package_create", map[string]any{"name": "secret", "owner_org": "tox-lab", "private": true})
 	f.ok("admin", "package_create", map[string]any{"name": "open", "owner_org": "tox-lab"})
 	f.ok("admin", "package_patch", map[string]any{"id": "secret", "private": false})
@@ -307,6 +311,8 @@ func TestUnifiedDiffMatchesDifflib(t *testing.T) {
 
 func TestDashboardActivityList(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create organizations here (ckan.auth.user_create_organizations)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	f.ok("admin", "package_create", map[string]any{"name": "lab-data", "owner_org": "tox-lab", "private": true})
 	f.ok("outsider", "organization_create", map[string]any{"name": "elsewhere"})
 	if e := f.fail("", "dashboard_activity_list", nil, 403); e.Message != "Access denied: You must be logged in to access your dashboard." {
@@ -322,6 +328,9 @@ func TestDashboardActivityList(t *testing.T) {
 
 func TestActivityOfGroups(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create groups, and anonymous callers
+	// list user activity here (ckan.auth.user_create_groups, public_user_details)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateGroups: true, PublicUserDetails: true}})
 	f.ok("editor", "group_create", map[string]any{"name": "hepatotox", "title": "Hepatotoxicity"})
 	f.ok("editor", "group_patch", map[string]any{"id": "hepatotox", "description": "liver"})
 	f.ok("editor", "package_create", map[string]any{"name": "liver-screen", "owner_org": "tox-lab"})
@@ -415,9 +424,12 @@ func BenchmarkActivityIndexMemory(b *testing.B) {
 // shown.
 func TestActivityAfterPurge(t *testing.T) {
 	f := newFixture(t)
+	// anonymous callers list user activity here (ckan.auth.public_user_details)
+	opts := Options{Auth: AuthOptions{PublicUserDetails: true}}
+	f.withOptions(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	other := f.open(Options{})
+	other := f.open(opts)
 	f.ok("editor", "package_create", map[string]any{"name": "short-lived", "owner_org": "tox-lab"})
 	userTypes := func(svc *Service) []string {
 		res, e := callSvc(t, svc, Caller{}, "user_activity_list", map[string]any{"id": "editor"})
@@ -432,7 +444,7 @@ func TestActivityAfterPurge(t *testing.T) {
 	f.fail("sysadmin", "package_activity_list", map[string]any{"id": "short-lived"}, 404)
 	sameList(t, "this instance", userTypes(f.svc), "changed package", "new package")
 	sameList(t, "other, after", userTypes(other), "changed package", "new package")
-	third := f.open(Options{})
+	third := f.open(opts)
 	sameList(t, "new instance", userTypes(third), "changed package", "new package")
 
 	// a create whose process died between its activity and its insert
@@ -443,7 +455,7 @@ func TestActivityAfterPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameList(t, "with a ghost create", userTypes(f.svc), "changed package", "new package")
-	fourth := f.open(Options{})
+	fourth := f.open(opts)
 	sameList(t, "with a ghost create, new instance", userTypes(fourth), "changed package", "new package")
 }
 

@@ -94,6 +94,10 @@ func formatAutocomplete(_ context.Context, s *Service, r *Request) (any, error) 
 	exact := map[string]int{}
 	s.st.mu.RLock()
 	for _, d := range s.st.datasets {
+		// formats of the active datasets the caller may read, counted so
+		if d.State != StateActive || !s.st.canRead(r.Caller, d) {
+			continue
+		}
 		for i := range d.Resources {
 			res := &d.Resources[i]
 			if res.State == StateActive && res.Format != "" && containsFold(res.Format, ql) {

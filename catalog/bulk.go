@@ -11,17 +11,17 @@ import (
 )
 
 func init() {
-	register("bulk_update_private", false, "Make datasets of an organization private (datasets, org_id; org admins).", bulkUpdate("bulk_update_private", func(d *Dataset) bool {
+	register("bulk_update_private", false, "Make datasets of an organization private (datasets, org_id; org admins).", bulkUpdate(func(d *Dataset) bool {
 		changed := !d.Private
 		d.Private = true
 		return changed
 	}))
-	register("bulk_update_public", false, "Make datasets of an organization public (datasets, org_id; org admins).", bulkUpdate("bulk_update_public", func(d *Dataset) bool {
+	register("bulk_update_public", false, "Make datasets of an organization public (datasets, org_id; org admins).", bulkUpdate(func(d *Dataset) bool {
 		changed := d.Private
 		d.Private = false
 		return changed
 	}))
-	register("bulk_update_delete", false, "Delete datasets of an organization (datasets, org_id; org admins).", bulkUpdate("bulk_update_delete", func(d *Dataset) bool {
+	register("bulk_update_delete", false, "Delete datasets of an organization (datasets, org_id; org admins).", bulkUpdate(func(d *Dataset) bool {
 		changed := d.State != StateDeleted
 		d.State = StateDeleted
 		return changed
@@ -54,34 +54,39 @@ func datasetRefs(v any) ([]string, bool) {
 	return nil, false
 }
 
+// bulkParams reads the bulk updates' org_id and datasets.
+func bulkParams(data map[string]any) (string, []string, *ckan.Error) {
+	errs := map[string]any{}
+	orgRef, _ := str(data["org_id"])
+	if orgRef == "" {
+		errs["org_id"] = []string{ckan.MsgMissing}
+	}
+	refs, ok := datasetRefs(data["datasets"])
+	if _, given := data["datasets"]; !given {
+		errs["datasets"] = []string{ckan.MsgMissing}
+	} else if !ok {
+		errs["datasets"] = []string{"Must be a list of dataset ids"}
+	}
+	if len(errs) > 0 {
+		return "", nil, ckan.Validation(errs)
+	}
+	return orgRef, refs, nil
+}
+
 // bulkUpdate is CKAN's _bulk_update_dataset: change is applied to each
 // named dataset of org_id (it reports whether it changed anything). Every
-// dataset must belong to the organization, else nothing changes.
-func bulkUpdate(action string, change func(*Dataset) bool) handler {
+// dataset must belong to the organization (the organization's admins may
+// call it: authBulkUpdate), else nothing changes.
+func bulkUpdate(change func(*Dataset) bool) handler {
 	return func(ctx context.Context, s *Service, r *Request) (any, error) {
-		c := r.Caller
-		if c.Anonymous() {
-			return nil, needsUser(action)
-		}
-		errs := map[string]any{}
-		orgRef, _ := str(r.Data["org_id"])
-		if orgRef == "" {
-			errs["org_id"] = []string{ckan.MsgMissing}
-		}
-		refs, ok := datasetRefs(r.Data["datasets"])
-		if _, given := r.Data["datasets"]; !given {
-			errs["datasets"] = []string{ckan.MsgMissing}
-		} else if !ok {
-			errs["datasets"] = []string{"Must be a list of dataset ids"}
-		}
-		if len(errs) > 0 {
-			return nil, ckan.Validation(errs)
+		orgRef, refs, verr := bulkParams(r.Data)
+		if verr != nil {
+			return nil, verr
 		}
 		s.st.mu.RLock()
 		o := s.st.org(orgRef)
-		allowed := o != nil && s.st.hasPerm(c, o.ID, PermAdmin)
 		var ids, foreign []string
-		if allowed {
+		if o != nil {
 			for _, ref := range refs {
 				if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
 					ids = append(ids, d.ID)
@@ -93,9 +98,6 @@ func bulkUpdate(action string, change func(*Dataset) bool) handler {
 		s.st.mu.RUnlock()
 		if o == nil {
 			return nil, ckan.NotFound("Organization was not found")
-		}
-		if !allowed {
-			return nil, ckan.NotAuthorized("")
 		}
 		if len(foreign) > 0 {
 			msgs := make([]string, len(foreign))
@@ -143,12 +145,6 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 	s.st.mu.RUnlock()
 	if o == nil {
 		return nil, ckan.NotFound("Organization was not found")
-	}
-	if r.Caller.Anonymous() {
-		return nil, needsUser("organization_purge")
-	}
-	if !r.Caller.Sysadmin {
-		return nil, ckan.NotAuthorized("")
 	}
 	if has {
 		// datasets must have an organization here (CKAN's

@@ -41,6 +41,8 @@ type state struct {
 	// allowCollaborators and allowAdminCollaborators are
 	// Options.AllowCollaborators and Options.AllowAdminCollaborators.
 	allowCollaborators, allowAdminCollaborators bool
+	// auth holds Options.Auth, the ckan.auth.* switches (authz.go).
+	auth AuthOptions
 }
 
 func newState() *state {

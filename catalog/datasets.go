@@ -62,30 +62,14 @@ func packageShow(_ context.Context, s *Service, r *Request) (any, error) {
 	if d == nil {
 		return nil, ckan.NotFound("")
 	}
-	if !s.st.canRead(r.Caller, d) {
-		return nil, denied(r.Caller, "read package %s", d.ID)
-	}
 	return s.st.datasetJSON(d, r.SiteURL)
 }
 
 func packageCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	c := r.Caller
-	if c.Anonymous() {
-		return nil, denied(c, "create packages")
-	}
 	at := now()
 	s.st.mu.RLock()
-	if !c.Sysadmin && !s.st.hasPermSomeOrg(c, PermCreateDataset) {
-		s.st.mu.RUnlock()
-		return nil, denied(c, "create packages")
-	}
-	if ref, _ := str(r.Data["owner_org"]); ref != "" && !c.Sysadmin {
-		if o := s.st.org(ref); o == nil || !s.st.hasPerm(c, o.ID, PermCreateDataset) {
-			s.st.mu.RUnlock()
-			return nil, denied(c, "add dataset to this organization")
-		}
-	}
-	in, verr := s.st.buildDataset(c, r.Data, nil, at, c.Sysadmin)
+	in, verr := s.st.buildDataset(c, r.Data, nil, at, setsStateOnCreate(c))
 	s.st.mu.RUnlock()
 	if verr != nil {
 		return nil, verr
@@ -107,16 +91,14 @@ func (s *Service) show(id, siteURL string) *DatasetDict {
 	return nil
 }
 
-// editable finds the dataset ref and checks perm, with CKAN's messages.
-func (s *Service) editable(c Caller, ref, perm, verb, notFound string) (*Dataset, error) {
+// datasetByRef finds dataset ref (id or name), or CKAN's 404 with
+// notFound.
+func (s *Service) datasetByRef(ref, notFound string) (*Dataset, error) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
 	d := s.st.dataset(ref)
 	if d == nil {
 		return nil, ckan.NotFound(notFound)
-	}
-	if !s.st.canEdit(c, d, perm) {
-		return nil, denied(c, "%s package %s", verb, d.ID)
 	}
 	return d, nil
 }
@@ -129,7 +111,7 @@ func packageUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.Validation(map[string]any{"id": ckan.MsgMissing})
 	}
-	d, err := s.editable(r.Caller, ref, PermUpdateDataset, "edit", "Package was not found.")
+	d, err := s.datasetByRef(ref, "Package was not found.")
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +147,7 @@ func packagePatch(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.ValidationMessage("Missing id, can not get Package object")
 	}
-	d, err := s.editable(r.Caller, ref, PermUpdateDataset, "edit", "")
+	d, err := s.datasetByRef(ref, "")
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +166,7 @@ func packageDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.Validation(map[string]any{"id": ckan.MsgMissing})
 	}
-	d, err := s.editable(r.Caller, ref, PermDeleteDataset, "delete", "")
+	d, err := s.datasetByRef(ref, "")
 	if err != nil {
 		return nil, err
 	}
@@ -198,12 +180,6 @@ func packageDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func datasetPurge(ctx context.Context, s *Service, r *Request) (any, error) {
-	if r.Caller.Anonymous() {
-		return nil, needsUser("dataset_purge")
-	}
-	if !r.Caller.Sysadmin {
-		return nil, ckan.NotAuthorized("")
-	}
 	ref, _ := str(r.Data["id"])
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)

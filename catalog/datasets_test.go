@@ -158,6 +158,8 @@ func TestDatasetValidationErrors(t *testing.T) {
 
 func TestAuthorizationMatrix(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create organizations here (ckan.auth.user_create_organizations)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	pub := f.ok("editor", "package_create", map[string]any{"name": "public-set", "owner_org": "tox-lab"})
 	priv := f.ok("editor", "package_create", map[string]any{"name": "private-set", "owner_org": "tox-lab", "private": "true"})
 	if priv["private"] != true {

@@ -14,15 +14,16 @@ func init() {
 	registerInternal("package_writable", "Whether the caller may add resources to a dataset, for the gateway's scoring jobs.", packageWritable)
 }
 
-// packageWritable answers the gateway's scoring jobs before they start:
-// {package_id, package_name} if the caller may edit dataset id (and so add a
-// resource to it), else CKAN's 404 or 403.
+// packageWritable answers the gateway's "may the caller edit dataset id
+// (and so add a resource to it)?" (the scoring jobs before they start, the
+// pages' edit buttons): {package_id, package_name}, else CKAN's 404 or
+// 403 from package_update's auth function, which authTable gives it.
 func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	d, err := s.editable(r.Caller, id, PermUpdateDataset, "edit", "Package was not found.")
+	d, err := s.datasetByRef(id, "Package was not found.")
 	if err != nil {
 		return nil, err
 	}
@@ -30,11 +31,12 @@ func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
 }
 
 // resourceFile answers the gateway's download route: the file of resource
-// id, if the caller may read it, as {file_id, filename, package_id}.
+// id as {file_id, filename, package_id}, for those resource_show's auth
+// function admits (authTable).
 func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i, err := s.st.readableResource(r)
+	d, i, err := s.st.resourceByID(r)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 func init() {
 	register("group_list", true, "Groups (all_fields, sort, limit, offset, q, groups).", groupList)
 	register("group_show", true, "One group (include_datasets, include_users, include_extras).", groupShow)
-	register("group_create", false, "Create a group; the caller becomes its admin.", groupCreate)
+	register("group_create", false, "Create a group; the caller becomes its admin (sysadmins; every user with catalog.auth.user_create_groups).", groupCreate)
 	register("group_update", false, "Replace a group's fields.", groupUpdate)
 	register("group_patch", false, "Change the given fields of a group.", groupPatch)
 	register("group_delete", false, "Delete a group (its datasets stay, out of the group).", groupDelete)
@@ -284,13 +284,13 @@ func (st *state) datasetGroups(c Caller, data map[string]any, base *Dataset) ([]
 			continue
 		}
 		seen[g.ID] = true
-		if !slices.Contains(had, g.ID) && !st.hasPerm(c, g.ID, PermManageGroup) {
+		if !slices.Contains(had, g.ID) && !st.mayJoinGroup(c, g.ID) {
 			return nil, denied(c, "edit these groups")
 		}
 		out = append(out, g.ID)
 	}
 	for _, id := range had {
-		if !seen[id] && !st.hasPerm(c, id, PermRead) {
+		if !seen[id] && !st.mayLeaveGroup(c, id) {
 			out = append(out, id)
 		}
 	}
@@ -326,15 +326,15 @@ func groupCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func groupUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "update", grpKind, func(*Organization) map[string]any { return r.Data })
+	return s.orgReplace(ctx, r, grpKind, func(*Organization) map[string]any { return r.Data })
 }
 
 func groupPatch(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "patch", grpKind, patchedGroupInput(r))
+	return s.orgReplace(ctx, r, grpKind, patchedGroupInput(r))
 }
 
 func groupDelete(ctx context.Context, s *Service, r *Request) (any, error) {
-	g, err := s.orgAdmin(r, "delete", grpKind)
+	g, err := s.groupRef(r, grpKind)
 	if err != nil {
 		return nil, err
 	}
@@ -347,9 +347,6 @@ func groupDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
-	if r.Caller.Anonymous() {
-		return nil, needsUser("group_purge")
-	}
 	ref, _ := str(r.Data["id"])
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
@@ -367,9 +364,6 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	s.st.mu.RUnlock()
 	if g == nil {
 		return nil, ckan.NotFound("Group was not found")
-	}
-	if !r.Caller.Sysadmin {
-		return nil, ckan.NotAuthorized("")
 	}
 	// the memberships go first, so that a purge cut short leaves a group
 	// that can be purged again
@@ -432,7 +426,7 @@ func groupListAuthz(_ context.Context, s *Service, r *Request) (any, error) {
 		if g.State != StateActive {
 			continue
 		}
-		if (!c.Sysadmin || amMember) && !roleGrants(g.role(c.UserID), PermManageGroup) {
+		if amMember && !roleGrants(g.role(c.UserID), PermManageGroup) || !s.st.mayJoinGroup(c, g.ID) {
 			continue
 		}
 		m := orgDict(g, s.st.packageCount(c, g.ID))
@@ -457,15 +451,10 @@ type memberRef struct {
 	user    *User
 }
 
-// memberTargetAny reads member_create's id, object and object_type,
-// finds both, and checks CKAN's member_create authorization: a dataset
-// joins or leaves a group by any member of the group (manage_group), a
-// user by an admin.
-func (s *Service) memberTargetAny(ctx context.Context, r *Request, action string, keys ...string) (memberRef, error) {
+// memberTargetAny reads member_create's id, object and object_type and
+// finds both (the caller's right is memberAuth's).
+func (s *Service) memberTargetAny(ctx context.Context, r *Request, keys ...string) (memberRef, error) {
 	var ref memberRef
-	if r.Caller.Anonymous() {
-		return ref, needsUser(action)
-	}
 	errs := map[string]any{}
 	vals := map[string]string{}
 	for _, k := range keys {
@@ -487,10 +476,15 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, action string
 	if ref.group == nil {
 		return ref, ckan.NotFound("Group was not found.")
 	}
-	if objType != "package" && objType != "user" {
-		return ref, ckan.ValidationMessage(fmt.Sprintf("%s isn't a valid model", titleWord(objType)))
-	}
-	if objType == "user" {
+	switch objType {
+	case "package":
+		if ref.dataset == nil {
+			return ref, ckan.NotFound("Package was not found.")
+		}
+		if !ref.group.isGroup() {
+			return ref, ckan.ValidationMessage("A dataset belongs to an organization through its owner_org: use package_patch")
+		}
+	case "user":
 		u, err := s.c.findUser(ctx, vals["object"])
 		if err != nil {
 			return ref, err
@@ -499,21 +493,8 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, action string
 			return ref, ckan.NotFound("User was not found.")
 		}
 		ref.user = u
-	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	if objType == "package" && (ref.dataset == nil || !s.st.canRead(r.Caller, ref.dataset)) {
-		return ref, ckan.NotFound("Package was not found.")
-	}
-	perm := PermAdmin
-	if objType == "package" && ref.group.isGroup() {
-		perm = PermManageGroup
-	}
-	if !s.st.hasPerm(r.Caller, ref.group.ID, perm) {
-		return ref, denied(r.Caller, "edit group %s", ref.group.ID)
-	}
-	if objType == "package" && !ref.group.isGroup() {
-		return ref, ckan.ValidationMessage("A dataset belongs to an organization through its owner_org: use package_patch")
+	default:
+		return ref, ckan.ValidationMessage(fmt.Sprintf("%s isn't a valid model", titleWord(objType)))
 	}
 	return ref, nil
 }
@@ -537,7 +518,7 @@ func memberID(groupID, objectID string) string {
 }
 
 func memberCreateAction(ctx context.Context, s *Service, r *Request) (any, error) {
-	ref, err := s.memberTargetAny(ctx, r, "member_create", "id", "object", "object_type", "capacity")
+	ref, err := s.memberTargetAny(ctx, r, "id", "object", "object_type", "capacity")
 	if err != nil {
 		return nil, err
 	}
@@ -553,7 +534,7 @@ func memberCreateAction(ctx context.Context, s *Service, r *Request) (any, error
 }
 
 func memberDeleteAction(ctx context.Context, s *Service, r *Request) (any, error) {
-	ref, err := s.memberTargetAny(ctx, r, "member_delete", "id", "object", "object_type")
+	ref, err := s.memberTargetAny(ctx, r, "id", "object", "object_type")
 	if err != nil {
 		return nil, err
 	}

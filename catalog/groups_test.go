@@ -20,6 +20,9 @@ func groupNames(d map[string]any) []string {
 
 func TestGroups(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create groups, and anonymous callers see
+	// the members here (ckan.auth.user_create_groups, public_user_details)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateGroups: true, PublicUserDetails: true}})
 
 	// create: the caller becomes admin; names are shared with organizations
 	g := f.ok("member", "group_create", map[string]any{"name": "hepatotox", "title": "Hepatotoxicity",
@@ -211,7 +214,9 @@ func TestGroups(t *testing.T) {
 // and survive a restart (a new catalog loading from the store).
 func TestGroupsSeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
-	other := f.open(Options{})
+	// users who are not sysadmins create groups here (ckan.auth.user_create_groups)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateGroups: true}})
+	other := f.open(Options{Auth: AuthOptions{UserCreateGroups: true}})
 	f.ok("editor", "group_create", map[string]any{"name": "shared-group", "title": "Shared"})
 	f.ok("editor", "package_create", map[string]any{"name": "in-group", "owner_org": "tox-lab", "groups": []any{map[string]any{"name": "shared-group"}}})
 	got, cerr := callSvc(t, other, Caller{}, "package_search", map[string]any{"fq": "groups:shared-group"})
@@ -224,7 +229,7 @@ func TestGroupsSeenByAnotherInstance(t *testing.T) {
 	if d := f.ok("", "package_show", map[string]any{"id": "in-group"}); d["groups"].([]any)[0].(map[string]any)["title"] != "Renamed" {
 		t.Fatalf("first instance does not see the group change: %v", d["groups"])
 	}
-	restarted := f.open(Options{})
+	restarted := f.open(Options{Auth: AuthOptions{UserCreateGroups: true}})
 	got, cerr = callSvc(t, restarted, Caller{}, "group_show", map[string]any{"id": "shared-group"})
 	if cerr != nil || got.(map[string]any)["package_count"].(float64) != 1 || got.(map[string]any)["title"] != "Renamed" {
 		t.Fatalf("after restart: %v %v", got, cerr)
@@ -246,6 +251,8 @@ func TestGroupsSeenByAnotherInstance(t *testing.T) {
 // from the claims, like datasets and organizations.
 func TestFarBehindInstanceCatchesUpGroupsAndVocabularies(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create groups here (ckan.auth.user_create_groups)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateGroups: true}})
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	other, err := New(t.Context(), f.db, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})

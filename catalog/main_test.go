@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 // fixture is a catalog on a fresh database with users and one org
 // ("tox-lab") where admin, editor and member hold those roles.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	db    *mongo.Database
 	svc   *Service
 	store *store.Store
@@ -53,7 +53,7 @@ type fixture struct {
 
 const site = "http://catalog.test"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -76,11 +76,14 @@ func newFixture(t *testing.T) *fixture {
 		}
 		f.users[u.name] = Caller{UserID: id, Name: u.name, Sysadmin: u.sys}
 	}
-	f.svc = f.open(Options{})
+	// "admin" creates the organization, which needs the switch on; the
+	// tests then run with the defaults
+	f.svc = f.open(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	org := f.ok("admin", "organization_create", map[string]any{"name": "tox-lab", "title": "Toxicology Lab"})
 	f.orgID = org["id"].(string)
 	f.ok("admin", "organization_member_create", map[string]any{"id": "tox-lab", "username": "editor", "role": "editor"})
 	f.ok("admin", "organization_member_create", map[string]any{"id": "tox-lab", "username": "member", "role": "member"})
+	f.svc = f.open(Options{})
 	return f
 }
 
@@ -91,7 +94,7 @@ func (f *fixture) call(user, action string, data map[string]any) (any, *ckan.Err
 	return callSvc(f.t, f.svc, f.users[user], action, data)
 }
 
-func callSvc(t *testing.T, svc *Service, c Caller, action string, data map[string]any) (any, *ckan.Error) {
+func callSvc(t testing.TB, svc *Service, c Caller, action string, data map[string]any) (any, *ckan.Error) {
 	t.Helper()
 	if data == nil {
 		data = map[string]any{}

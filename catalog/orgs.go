@@ -12,7 +12,7 @@ import (
 func init() {
 	register("organization_list", true, "Organizations (all_fields, sort, limit, offset, q).", organizationList)
 	register("organization_show", true, "One organization (include_datasets, include_users).", organizationShow)
-	register("organization_create", false, "Create an organization; the caller becomes its admin.", organizationCreate)
+	register("organization_create", false, "Create an organization; the caller becomes its admin (sysadmins; every user with catalog.auth.user_create_organizations).", organizationCreate)
 	register("organization_update", false, "Replace an organization's fields.", organizationUpdate)
 	register("organization_patch", false, "Change the given fields of an organization.", organizationPatch)
 	register("organization_delete", false, "Delete an organization (it must have no datasets).", organizationDelete)
@@ -165,6 +165,8 @@ func (s *Service) showGroup(ctx context.Context, r *Request, o *Organization) (a
 		includeUsers, _ = ckan.AsBool(v)
 	}
 	s.st.mu.RLock()
+	// the members are user details (ckan.auth.public_user_details)
+	includeUsers = includeUsers && s.st.seesUserDetails(r.Caller)
 	m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
 	var pkgs []*DatasetDict
 	if includeDatasets {
@@ -262,16 +264,13 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 // createGroup is organization_create and group_create.
 func createGroup(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
 	c := r.Caller
-	if c.Anonymous() {
-		return nil, needsUser(k.word() + "_create")
-	}
 	o := &Organization{Type: k.storedType(), State: StateActive, Created: now(), Rev: 1}
 	s.st.mu.RLock()
 	verr := s.st.orgFields(o, r.Data, true)
 	if v, ok := r.Data["id"]; ok && v != nil && v != "" && verr == nil {
 		id, _ := str(v)
 		switch {
-		case !c.Sysadmin:
+		case !choosesIDs(c):
 			verr = ckan.FieldError("id", "The input field id was not expected.")
 		case !isUUID(id):
 			verr = ckan.FieldError("id", "Invalid id")
@@ -320,30 +319,12 @@ func createGroup(ctx context.Context, s *Service, r *Request, k groupKind) (any,
 	return s.showGroup(ctx, r, o)
 }
 
-func (s *Service) orgAdmin(r *Request, verb string, k groupKind) (*Organization, error) {
-	if r.Caller.Anonymous() {
-		return nil, needsUser(k.word() + "_" + verb)
-	}
-	o, err := s.groupRef(r, k)
-	if err != nil {
-		return nil, err
-	}
-	s.st.mu.RLock()
-	ok := s.st.hasPerm(r.Caller, o.ID, PermAdmin)
-	s.st.mu.RUnlock()
-	if !ok {
-		word := map[string]string{"update": "edit", "patch": "edit", "delete": "delete"}[verb]
-		return nil, denied(r.Caller, "%s %s %s", word, k.word(), o.ID)
-	}
-	return o, nil
-}
-
 func organizationUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "update", orgKind, func(*Organization) map[string]any { return r.Data })
+	return s.orgReplace(ctx, r, orgKind, func(*Organization) map[string]any { return r.Data })
 }
 
 func organizationPatch(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.orgReplace(ctx, r, "patch", orgKind, patchedGroupInput(r))
+	return s.orgReplace(ctx, r, orgKind, patchedGroupInput(r))
 }
 
 // patchedGroupInput is the data dict of a patch: the stored fields, then
@@ -363,8 +344,10 @@ func patchedGroupInput(r *Request) func(base *Organization) map[string]any {
 	}
 }
 
-func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, k groupKind, input func(*Organization) map[string]any) (any, error) {
-	o, err := s.orgAdmin(r, verb, k)
+// orgReplace writes the fields input builds from the stored organization
+// or group (its admins may: authOrgAdmin).
+func (s *Service) orgReplace(ctx context.Context, r *Request, k groupKind, input func(*Organization) map[string]any) (any, error) {
+	o, err := s.groupRef(r, k)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +371,7 @@ func (s *Service) orgReplace(ctx context.Context, r *Request, verb string, k gro
 }
 
 func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error) {
-	o, err := s.orgAdmin(r, "delete", orgKind)
+	o, err := s.orgRef(r)
 	if err != nil {
 		return nil, err
 	}
@@ -412,11 +395,9 @@ func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error
 	return nil, err
 }
 
-// memberTarget checks the caller may manage o's members and resolves the user.
-func (s *Service) memberTarget(ctx context.Context, r *Request, action string, k groupKind) (*Organization, *User, error) {
-	if r.Caller.Anonymous() {
-		return nil, nil, needsUser(action)
-	}
+// memberTarget resolves the organization or group and the user of a user
+// member action (its admins may call it: userMemberAuth).
+func (s *Service) memberTarget(ctx context.Context, r *Request, k groupKind) (*Organization, *User, error) {
 	ref, _ := str(r.Data["id"])
 	username, _ := str(r.Data["username"])
 	errs := map[string]any{}
@@ -431,13 +412,9 @@ func (s *Service) memberTarget(ctx context.Context, r *Request, action string, k
 	}
 	s.st.mu.RLock()
 	o := s.st.lookupGroup(k, ref)
-	ok := o != nil && s.st.hasPerm(r.Caller, o.ID, PermAdmin)
 	s.st.mu.RUnlock()
 	if o == nil {
 		return nil, nil, ckan.NotFound(k.notFound())
-	}
-	if !ok {
-		return nil, nil, denied(r.Caller, "edit %s %s", k.word(), o.ID)
 	}
 	u, err := s.c.findUser(ctx, username)
 	if err != nil {
@@ -459,7 +436,7 @@ func userMemberCreate(ctx context.Context, s *Service, r *Request, k groupKind) 
 	if role == "" {
 		role, _ = str(r.Data["capacity"])
 	}
-	o, u, err := s.memberTarget(ctx, r, k.word()+"_member_create", k)
+	o, u, err := s.memberTarget(ctx, r, k)
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +448,7 @@ func (s *Service) putUserMember(ctx context.Context, r *Request, o *Organization
 	if rolePerms[role] == nil {
 		return nil, ckan.ValidationMessage("role does not exist.")
 	}
-	if u.ID == r.Caller.UserID && role != RoleAdmin && !r.Caller.Sysadmin && o.role(u.ID) == RoleAdmin {
+	if revokesOwnAdmin(r.Caller, o, u, role) {
 		return nil, ckan.NotAuthorized(fmt.Sprintf("User %s not authorized to edit %s %s: Administrators cannot revoke their own admin status", r.Caller.Name, o.typeName(), o.ID))
 	}
 	var member Member
@@ -500,7 +477,7 @@ func memberDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 
 // userMemberDelete is organization_member_delete and group_member_delete.
 func userMemberDelete(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
-	o, u, err := s.memberTarget(ctx, r, k.word()+"_member_delete", k)
+	o, u, err := s.memberTarget(ctx, r, k)
 	if err != nil {
 		return nil, err
 	}
@@ -587,10 +564,11 @@ func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, 
 			continue
 		}
 		role := o.role(who.UserID)
-		if !who.Sysadmin && !roleGrants(role, perm) {
+		if !s.st.hasPerm(who, o.ID, perm) {
 			continue
 		}
-		m := orgDict(o, s.st.packageCount(who, o.ID))
+		// counted with the caller's permissions, not those of the user asked about
+		m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
 		if who.Sysadmin && role == "" {
 			role = RoleAdmin
 		}

@@ -7,6 +7,10 @@ import (
 
 func TestOrganizations(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create organizations, and anonymous
+	// callers see the members here (ckan.auth.user_create_organizations,
+	// public_user_details)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateOrganizations: true, PublicUserDetails: true}})
 	f.ok("outsider", "organization_create", map[string]any{"name": "b-lab", "title": "Alpha", "description": "zebrafish"})
 	f.ok("outsider", "organization_create", map[string]any{"name": "a-lab", "title": "Beta"})
 	e := f.fail("outsider", "organization_create", map[string]any{"name": "a-lab"}, 409)

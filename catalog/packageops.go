@@ -13,17 +13,26 @@ func init() {
 	register("package_owner_org_update", false, "Move a dataset to another organization (id, organization_id; sysadmins).", packageOwnerOrgUpdate)
 }
 
-func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, error) {
-	ref, _ := str(r.Data["id"])
+// reorderRef reads package_resource_reorder's required id and order.
+func reorderRef(data map[string]any) (string, *ckan.Error) {
+	ref, _ := str(data["id"])
 	errs := map[string]any{}
 	if ref == "" {
 		errs["id"] = []string{ckan.MsgMissing}
 	}
-	if v, given := r.Data["order"]; !given || v == nil {
+	if v, given := data["order"]; !given || v == nil {
 		errs["order"] = []string{ckan.MsgMissing}
 	}
 	if len(errs) > 0 {
-		return nil, ckan.Validation(errs)
+		return "", ckan.Validation(errs)
+	}
+	return ref, nil
+}
+
+func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, error) {
+	ref, verr := reorderRef(r.Data)
+	if verr != nil {
+		return nil, verr
 	}
 	list, isList := jsonOrString(r.Data["order"]).([]any)
 	order, ok := datasetRefs(list)
@@ -37,19 +46,12 @@ func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, e
 		}
 		seen[id] = true
 	}
-	c := r.Caller
-	s.st.mu.RLock()
-	d := s.st.dataset(ref)
-	readable := d != nil && s.st.canRead(c, d)
-	s.st.mu.RUnlock()
-	if d == nil {
-		return nil, ckan.NotFound("")
-	}
-	if !readable {
-		return nil, denied(c, "read package %s", d.ID)
+	d, err := s.datasetByRef(ref, "")
+	if err != nil {
+		return nil, err
 	}
 	var ids []string
-	_, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
+	_, err = s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
 		active := base.activeResources()
 		byID := make(map[string]Resource, len(active))
 		for _, res := range active {
@@ -69,15 +71,6 @@ func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, e
 				n.Resources = append(n.Resources, res)
 			}
 		}
-		s.st.mu.RLock()
-		mayEdit := s.st.canEdit(c, base, PermUpdateDataset)
-		s.st.mu.RUnlock()
-		if c.Anonymous() {
-			return nil, needsUser("package_update")
-		}
-		if !mayEdit {
-			return nil, denied(c, "edit package %s", base.ID)
-		}
 		ids = ids[:0]
 		for _, res := range n.activeResources() {
 			ids = append(ids, res.ID)
@@ -92,12 +85,6 @@ func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, e
 }
 
 func packageOwnerOrgUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
-	if r.Caller.Anonymous() {
-		return nil, needsUser("package_owner_org_update")
-	}
-	if !r.Caller.Sysadmin {
-		return nil, ckan.NotAuthorized("")
-	}
 	ref, _ := str(r.Data["id"])
 	orgRef, _ := str(r.Data["organization_id"])
 	s.st.mu.RLock()

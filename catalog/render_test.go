@@ -29,6 +29,8 @@ func rawCall(t *testing.T, svc *Service, c Caller, action string, data map[strin
 // encoding the maps and dicts gives, and that the cache follows changes.
 func TestEncodedRepliesEqualGeneric(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create organizations here (ckan.auth.user_create_organizations)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	f.ok("admin", "organization_create", map[string]any{"name": "heart-lab", "title": "Herz \"Labor\" — Zürich <b>&</b>"})
 	mk := func(name, title, org string, res map[string]any, tags ...string) {
 		var ts []any

@@ -19,7 +19,7 @@ const ReservedDatasetPrefix = "model-"
 // and a caller who is not a sysadmin. A dataset keeps a reserved name it
 // holds already.
 func reservedNameErrors(c Caller, name string, base *Dataset) []string {
-	if c.Sysadmin || !strings.HasPrefix(name, ReservedDatasetPrefix) || base != nil && base.Name == name {
+	if takesReservedNames(c) || !strings.HasPrefix(name, ReservedDatasetPrefix) || base != nil && base.Name == name {
 		return nil
 	}
 	return []string{"Names starting with " + strconv.Quote(ReservedDatasetPrefix) + " are reserved for the datasets of the models the gateway serves"}

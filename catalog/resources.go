@@ -47,16 +47,17 @@ func position(d *Dataset, i int) int {
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
-	d, i, err := s.st.readableResource(r)
+	d, i, err := s.st.resourceByID(r)
 	if err != nil {
 		return nil, err
 	}
 	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
 }
 
-// readableResource finds the active resource r.Data["id"] names and checks
-// that the caller may read it. Callers hold a read lock.
-func (st *state) readableResource(r *Request) (*Dataset, int, error) {
+// resourceByID finds the active resource r.Data["id"] names (the
+// caller's right to read it is authResourceShow's). Callers hold a read
+// lock.
+func (st *state) resourceByID(r *Request) (*Dataset, int, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)
@@ -64,9 +65,6 @@ func (st *state) readableResource(r *Request) (*Dataset, int, error) {
 	d, i := st.findResource(id)
 	if d == nil {
 		return nil, -1, ckan.NotFound("Resource was not found.")
-	}
-	if !st.canRead(r.Caller, d) {
-		return nil, -1, denied(r.Caller, "read resource %s", id)
 	}
 	return d, i, nil
 }
@@ -76,17 +74,9 @@ func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if pkg == "" {
 		return nil, ckan.FieldError("package_id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	d := s.st.dataset(pkg)
-	var authErr error
-	if d == nil {
-		authErr = ckan.NotFound("")
-	} else if !s.st.canEdit(r.Caller, d, PermUpdateDataset) {
-		authErr = denied(r.Caller, "create resources on dataset %s", pkg)
-	}
-	s.st.mu.RUnlock()
-	if authErr != nil {
-		return nil, authErr
+	d, err := s.datasetByRef(pkg, "")
+	if err != nil {
+		return nil, err
 	}
 	var newID string
 	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
@@ -126,24 +116,18 @@ func resourceOf(d *Dataset, id, siteURL string) map[string]any {
 	return nil
 }
 
-// changeResource finds resource id, checks update rights on its dataset and
-// replaces the resource with what build returns.
-func (s *Service) changeResource(ctx context.Context, r *Request, verb string, build func(old *Resource, datasetID string) (*Resource, error)) (*Dataset, string, error) {
+// changeResource finds resource id and replaces it with what build returns
+// (the right to edit its dataset is resourceWriteAuth's).
+func (s *Service) changeResource(ctx context.Context, r *Request, build func(old *Resource, datasetID string) (*Resource, error)) (*Dataset, string, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, "", ckan.FieldError("id", ckan.MsgMissing)
 	}
 	s.st.mu.RLock()
 	d, _ := s.st.findResource(id)
-	var authErr error
-	if d == nil {
-		authErr = ckan.NotFound("Resource was not found.")
-	} else if !s.st.canEdit(r.Caller, d, PermUpdateDataset) {
-		authErr = denied(r.Caller, "%s resource %s", verb, id)
-	}
 	s.st.mu.RUnlock()
-	if authErr != nil {
-		return nil, "", authErr
+	if d == nil {
+		return nil, "", ckan.NotFound("Resource was not found.")
 	}
 	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
 		n := base.clone()
@@ -165,11 +149,11 @@ func (s *Service) changeResource(ctx context.Context, r *Request, verb string, b
 }
 
 func resourceUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.resourceReplace(ctx, r, "edit", func(*Resource) map[string]any { return r.Data })
+	return s.resourceReplace(ctx, r, func(*Resource) map[string]any { return r.Data })
 }
 
 func resourcePatch(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.resourceReplace(ctx, r, "edit", func(old *Resource) map[string]any {
+	return s.resourceReplace(ctx, r, func(old *Resource) map[string]any {
 		m := resourceInputMap(old)
 		for k, v := range r.Data {
 			m[k] = v
@@ -178,9 +162,9 @@ func resourcePatch(ctx context.Context, s *Service, r *Request) (any, error) {
 	})
 }
 
-func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, input func(old *Resource) map[string]any) (any, error) {
+func (s *Service) resourceReplace(ctx context.Context, r *Request, input func(old *Resource) map[string]any) (any, error) {
 	var before Resource
-	next, id, err := s.changeResource(ctx, r, verb, func(old *Resource, datasetID string) (*Resource, error) {
+	next, id, err := s.changeResource(ctx, r, func(old *Resource, datasetID string) (*Resource, error) {
 		before = *old
 		at := now()
 		s.st.mu.RLock()
@@ -200,7 +184,7 @@ func (s *Service) resourceReplace(ctx context.Context, r *Request, verb string, 
 }
 
 func resourceDelete(ctx context.Context, s *Service, r *Request) (any, error) {
-	_, _, err := s.changeResource(ctx, r, "delete", func(old *Resource, _ string) (*Resource, error) {
+	_, _, err := s.changeResource(ctx, r, func(old *Resource, _ string) (*Resource, error) {
 		res := *old
 		res.State = StateDeleted
 		return &res, nil

@@ -120,7 +120,7 @@ func TestPackageRevise(t *testing.T) {
 // collaborators.
 func TestPackageReviseKeepsGroupsTagsAndCollaborators(t *testing.T) {
 	f := newFixture(t)
-	f.withOptions(Options{AllowCollaborators: true})
+	f.withOptions(Options{AllowCollaborators: true, Auth: AuthOptions{UserCreateGroups: true}})
 	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxin", "tags": []any{map[string]any{"name": "microcystin"}}})
 	f.ok("editor", "group_create", map[string]any{"name": "hepatotox"})
 	f.ok("editor", "package_create", map[string]any{"name": "kept", "owner_org": "tox-lab", "private": true,

@@ -7,6 +7,8 @@ import (
 
 func TestPackageSearch(t *testing.T) {
 	f := newFixture(t)
+	// users who are not sysadmins create organizations here (ckan.auth.user_create_organizations)
+	f.withOptions(Options{Auth: AuthOptions{UserCreateOrganizations: true}})
 	f.ok("admin", "organization_create", map[string]any{"name": "heart-lab", "title": "Heart Lab"})
 	mk := func(name, title, notes, org string, tags ...string) {
 		var ts []any

@@ -101,7 +101,8 @@ func TestActionPanicRecovered(t *testing.T) {
 		var ds []*Dataset
 		return ds[3].Name, nil // an index out of range, as a bug would raise
 	})
-	t.Cleanup(func() { delete(actions, "test_panic") })
+	authTable["test_panic"] = public(authPublic) // every action has an auth function
+	t.Cleanup(func() { delete(actions, "test_panic"); delete(authTable, "test_panic") })
 	logs := &lockedBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -57,6 +57,9 @@ type Options struct {
 	// AllowAdminCollaborators adds the admin capacity, which also manages
 	// a dataset's collaborators (catalog.allow_admin_collaborators).
 	AllowAdminCollaborators bool
+	// Auth holds CKAN's ckan.auth.* switches (catalog.auth); the zero
+	// value keeps each closed.
+	Auth AuthOptions
 	// ActivityListLimit and ActivityListLimitMax are the default and the
 	// largest limit of the activity lists (ckan.activity_list_limit, 31,
 	// and ckan.activity_list_limit_max, 100); 0 means the default.
@@ -145,6 +148,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
+	s.st.auth = opts.Auth
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
@@ -186,8 +190,10 @@ func (s *Service) Lookup(name string) (get, ok bool) {
 	return a.GET, ok
 }
 
-// Do runs one action. The error is a *ckan.Error for every outcome CKAN
-// defines; anything else is an internal failure (logged here).
+// Do runs one action: after Sync, its auth function (authTable, CKAN's
+// check_access), then the action. The error is a *ckan.Error for every
+// outcome CKAN defines; anything else is an internal failure (logged
+// here).
 func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	a, ok := actions[r.Action]
 	if !ok || (a.datastore && s.ds == nil) {
@@ -216,6 +222,17 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	}
 	if err := s.Sync(ctx); err != nil {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
+		return nil, ckan.Internal()
+	}
+	if err := s.checkAccess(ctx, r.Action, r.Caller, r.Data); err != nil {
+		var ce *ckan.Error
+		if errors.As(err, &ce) {
+			return nil, ce
+		}
+		s.log.Error("catalog authorization failed", "action", r.Action, "err", err)
+		if errors.Is(err, errNoAuthFunction) {
+			return nil, ckan.NotAuthorized("")
+		}
 		return nil, ckan.Internal()
 	}
 	result, err = a.run(withActor(ctx, r.Caller, r.SiteURL), s, &r)

@@ -199,8 +199,10 @@ type datasetInput struct {
 }
 
 // buildDataset validates data as package_create (base nil) or package_update
-// (base is the stored dataset) and returns the dataset to store. Callers hold
-// a read lock.
+// (base is the stored dataset) and returns the dataset to store. The action
+// was authorized (authTable); what depends on the fields themselves (the
+// id, owner_org, groups) asks authz.go's predicates, as CKAN's validators
+// ask its authz. Callers hold a read lock.
 func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at time.Time, mayState bool) (datasetInput, *ckan.Error) {
 	errs := map[string]any{}
 	create := base == nil
@@ -216,7 +218,7 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 		if v, ok := data["id"]; ok && v != nil && v != "" {
 			id, _ := str(v)
 			switch {
-			case !c.Sysadmin:
+			case !choosesIDs(c):
 				errs["id"] = []string{"The input field id was not expected."}
 			case !isUUID(id):
 				errs["id"] = []string{"Invalid id"}
@@ -270,20 +272,27 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 		errs["version"] = []string{"Version must be a maximum of 100 characters long"}
 	}
 
-	// owner_org: required (create_unowned_dataset is false), by id or name.
+	// owner_org, by id or name: required unless create_unowned_dataset;
+	// whether c may put the dataset there is ownerOrgRefusal's (authz.go)
 	var owner *Organization
 	if v, ok := data["owner_org"]; ok || create {
 		ref, _ := str(v)
 		switch {
-		case ref == "":
+		case ref == "" && !st.auth.CreateUnownedDataset:
 			errs["owner_org"] = []string{"An organization must be provided"}
+		case ref == "":
+			if msg := st.ownerOrgRefusal(c, base, nil); msg != "" {
+				errs["owner_org"] = []string{msg}
+			} else {
+				d.OwnerOrg = ""
+			}
 		default:
 			owner = st.org(ref)
 			if owner == nil || owner.State == StateDeleted {
 				errs["owner_org"] = []string{"Organization does not exist"}
 				owner = nil
-			} else if owner.ID != d.OwnerOrg && !st.hasPerm(c, owner.ID, PermCreateDataset) {
-				errs["owner_org"] = []string{"You cannot add a dataset to this organization"}
+			} else if msg := st.ownerOrgRefusal(c, base, owner); msg != "" {
+				errs["owner_org"] = []string{msg}
 			} else {
 				d.OwnerOrg = owner.ID
 			}

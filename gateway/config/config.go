@@ -96,6 +96,24 @@ type Catalog struct {
 	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 	MaxUploadsPerUser    int `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
+	// Auth holds CKAN's ckan.auth.* switches.
+	Auth CatalogAuth `yaml:"auth"`
+}
+
+// CatalogAuth are CKAN's ckan.auth.* switches that a shared deployment
+// sets: who may create organizations, groups and datasets without an
+// organization, and who sees user details and activity detail. The
+// catalog plugin receives them as TOXGATE_CATALOG_AUTH_* environment
+// variables (user_list and user_show, served by the core, read
+// public_user_details here). See catalog/README.md, "Authorization".
+type CatalogAuth struct {
+	UserCreateOrganizations            bool `yaml:"user_create_organizations" doc:"every logged-in user may create organizations, becoming their admin (ckan.auth.user_create_organizations); otherwise sysadmins only"`
+	UserCreateGroups                   bool `yaml:"user_create_groups" doc:"every logged-in user may create groups (ckan.auth.user_create_groups); otherwise sysadmins only"`
+	CreateUnownedDataset               bool `yaml:"create_unowned_dataset" doc:"datasets may have no organization: every logged-in user may create one, which its creator edits (ckan.auth.create_unowned_dataset)"`
+	AnonCreateDataset                  bool `yaml:"anon_create_dataset" doc:"anonymous callers may create datasets without organization; needs create_unowned_dataset (ckan.auth.anon_create_dataset)"`
+	PublicUserDetails                  bool `yaml:"public_user_details" doc:"anonymous callers see users: user_list, user_show, organization and group members, a user's activity and organizations (ckan.auth.public_user_details)"`
+	PublicActivityStreamDetail         bool `yaml:"public_activity_stream_detail" doc:"an activity's data and diffs for whoever may read the dataset; otherwise for those who may edit it (ckan.auth.public_activity_stream_detail)"`
+	AllowCollaboratorsToChangeOwnerOrg bool `yaml:"allow_collaborators_to_change_owner_org" doc:"editor and admin collaborators may move a dataset to another organization where they may create datasets; otherwise that needs edit rights in its organization (ckan.auth.allow_collaborators_to_change_owner_org)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -247,7 +265,10 @@ func Default() Config {
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
-			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2},
+			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2,
+			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
+				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
+				AllowCollaboratorsToChangeOwnerOrg: false}},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,

@@ -27,8 +27,13 @@ type Options struct {
 	// SiteURL is the public base URL for a request (CKAN's help links).
 	SiteURL func(*fasthttp.RequestCtx) string
 	// CreatedPackages counts each user's active datasets for CKAN's
-	// number_created_packages (nil: none; the catalog answers it).
-	CreatedPackages func(ctx context.Context) map[string]int
+	// number_created_packages: the public ones, and the private ones too
+	// when includePrivate (nil: none; the catalog answers it).
+	CreatedPackages func(ctx context.Context, includePrivate bool) map[string]int
+	// PublicUserDetails shows users to anonymous callers of user_list and
+	// user_show (catalog.auth.public_user_details, CKAN's
+	// ckan.auth.public_user_details).
+	PublicUserDetails bool
 	// Logger receives the admin API's records (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -48,7 +53,7 @@ func New(svc *identity.Service, opts Options) *Handlers {
 		opts.SiteURL = func(*fasthttp.RequestCtx) string { return "" }
 	}
 	if opts.CreatedPackages == nil {
-		opts.CreatedPackages = func(context.Context) map[string]int { return map[string]int{} }
+		opts.CreatedPackages = func(context.Context, bool) map[string]int { return map[string]int{} }
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

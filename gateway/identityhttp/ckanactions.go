@@ -95,7 +95,35 @@ func asBoolDefault(data map[string]any, key string, def bool) bool {
 	return b
 }
 
+// seesUsers is CKAN's user_list and user_show auth: everyone logged in,
+// anonymous callers with public_user_details (CKAN's restrict_anon).
+func (h *Handlers) seesUsers(c identity.Caller) error {
+	if c.Anonymous() && !h.opts.PublicUserDetails {
+		return ckan.NotAuthorized("")
+	}
+	return nil
+}
+
+// createdPackages returns each user's number_created_packages as c may
+// see it: private datasets count in one's own dict and for sysadmins.
+func (h *Handlers) createdPackages(ctx context.Context, c identity.Caller) func(u *identity.User) int {
+	public := h.opts.CreatedPackages(ctx, false)
+	if c.Anonymous() {
+		return func(u *identity.User) int { return public[u.ID] }
+	}
+	all := h.opts.CreatedPackages(ctx, true)
+	return func(u *identity.User) int {
+		if canSeePrivate(c, u) {
+			return all[u.ID]
+		}
+		return public[u.ID]
+	}
+}
+
 func (h *Handlers) userList(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
+	if err := h.seesUsers(c); err != nil {
+		return nil, err
+	}
 	users, err := h.svc.ListUsers(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +137,7 @@ func (h *Handlers) userList(ctx context.Context, data map[string]any, c identity
 	if email := ckan.String(data, "email"); email != "" && c.Sysadmin {
 		users = slices.DeleteFunc(users, func(u *identity.User) bool { return !strings.EqualFold(u.Email, email) })
 	}
-	counts := h.opts.CreatedPackages(ctx)
+	count := h.createdPackages(ctx, c)
 	orderBy := ckan.String(data, "order_by")
 	key := func(u *identity.User) string { return u.DisplayName() }
 	switch orderBy {
@@ -128,7 +156,7 @@ func (h *Handlers) userList(ctx context.Context, data map[string]any, c identity
 	}
 	slices.SortStableFunc(users, func(a, b *identity.User) int {
 		if orderBy == "number_created_packages" {
-			return counts[a.ID] - counts[b.ID]
+			return count(a) - count(b)
 		}
 		return strings.Compare(key(a), key(b))
 	})
@@ -141,7 +169,7 @@ func (h *Handlers) userList(ctx context.Context, data map[string]any, c identity
 	}
 	out := make([]map[string]any, len(users))
 	for i, u := range users {
-		out[i] = UserDict(u, canSeePrivate(c, u), counts[u.ID])
+		out[i] = UserDict(u, canSeePrivate(c, u), count(u))
 	}
 	return out, nil
 }
@@ -156,6 +184,9 @@ func (h *Handlers) userRef(ctx context.Context, ref string) (*identity.User, err
 }
 
 func (h *Handlers) userShow(ctx context.Context, data map[string]any, c identity.Caller) (any, error) {
+	if err := h.seesUsers(c); err != nil {
+		return nil, err
+	}
 	ref := ckan.String(data, "id")
 	if ref == "" {
 		ref = ckan.String(data, "user_obj")
@@ -170,7 +201,7 @@ func (h *Handlers) userShow(ctx context.Context, data map[string]any, c identity
 	if err != nil {
 		return nil, err
 	}
-	return UserDict(u, canSeePrivate(c, u), h.opts.CreatedPackages(ctx)[u.ID]), nil
+	return UserDict(u, canSeePrivate(c, u), h.opts.CreatedPackages(ctx, canSeePrivate(c, u))[u.ID]), nil
 }
 
 // ckanValidation turns a *ValidationError into CKAN's 409.
@@ -249,7 +280,7 @@ func (h *Handlers) userUpdate(ctx context.Context, data map[string]any, c identi
 	if u, err = h.svc.UpdateUser(ctx, u, ch, c); err != nil {
 		return nil, ckanValidation(err)
 	}
-	return UserDict(u, true, h.opts.CreatedPackages(ctx)[u.ID]), nil
+	return UserDict(u, true, h.opts.CreatedPackages(ctx, true)[u.ID]), nil
 }
 
 // userPatch is CKAN 2.11's user_patch: user_update over the user's current

@@ -49,7 +49,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		Auth: cfg.Auth, OIDC: verifier, Mailer: identity.NewMailer(cfg.SMTP, a.log), Logger: a.log,
 	})
 	hs := identityhttp.New(svc, identityhttp.Options{Timeout: cfg.Server.WriteTimeout, SiteURL: a.siteURL,
-		CreatedPackages: a.createdPackages, Logger: a.log})
+		CreatedPackages: a.createdPackages, PublicUserDetails: cfg.Catalog.Auth.PublicUserDetails, Logger: a.log})
 	a.SetAuthenticator(hs)
 	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
 		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
@@ -144,14 +144,19 @@ func (a *App) modelIndex(context.Context) []web.Model {
 }
 
 // createdPackages counts each user's active datasets (CKAN's
-// number_created_packages) by asking the catalog plugin, which owns the
-// datasets; none when no plugin serves the catalog or it does not answer.
-func (a *App) createdPackages(ctx context.Context) map[string]int {
+// number_created_packages), public ones or all, by asking the catalog
+// plugin, which owns the datasets; none when no plugin serves the catalog
+// or it does not answer.
+func (a *App) createdPackages(ctx context.Context, includePrivate bool) map[string]int {
 	out := map[string]int{}
 	if a.plugins == nil {
 		return out
 	}
-	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, []byte("{}"))
+	body := []byte(`{"include_private": false}`)
+	if includePrivate {
+		body = []byte(`{"include_private": true}`)
+	}
+	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, body)
 	if err != nil || resp.Status != fasthttp.StatusOK {
 		return out
 	}

@@ -46,6 +46,21 @@ func dataStoreEnv(c config.DataStore, e config.Egress, storeDir string) []string
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
 
+// catalogAuthEnv is catalog.auth (CKAN's ckan.auth.* switches) for the
+// catalog plugin, one TOXGATE_CATALOG_AUTH_* variable each.
+func catalogAuthEnv(c config.CatalogAuth) []string {
+	b := strconv.FormatBool
+	return []string{
+		"TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=" + b(c.UserCreateOrganizations),
+		"TOXGATE_CATALOG_AUTH_USER_CREATE_GROUPS=" + b(c.UserCreateGroups),
+		"TOXGATE_CATALOG_AUTH_CREATE_UNOWNED_DATASET=" + b(c.CreateUnownedDataset),
+		"TOXGATE_CATALOG_AUTH_ANON_CREATE_DATASET=" + b(c.AnonCreateDataset),
+		"TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=" + b(c.PublicUserDetails),
+		"TOXGATE_CATALOG_AUTH_PUBLIC_ACTIVITY_STREAM_DETAIL=" + b(c.PublicActivityStreamDetail),
+		"TOXGATE_CATALOG_AUTH_ALLOW_COLLABORATORS_TO_CHANGE_OWNER_ORG=" + b(c.AllowCollaboratorsToChangeOwnerOrg),
+	}
+}
+
 // filesDir is catalog.files_dir as an absolute path ("" when unset: file
 // bytes live in the MongoDB store).
 func (a *App) filesDir() string {
@@ -90,7 +105,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
-		}, dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...),
+		}, append(catalogAuthEnv(a.cfg.Catalog.Auth), dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err

@@ -16,7 +16,8 @@ import (
 // searched and faceted as vocab_<name>; both survive a restart and are
 // seen by a second gateway on the same store.
 func TestCatalogGroupsAndVocabularies(t *testing.T) {
-	g := harness.Start(t)
+	// gina, who is no sysadmin, creates a group (catalog.auth.user_create_groups)
+	g := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_USER_CREATE_GROUPS=true"))
 	admin := adminToken(t, g)
 	provision(t, g, admin, "eddie", "eddie-password-1", true)
 	provision(t, g, admin, "gina", "gina-password-1", true)
@@ -102,7 +103,7 @@ func TestCatalogGroupsAndVocabularies(t *testing.T) {
 	}
 
 	// a second gateway on the same store, and a restart, see all of it
-	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+g.StoreURI()))
+	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+g.StoreURI(), "TOXGATE_CATALOG_AUTH_USER_CREATE_GROUPS=true"))
 	if r := search(other); fmt.Sprint(r["count"], " ", r["facets"]) != want {
 		t.Fatalf("second gateway: %v %v", r["count"], r["facets"])
 	}

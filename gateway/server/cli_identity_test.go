@@ -92,7 +92,9 @@ func TestOIDCBearerTokens(t *testing.T) {
 	}))
 	defer idp.Close()
 	const iss = "https://kc.example/realms/tox"
-	g := harness.Start(t, harness.WithEnv("TOXGATE_OIDC_ISSUER="+iss, "TOXGATE_OIDC_AUDIENCE=toxgate", "TOXGATE_OIDC_JWKS_URL="+idp.URL))
+	// anonymous user_show below: catalog.auth.public_user_details
+	g := harness.Start(t, harness.WithEnv("TOXGATE_OIDC_ISSUER="+iss, "TOXGATE_OIDC_AUDIENCE=toxgate", "TOXGATE_OIDC_JWKS_URL="+idp.URL,
+		"TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true"))
 	sign := func(aud string, roles ...string) string {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": iss, "aud": aud, "sub": "kc-123",
 			"exp": time.Now().Add(time.Minute).Unix(), "preferred_username": "kc-user", "email": "kc@example.org",

@@ -275,7 +275,8 @@ func TestCSRFThrottlingAndSessionExpiry(t *testing.T) {
 
 // CKAN's user actions on the identity store: shapes, privacy and rules.
 func TestCKANUserActions(t *testing.T) {
-	g := harness.Start(t)
+	// anonymous user_list below (catalog.auth.public_user_details)
+	g := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true"))
 	adm := adminToken(t, g)
 	provision(t, g, adm, "carol", "carol-password", true, "models")
 	ct := tokenFor(t, g, adm, "carol", nil)

@@ -13,7 +13,8 @@ import (
 // nosniff; anything else is refused with CKAN's bare 400 and never echoed.
 // Both the plugin's actions and the core's (users) behave alike.
 func TestJSONPCallbackFilteredAndNoSniff(t *testing.T) {
-	g := harness.Start(t)
+	// anonymous user_list below (catalog.auth.public_user_details)
+	g := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true"))
 	for _, action := range []string{"package_list", "status_show", "user_list"} {
 		resp, body := get(t, g, "/api/3/action/"+action+"?callback=jQuery_1.cb$", nil)
 		if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "jQuery_1.cb$(") || !strings.HasSuffix(string(body), ");") ||

@@ -13,9 +13,9 @@ import (
 //
 //   - an ordinary user can neither create nor rename a dataset to model-*
 //     (409 naming the field name);
-//   - a models organization that a user made first (any user may create an
-//     organization) is not published into while a non-sysadmin is its admin
-//     or editor;
+//   - a models organization that a user made first (with
+//     catalog.auth.user_create_organizations on, any user may create one)
+//     is not published into while a non-sysadmin is its admin or editor;
 //   - a model-herg dataset outside the models organization (made by a
 //     sysadmin, as any dataset made before the name was reserved) is not
 //     adopted: its SHA-256 is not trusted, it is not changed, the clash is
@@ -24,7 +24,7 @@ import (
 //   - once the squatters are gone the publisher's retries publish everything.
 func TestModelsPlaceCannotBeSquatted(t *testing.T) {
 	modules := []string{"herg", "example-units"}
-	seed, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_CATALOG_PUBLISH_MODELS=false"))
+	seed, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_CATALOG_PUBLISH_MODELS=false", "TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true"))
 	admin := adminToken(t, seed)
 	provision(t, seed, admin, "mallory", "password-mallory-1", true)
 	mallory := tokenFor(t, seed, admin, "mallory", nil)
@@ -56,7 +56,7 @@ func TestModelsPlaceCannotBeSquatted(t *testing.T) {
 		t.Fatalf("package_create model-herg in mallory-lab as sysadmin: %d %v", code, out)
 	}
 
-	pub, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_MONGODB_URI="+seed.StoreURI()))
+	pub, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_MONGODB_URI="+seed.StoreURI(), "TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true"))
 	orgClash := regexp.MustCompile(`the models organization has admins or editors who are not sysadmins[^\n]*"org":"toxgate-models"[^\n]*"users":"mallory"`)
 	if !pub.WaitLog(orgClash, 2*time.Minute) {
 		t.Fatalf("no clash logged for the organization mallory made; logs:\n%s", pub.Logs())

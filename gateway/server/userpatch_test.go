@@ -54,7 +54,8 @@ func TestCKANUserPatch(t *testing.T) {
 // user created (the catalog answers the count), and the catalog's member
 // list shows the same user dict as user_show (the gateway owns the users).
 func TestUserDictsAcrossIdentityAndCatalog(t *testing.T) {
-	g := harness.Start(t)
+	// anonymous callers see the users here (catalog.auth.public_user_details)
+	g := harness.Start(t, harness.WithEnv("TOXGATE_CATALOG_AUTH_PUBLIC_USER_DETAILS=true"))
 	adm := adminToken(t, g)
 	provision(t, g, adm, "gil", "gil-password", true)
 	gt := tokenFor(t, g, adm, "gil", nil)

@@ -18,6 +18,8 @@
 //	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
 //	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
 //	                          activity lists' default and largest limit (0 or unset: 31, 100)
+//	TOXGATE_CATALOG_AUTH_*    "true"/"false": CKAN's ckan.auth.* switches (catalog.auth;
+//	                          see authEnv); unset: off
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
 //	TOXGATE_DATASTORE_LIMITS  JSON: limits, loader settings and the egress policy
@@ -120,6 +122,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
 	opts.ActivityListLimit, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT"))
 	opts.ActivityListLimitMax, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX"))
+	opts.Auth = authEnv(os.Getenv)
 	ds, err := openDataStore(ctx, log, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
@@ -284,4 +287,23 @@ func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Res
 		return res, err
 	})
 	return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, ErrorType: errType}, nil
+}
+
+// authEnv reads catalog.auth, CKAN's ckan.auth.* switches, from the
+// TOXGATE_CATALOG_AUTH_* variables the gateway sets; unset or unreadable
+// leaves a switch off.
+func authEnv(getenv func(string) string) catalog.AuthOptions {
+	var a catalog.AuthOptions
+	for name, dst := range map[string]*bool{
+		"USER_CREATE_ORGANIZATIONS":               &a.UserCreateOrganizations,
+		"USER_CREATE_GROUPS":                      &a.UserCreateGroups,
+		"CREATE_UNOWNED_DATASET":                  &a.CreateUnownedDataset,
+		"ANON_CREATE_DATASET":                     &a.AnonCreateDataset,
+		"PUBLIC_USER_DETAILS":                     &a.PublicUserDetails,
+		"PUBLIC_ACTIVITY_STREAM_DETAIL":           &a.PublicActivityStreamDetail,
+		"ALLOW_COLLABORATORS_TO_CHANGE_OWNER_ORG": &a.AllowCollaboratorsToChangeOwnerOrg,
+	} {
+		*dst, _ = strconv.ParseBool(getenv("TOXGATE_CATALOG_AUTH_" + name))
+	}
+	return a
 }
