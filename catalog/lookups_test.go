@@ -282,6 +282,21 @@ func TestTagSearchAndAutocomplete(t *testing.T) {
 	if e := f.fail("", "tag_search", map[string]any{"query": "h", "limit": "x"}, 409); errJSON(e) != `{"__type":"Validation Error","limit":["Invalid integer"]}` {
 		t.Fatal(errJSON(e))
 	}
+	// repeated terms count once; more distinct terms than a search's bound is a Search Error
+	many := make([]any, 0, 100000)
+	for range 100000 {
+		many = append(many, "hepato")
+	}
+	if res := f.ok("", "tag_search", map[string]any{"query": many}); res["count"].(float64) != 1 {
+		t.Fatalf("repeated terms: %v", res)
+	}
+	distinct := make([]any, 0, 1000)
+	for i := range 1000 {
+		distinct = append(distinct, fmt.Sprint("t", i))
+	}
+	if e := f.fail("", "tag_search", map[string]any{"query": distinct}, 409); e.Type != "Search Error" {
+		t.Fatal(errJSON(e))
+	}
 	if l := f.list("", "tag_autocomplete", map[string]any{"query": "h"}); fmt.Sprint(l) != "[Hepatotoxicity hERG]" {
 		t.Fatalf("tag_autocomplete: %v", l)
 	}

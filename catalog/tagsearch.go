@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 
 	"toxgate/catalog/ckan"
+	"toxgate/catalog/search"
 )
 
 func init() {
@@ -23,6 +25,9 @@ type foundTagRow struct {
 // searchTags is CKAN's _tag_search: the free tags on datasets the caller
 // may read (CKAN: on any dataset), or the tags of vocabulary_id, whose
 // names contain every term, by name, with the count before paging.
+// maxTagTerms caps the distinct query strings of one tag search.
+const maxTagTerms = 32
+
 func (s *Service) searchTags(r *Request) ([]foundTagRow, int, error) {
 	var terms []string
 	raw := r.Data["query"]
@@ -47,10 +52,19 @@ func (s *Service) searchTags(r *Request) ([]foundTagRow, int, error) {
 		}
 	}
 	lower := terms[:0]
+	seenTerm := make(map[string]bool, len(terms))
+	size := 0
 	for _, t := range terms {
-		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !seenTerm[t] {
+			seenTerm[t] = true
+			size += len(t)
 			lower = append(lower, t)
 		}
+	}
+	// Every tag of every readable dataset is matched against every term:
+	// the terms are de-duplicated and bounded as a search's clauses are.
+	if len(lower) > maxTagTerms || size > search.MaxQueryBytes {
+		return nil, 0, ckan.SearchError(fmt.Sprintf("Search error: a tag search takes at most %d distinct terms of %d bytes in all", maxTagTerms, search.MaxQueryBytes))
 	}
 	limit, err := ckan.Natural(r.Data, "limit", -1)
 	if err != nil {
