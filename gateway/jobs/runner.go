@@ -735,5 +735,3 @@ func (s *Service) outRows(ctx context.Context, j *Job, chunk int) (*outRows, err
 	}
 	return &out, nil
 }
-
-var _ = json.Marshal

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/filestore"
@@ -463,5 +462,3 @@ func (s *Service) cancelled(ctx context.Context, id string) bool {
 	l, err := s.db.lease(ctx, id, cancelID)
 	return err == nil && l != nil
 }
-
-var _ = bson.D{}

@@ -52,7 +52,7 @@ func TestApprovedDrugsScoreBelowFailedOnes(t *testing.T) {
 }
 
 func TestCrossValidationFigures(t *testing.T) {
-	// Below the 0.80 target once charge states are neutralised (MODEL_CARD.md).
+	// Below the 0.80 target once charge states are neutralised (MODEL_CARD.md).
 	for name, s := range servers {
 		if auc := servetest.CVAUC(s, "CT_TOX", "random"); auc < 0.65 {
 			t.Errorf("%s: CT_TOX random-split ROC-AUC %.3f < 0.65", name, auc)
