@@ -4,7 +4,7 @@
 GO      ?= go
 BIN     := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X toxgate/gateway/version.Version=$(VERSION)
+LDFLAGS := -X toxgate/internal/version.Version=$(VERSION)
 # Plugin programs: plugins/<name>/main.go -> bin/toxgate-<name>
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # Model modules: modules/<name>/main.go -> bin/modules/<name>.wasm (modules/ holds

@@ -17,15 +17,15 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/filestore"
-	"toxgate/gateway/modulehost"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/pluginhost"
 	"toxgate/plugins/contract"
 )
 
 // Models runs model calls (the gateway's module host).
 type Models interface {
-	Resolve(nameOrPath string) (modulehost.ModelRef, bool)
-	Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modulehost.ModelRef, error)
+	Resolve(nameOrPath string) (modelapi.ModelRef, bool)
+	Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modelapi.ModelRef, error)
 }
 
 // Catalog runs catalog actions as a user (the gateway's plugin host).
