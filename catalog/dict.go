@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -199,6 +198,3 @@ func userDict(u *User, created int) map[string]any {
 func sortExtras(e []Extra) {
 	sort.Slice(e, func(i, j int) bool { return e[i].Key < e[j].Key })
 }
-
-// quote renders s for messages like CKAN's %r of a string.
-func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -21,7 +21,6 @@ const (
 	TypeIntegrity     = "Integrity Error"
 	TypeSearchQuery   = "Search Query Error"
 	TypeSearch        = "Search Error"
-	TypeSearchIndex   = "Search Index Error"
 	TypeInternal      = "Internal Server Error"
 )
 

@@ -44,6 +44,7 @@ func engines(t *testing.T, f func(t *testing.T, env []string)) {
 	t.Run("postgres", func(t *testing.T) {
 		pgOnce.Do(func() { pgSrv, pgErr = pgtest.Launch() })
 		if pgErr != nil {
+			pgtest.Require(t, pgErr)
 			if testing.Short() {
 				t.Skip(pgErr)
 			}

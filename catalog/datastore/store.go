@@ -275,12 +275,6 @@ func nonNil(l []string) []string {
 	return l
 }
 
-// Exists reports whether resource id has a DataStore table.
-func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
-	t, err := s.loadTable(ctx, s.rd, id)
-	return t != nil, err
-}
-
 // analyze refreshes the planner's statistics of a table where the engine
 // needs it; a failure only costs query speed, so it is logged.
 func (s *Store) analyze(ctx context.Context, table string) {

@@ -2,28 +2,18 @@ package apidocs_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"toxgate/internal/testenv"
+
 	"github.com/chromedp/chromedp"
 )
 
-// chromium finds a Chromium or Chrome binary; under CI it must exist.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium binary found, and CI is set: install chromium (apt-get install -y chromium)")
-	}
-	t.Skip("no chromium binary found (set CI to make this a failure)")
-	return ""
-}
+// chromium finds a Chromium or Chrome binary (testenv: a skip without one,
+// a failure under CI).
+func chromium(t *testing.T) string { return testenv.RequireTool(t, testenv.Chromium) }
 
 // In a real headless browser: /docs renders Swagger UI from the embedded
 // assets, the bearer token goes into the Authorize dialog, and "Try it out"

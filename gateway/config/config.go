@@ -6,13 +6,13 @@ package config
 import (
 	"time"
 
-	"toxgate/gateway/modulehost/wasmrt"
+	"toxgate/sdk/abi"
 )
 
 // DefaultMaxMemoryPages is the most linear memory a module's manifest may
-// ask for, in 64 KiB pages: modules.max_memory_pages by default (the
-// runtime's own default, wasmrt.DefaultMaxMemoryPages).
-const DefaultMaxMemoryPages = wasmrt.DefaultMaxMemoryPages
+// ask for, in 64 KiB pages: modules.max_memory_pages by default
+// (abi.DefaultMaxMemoryPages, the runtime's own default too).
+const DefaultMaxMemoryPages = abi.DefaultMaxMemoryPages
 
 // Config is the whole configuration of a toxgate gateway. Each leaf has a
 // dotted key (yaml tags joined by dots, e.g. "server.addr") and an

@@ -29,8 +29,6 @@ var (
 	ErrBadLogin = errors.New("wrong user name or password")
 	// ErrThrottled: too many failed logins; try again later.
 	ErrThrottled = errors.New("too many failed logins; try again later")
-	// ErrForbidden: the caller may not do this.
-	ErrForbidden = errors.New("not allowed")
 )
 
 // ValidationError lists what is wrong with an input, by field, in CKAN's words.

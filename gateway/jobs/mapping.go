@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"toxgate/gateway/modulehost"
+	"toxgate/gateway/modulehost/modelapi"
 )
 
 // mapping turns a table row into a model input. A batch route (a list of
@@ -16,7 +16,7 @@ import (
 // other route takes one row per call, each input property from the column
 // of the same name (ignoring case), typed by the route's schema.
 type mapping struct {
-	ref      modulehost.ModelRef
+	ref      modelapi.ModelRef
 	batch    bool
 	column   string            // the column of a batch route
 	props    map[string]string // property → JSON type, other routes
@@ -25,7 +25,7 @@ type mapping struct {
 	colIdx   int
 }
 
-func newMapping(ref modulehost.ModelRef, column string) (*mapping, error) {
+func newMapping(ref modelapi.ModelRef, column string) (*mapping, error) {
 	m := &mapping{ref: ref, batch: ref.Batch != nil}
 	if m.batch {
 		m.column = column

@@ -14,7 +14,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"toxgate/gateway/modulehost"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/plugins/contract"
 )
 
@@ -343,12 +343,12 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		return nil, 0, err
 	}
 	items := make([]string, len(rows))
-	caller := modulehost.BackgroundPrefix + j.ID
+	caller := modelapi.BackgroundPrefix + j.ID
 	call := func(body []byte) ([]byte, error) {
 		for attempt := 0; ; attempt++ {
 			out, _, err := s.models.Invoke(ctx, j.Route, caller, body)
-			var ce *modulehost.CallError
-			if err != nil && errors.As(err, &ce) && (ce.Status == http.StatusTooManyRequests || ce.Code == modulehost.CodeUnavailable || ce.Code == modulehost.CodeOverloaded) && attempt < 20 && ctx.Err() == nil {
+			var ce *modelapi.CallError
+			if err != nil && errors.As(err, &ce) && (ce.Status == http.StatusTooManyRequests || ce.Code == modelapi.CodeUnavailable || ce.Code == modelapi.CodeOverloaded) && attempt < 20 && ctx.Err() == nil {
 				select {
 				case <-ctx.Done():
 				case <-time.After(time.Duration(attempt+1) * 100 * time.Millisecond):
@@ -406,7 +406,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 				}
 				break
 			}
-			var ce *modulehost.CallError
+			var ce *modelapi.CallError
 			if !errors.As(err, &ce) {
 				return nil, 0, err
 			}
@@ -463,15 +463,15 @@ func answerItem(a json.RawMessage) string {
 // rowLevel reports whether a call's failure is the row's (bad input, or
 // the model failing on it) rather than the gateway's, and its message.
 func rowLevel(err error) (string, bool) {
-	var ce *modulehost.CallError
+	var ce *modelapi.CallError
 	if !errors.As(err, &ce) {
 		return "", false
 	}
 	switch {
 	case ce.Status == http.StatusUnprocessableEntity || ce.Status == http.StatusBadRequest || ce.Status == http.StatusRequestEntityTooLarge:
 	case ce.Status == http.StatusNotFound && ce.Field != "":
-	case ce.Code == modulehost.CodeModelError || ce.Code == modulehost.CodeModuleCrashed || ce.Code == modulehost.CodeOutOfMemory ||
-		ce.Code == modulehost.CodeTimeout || ce.Code == modulehost.CodeOutputTooLarge:
+	case ce.Code == modelapi.CodeModelError || ce.Code == modelapi.CodeModuleCrashed || ce.Code == modelapi.CodeOutOfMemory ||
+		ce.Code == modelapi.CodeTimeout || ce.Code == modelapi.CodeOutputTooLarge:
 	default:
 		return "", false
 	}
@@ -602,14 +602,14 @@ func (s *Service) counts(ctx context.Context, j *Job) (done, failed int) {
 func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, error) {
 	// Pass 1: the answers' columns, in order of first appearance.
 	var cols []string
-	seen := map[string]bool{modulehost.ProvenanceMember: true, "error": true}
+	seen := map[string]bool{modelapi.ProvenanceMember: true, "error": true}
 	for chunk := 0; chunk < j.Chunks; chunk++ {
 		out, err := s.outRows(ctx, j, chunk)
 		if err != nil {
 			return "", err
 		}
 		for _, it := range out.Items {
-			ms, err := modulehost.ObjectMembers([]byte(it))
+			ms, err := modelapi.ObjectMembers([]byte(it))
 			if err != nil {
 				return "", fmt.Errorf("chunk %d: answer is not an object: %w", chunk, err)
 			}
@@ -673,7 +673,7 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 				rec[i] = ""
 			}
 			copy(rec[:len(j.Columns)], row[:min(len(row), len(j.Columns))])
-			ms, _ := modulehost.ObjectMembers([]byte(out.Items[r]))
+			ms, _ := modelapi.ObjectMembers([]byte(out.Items[r]))
 			for _, m := range ms {
 				if m.Key == "error" {
 					rec[len(rec)-1] = cellText(m.Val)
@@ -739,5 +739,3 @@ func (s *Service) outRows(ctx context.Context, j *Job, chunk int) (*outRows, err
 	}
 	return &out, nil
 }
-
-var _ = json.Marshal

@@ -14,19 +14,18 @@ import (
 	"sync"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/filestore"
-	"toxgate/gateway/modulehost"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/pluginhost"
 	"toxgate/plugins/contract"
 )
 
 // Models runs model calls (the gateway's module host).
 type Models interface {
-	Resolve(nameOrPath string) (modulehost.ModelRef, bool)
-	Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modulehost.ModelRef, error)
+	Resolve(nameOrPath string) (modelapi.ModelRef, bool)
+	Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modelapi.ModelRef, error)
 }
 
 // Catalog runs catalog actions as a user (the gateway's plugin host).
@@ -476,5 +475,3 @@ func (s *Service) cancelled(ctx context.Context, id string) bool {
 	l, err := s.db.lease(ctx, id, cancelID)
 	return err == nil && l != nil
 }
-
-var _ = bson.D{}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
@@ -24,36 +25,7 @@ type batchSlice struct {
 	offset int
 }
 
-// Member is one top-level member of a JSON object, in document order.
-type Member struct {
-	Key string
-	Val json.RawMessage
-}
-
-// ObjectMembers reads the top-level members of a JSON object in order
-// (model answers keep their members' order in every rewrite of them).
-func ObjectMembers(b []byte) ([]Member, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []Member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, Member{k, v})
-	}
-	return out, nil
-}
-
-func encodeMembers(ms []Member) []byte {
+func encodeMembers(ms []modelapi.Member) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, m := range ms {
@@ -88,7 +60,7 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 	if bt == nil || h.cfg.BatchSliceItems <= 0 {
 		return nil
 	}
-	ms, err := ObjectMembers(body)
+	ms, err := modelapi.ObjectMembers(body)
 	if err != nil {
 		return nil
 	}
@@ -115,7 +87,7 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 			size += len(items[end])
 			end++
 		}
-		part := make([]Member, len(ms))
+		part := make([]modelapi.Member, len(ms))
 		copy(part, ms)
 		part[at].Val = joinArray(items[start:end])
 		out = append(out, batchSlice{body: encodeMembers(part), offset: start})
@@ -130,7 +102,7 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 // callBatch runs the slices in order and joins their outputs; an error of a
 // slice is the answer, its field renumbered for the whole request.
 func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
-	var head []Member
+	var head []modelapi.Member
 	at := -1
 	var items []json.RawMessage
 	for _, s := range slices {
@@ -142,7 +114,7 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 			}
 			return nil, err
 		}
-		ms, err := ObjectMembers(out)
+		ms, err := modelapi.ObjectMembers(out)
 		if err != nil {
 			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch slice output: %w", err)}
 		}
@@ -182,7 +154,7 @@ func renumberRowError(row json.RawMessage, input string, offset int) json.RawMes
 	if !bytes.Contains(row, []byte(`"error"`)) {
 		return row
 	}
-	ms, err := ObjectMembers(row)
+	ms, err := modelapi.ObjectMembers(row)
 	if err != nil {
 		return row
 	}
@@ -190,7 +162,7 @@ func renumberRowError(row json.RawMessage, input string, offset int) json.RawMes
 		if m.Key != "error" {
 			continue
 		}
-		em, err := ObjectMembers(m.Val)
+		em, err := modelapi.ObjectMembers(m.Val)
 		if err != nil {
 			return row
 		}

@@ -24,6 +24,7 @@ import (
 	tk3d "toxgate/modules/tk-3d/model"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/modtest"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/internal/cputime"
@@ -311,7 +312,7 @@ func BenchmarkServeVsIsAlive(b *testing.B) {
 	})
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if !h.ServeModel(ctx) {
-			httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, modelapi.CodeNotFound, "no such path", "")
 		}
 	}
 	ln := fasthttputil.NewInmemoryListener()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/sdk/abi"
 )
 
@@ -155,7 +156,7 @@ func acceptsJSON(accept string) bool {
 // members of its objects holding such lists ("ng_per_mL.plasma"). ok is false
 // when the output has no such series.
 func seriesCSV(output []byte) (csvBody []byte, ok bool) {
-	top, err := ObjectMembers(output)
+	top, err := modelapi.ObjectMembers(output)
 	if err != nil {
 		return nil, false
 	}
@@ -163,7 +164,7 @@ func seriesCSV(output []byte) (csvBody []byte, ok bool) {
 		return b, true
 	}
 	for _, m := range top {
-		if inner, err := ObjectMembers(m.Val); err == nil {
+		if inner, err := modelapi.ObjectMembers(m.Val); err == nil {
 			if b, ok := seriesOf(inner); ok {
 				return b, true
 			}
@@ -173,7 +174,7 @@ func seriesCSV(output []byte) (csvBody []byte, ok bool) {
 }
 
 // seriesOf lays out the series of one object's members (see seriesCSV).
-func seriesOf(ms []Member) ([]byte, bool) {
+func seriesOf(ms []modelapi.Member) ([]byte, bool) {
 	n := -1
 	var cols []string
 	var data [][]json.RawMessage
@@ -210,7 +211,7 @@ func seriesOf(ms []Member) ([]byte, bool) {
 		if m.Key == cols[0] || add(m.Key, m.Val) {
 			continue
 		}
-		if inner, err := ObjectMembers(m.Val); err == nil {
+		if inner, err := modelapi.ObjectMembers(m.Val); err == nil {
 			for _, im := range inner {
 				add(m.Key+"."+im.Key, im.Val)
 			}

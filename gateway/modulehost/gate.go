@@ -1,13 +1,14 @@
 package modulehost
 
 import (
-	"toxgate/gateway/modulehost/wasmrt"
-
 	"context"
 	"math"
 	"strings"
 	"sync"
 	"time"
+
+	"toxgate/gateway/modulehost/modelapi"
+	"toxgate/gateway/modulehost/wasmrt"
 )
 
 // Reasons a call is refused before it runs (the reason label of
@@ -77,7 +78,7 @@ func (g *gate) acquire(ctx context.Context, caller string) error {
 	g.mu.Lock()
 	c := g.callers[caller]
 	if c == nil {
-		c = &callerState{bg: strings.HasPrefix(caller, BackgroundPrefix)}
+		c = &callerState{bg: strings.HasPrefix(caller, modelapi.BackgroundPrefix)}
 		g.callers[caller] = c
 	}
 	// Whenever a slot is free, whoever still waits is a background caller
@@ -228,8 +229,3 @@ func (h *Host) newGate(mod *wasmrt.Module) *gate {
 	g.bgCap = max(1, int(float64(g.slots)*h.cfg.BackgroundShare))
 	return g
 }
-
-// BackgroundPrefix starts the caller names of background work (scoring
-// jobs): low priority at each module's gate, at most Config.BackgroundShare
-// of its instances.
-const BackgroundPrefix = "job:"

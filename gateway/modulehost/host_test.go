@@ -22,6 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/modtest"
 )
 
@@ -90,7 +91,7 @@ func newEnv(t *testing.T, cfg Config, modules map[string]string) *env {
 	})
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if !h.ServeModel(ctx) {
-			httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no such path", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotFound, modelapi.CodeNotFound, "no such path", "")
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -176,18 +177,18 @@ func TestModelCallValidationAndErrorShape(t *testing.T) {
 		status                          int
 		code, field                     string
 	}{
-		{"GET on a model route", "GET", "/example/units/convert", "", "", 405, CodeMethodNotAllowed, ""},
-		{"wrong content type", "POST", "/example/units/convert", "text/plain", `{}`, 415, CodeUnsupportedMediaType, ""},
-		{"not JSON", "POST", "/example/units/convert", "application/json", `{"value":`, 400, CodeInvalidJSON, ""},
-		{"missing field", "POST", "/example/units/convert", "application/json", `{"value":1,"from":"M"}`, 422, CodeInvalidInput, "to"},
-		{"wrong type", "POST", "/example/units/convert", "application/json", `{"value":"ten","from":"M","to":"mM"}`, 422, CodeInvalidInput, "value"},
-		{"unknown field", "POST", "/example/units/convert", "application/json", `{"value":1,"from":"M","to":"mM","colour":1}`, 422, CodeInvalidInput, "colour"},
-		{"below minimum", "POST", "/example/units/convert", "application/json", `{"value":-1,"from":"M","to":"mM"}`, 422, CodeInvalidInput, "value"},
-		{"model refuses input", "POST", "/example/units/convert", "application/json; charset=utf-8", `{"value":1,"from":"mg/L","to":"uM"}`, 422, CodeInvalidInput, "molar_mass"},
-		{"model does not know it", "POST", "/faults/lookup", "application/json", `{"compound":"DOX","protein":"Q9"}`, 404, CodeNotFound, "protein"},
-		{"enum", "POST", "/faults/lookup", "application/json", `{"compound":"XYZ"}`, 422, CodeInvalidInput, "compound"},
-		{"body over the module's limit", "POST", "/faults/echo", "application/json", `{"id":1,"pad":"` + strings.Repeat("x", 5000) + `"}`, 413, CodePayloadTooLarge, ""},
-		{"unknown path", "POST", "/nope/evaluate", "application/json", `{}`, 404, CodeNotFound, ""},
+		{"GET on a model route", "GET", "/example/units/convert", "", "", 405, modelapi.CodeMethodNotAllowed, ""},
+		{"wrong content type", "POST", "/example/units/convert", "text/plain", `{}`, 415, modelapi.CodeUnsupportedMediaType, ""},
+		{"not JSON", "POST", "/example/units/convert", "application/json", `{"value":`, 400, modelapi.CodeInvalidJSON, ""},
+		{"missing field", "POST", "/example/units/convert", "application/json", `{"value":1,"from":"M"}`, 422, modelapi.CodeInvalidInput, "to"},
+		{"wrong type", "POST", "/example/units/convert", "application/json", `{"value":"ten","from":"M","to":"mM"}`, 422, modelapi.CodeInvalidInput, "value"},
+		{"unknown field", "POST", "/example/units/convert", "application/json", `{"value":1,"from":"M","to":"mM","colour":1}`, 422, modelapi.CodeInvalidInput, "colour"},
+		{"below minimum", "POST", "/example/units/convert", "application/json", `{"value":-1,"from":"M","to":"mM"}`, 422, modelapi.CodeInvalidInput, "value"},
+		{"model refuses input", "POST", "/example/units/convert", "application/json; charset=utf-8", `{"value":1,"from":"mg/L","to":"uM"}`, 422, modelapi.CodeInvalidInput, "molar_mass"},
+		{"model does not know it", "POST", "/faults/lookup", "application/json", `{"compound":"DOX","protein":"Q9"}`, 404, modelapi.CodeNotFound, "protein"},
+		{"enum", "POST", "/faults/lookup", "application/json", `{"compound":"XYZ"}`, 422, modelapi.CodeInvalidInput, "compound"},
+		{"body over the module's limit", "POST", "/faults/echo", "application/json", `{"id":1,"pad":"` + strings.Repeat("x", 5000) + `"}`, 413, modelapi.CodePayloadTooLarge, ""},
+		{"unknown path", "POST", "/nope/evaluate", "application/json", `{}`, 404, modelapi.CodeNotFound, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -276,10 +277,10 @@ func TestLimitsOverHTTPLeaveEverythingElseHealthy(t *testing.T) {
 		status     int
 		code       string
 	}{
-		{"/faults/loop", `{}`, 504, CodeTimeout},
-		{"/faults/membomb", `{}`, 500, CodeOutOfMemory},
-		{"/faults/panic", `{}`, 500, CodeModuleCrashed},
-		{"/faults/huge", `{"kib":400}`, 500, CodeOutputTooLarge},
+		{"/faults/loop", `{}`, 504, modelapi.CodeTimeout},
+		{"/faults/membomb", `{}`, 500, modelapi.CodeOutOfMemory},
+		{"/faults/panic", `{}`, 500, modelapi.CodeModuleCrashed},
+		{"/faults/huge", `{"kib":400}`, 500, modelapi.CodeOutputTooLarge},
 	}
 	for _, c := range cases {
 		start := time.Now()
@@ -360,7 +361,7 @@ func TestIndexHealthAndOIPMetadata(t *testing.T) {
 	if r := e.do("GET", "/models/example-units", "", ""); r.status != 200 || !strings.Contains(string(r.body), `"model_card"`) {
 		t.Fatalf("GET /models/example-units = %d %s", r.status, r.body)
 	}
-	if r := e.do("GET", "/models/nope", "", ""); r.status != 404 || r.errBody().Code != CodeNotFound {
+	if r := e.do("GET", "/models/nope", "", ""); r.status != 404 || r.errBody().Code != modelapi.CodeNotFound {
 		t.Fatalf("GET /models/nope = %d %s", r.status, r.body)
 	}
 	if r := e.do("GET", "/v2/health/live", "", ""); r.status != 200 || string(r.body) != `{"live":true}` {
@@ -449,7 +450,7 @@ func TestAdminUploadAndDelete(t *testing.T) {
 		t.Fatalf("same upload again = %d %s", r.status, r.body)
 	}
 	r = e.do("POST", "/admin/modules", "application/wasm", string(modtest.Wasm(t, badDir)), admin...)
-	if r.status != 422 || r.errBody().Code != CodeModuleRejected || !strings.Contains(r.errBody().Message, "model_card.summary") &&
+	if r.status != 422 || r.errBody().Code != modelapi.CodeModuleRejected || !strings.Contains(r.errBody().Message, "model_card.summary") &&
 		!strings.Contains(r.errBody().Message, "semantic version") {
 		t.Fatalf("bad upload = %d %s", r.status, r.body)
 	}

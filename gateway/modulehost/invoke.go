@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"toxgate/sdk/abi"
+	"toxgate/gateway/modulehost/modelapi"
 )
 
 // Provenance headers of every model answer (errors included).
@@ -18,57 +17,16 @@ const (
 	HeaderModelSHA256 = "X-Model-SHA256" // SHA-256 of the module's bytes
 )
 
-// ProvenanceMember is the member every JSON object a model answers gains:
-// {"model", "version", "module_sha256", "route"}.
-const ProvenanceMember = "provenance"
-
-// Provenance names the exact module that computed an answer.
-type Provenance struct {
-	Model        string `json:"model"`
-	Version      string `json:"version"`
-	ModuleSHA256 string `json:"module_sha256"`
-	Route        string `json:"route,omitempty"`
-}
-
-// CallError is a model call's failure as a client sees it.
-type CallError struct {
-	Status     int
-	Code       string
-	Message    string
-	Field      string
-	RetryAfter time.Duration
-}
-
-func (e *CallError) Error() string {
-	if e.Field != "" {
-		return e.Code + ": " + e.Field + ": " + e.Message
-	}
-	return e.Code + ": " + e.Message
-}
-
-// ModelRef is one route of a serving module.
-type ModelRef struct {
-	Provenance
-	// RouteIndex is the route's place in the manifest.
-	RouteIndex int
-	// Batch is the route's batch declaration, if any.
-	Batch *abi.Batch
-	// InputSchema is the route's input schema.
-	InputSchema json.RawMessage
-	// Table names the tabular part of the output, if any.
-	Table *abi.Table
-}
-
-func refOf(r route) ModelRef {
+func refOf(r route) modelapi.ModelRef {
 	m := r.e.mod.Manifest()
 	rt := m.Routes[r.idx]
-	return ModelRef{Provenance: Provenance{Model: m.Name, Version: m.Version, ModuleSHA256: r.e.mod.SHA256(), Route: rt.Path},
+	return modelapi.ModelRef{Provenance: modelapi.Provenance{Model: m.Name, Version: m.Version, ModuleSHA256: r.e.mod.SHA256(), Route: rt.Path},
 		RouteIndex: r.idx, Batch: rt.Batch, InputSchema: rt.InputSchema, Table: rt.Output.Table}
 }
 
 // Resolve finds a route by its path ("/hERG/evaluate"), or the first route
 // of a module by its name (case-insensitive: "herg", "hERG").
-func (h *Host) Resolve(nameOrPath string) (ModelRef, bool) {
+func (h *Host) Resolve(nameOrPath string) (modelapi.ModelRef, bool) {
 	reg := h.reg.Load()
 	if r, ok := reg.routes[nameOrPath]; ok {
 		return refOf(r), true
@@ -78,25 +36,25 @@ func (h *Host) Resolve(nameOrPath string) (ModelRef, bool) {
 			return refOf(route{e: e, idx: 0}), true
 		}
 	}
-	return ModelRef{}, false
+	return modelapi.ModelRef{}, false
 }
 
 // Invoke validates body and runs it on the route at path as caller, as a
 // POST to path does (batch slicing and the caller's share of the gate
 // included); ctx cancels the wait and the call. It returns the answer (with
 // the provenance member) and the module that computed it.
-func (h *Host) Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, ModelRef, error) {
+func (h *Host) Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modelapi.ModelRef, error) {
 	for attempt := 0; ; attempt++ {
 		r, ok := h.reg.Load().routes[path]
 		if !ok {
-			return nil, ModelRef{}, &CallError{Status: fasthttp.StatusNotFound, Code: CodeNotFound, Message: "no model serves " + path}
+			return nil, modelapi.ModelRef{}, &modelapi.CallError{Status: fasthttp.StatusNotFound, Code: modelapi.CodeNotFound, Message: "no model serves " + path}
 		}
 		out, cerr, retired := h.invokeOn(ctx, r, caller, body)
 		if retired && attempt < 3 {
 			continue
 		}
 		if retired {
-			return nil, refOf(r), &CallError{Status: fasthttp.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the model was removed while the request was in flight"}
+			return nil, refOf(r), &modelapi.CallError{Status: fasthttp.StatusServiceUnavailable, Code: modelapi.CodeUnavailable, Message: "the model was removed while the request was in flight"}
 		}
 		if cerr != nil {
 			return nil, refOf(r), cerr
@@ -116,17 +74,17 @@ func setProvenance(h *fasthttp.ResponseHeader, e *entry) {
 // they are.
 func withProvenance(out []byte, e *entry) []byte {
 	t := bytes.TrimRight(out, " \t\r\n")
-	if len(t) < 2 || t[len(t)-1] != '}' || bytes.Contains(out, []byte(`"`+ProvenanceMember+`"`)) {
+	if len(t) < 2 || t[len(t)-1] != '}' || bytes.Contains(out, []byte(`"`+modelapi.ProvenanceMember+`"`)) {
 		return out
 	}
 	m := e.mod.Manifest()
-	p, _ := json.Marshal(Provenance{Model: m.Name, Version: m.Version, ModuleSHA256: e.mod.SHA256()})
+	p, _ := json.Marshal(modelapi.Provenance{Model: m.Name, Version: m.Version, ModuleSHA256: e.mod.SHA256()})
 	b := make([]byte, 0, len(t)+len(p)+20)
 	b = append(b, t[:len(t)-1]...)
 	if len(bytes.TrimSpace(t[1:len(t)-1])) > 0 {
 		b = append(b, ',')
 	}
-	b = append(b, `"`+ProvenanceMember+`":`...)
+	b = append(b, `"`+modelapi.ProvenanceMember+`":`...)
 	b = append(b, p...)
 	return append(b, '}')
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/sdk/abi"
 )
 
@@ -96,7 +97,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 	out, ref, err := h.Invoke(context.WithoutCancel(ctx), rt.Path, caller, body)
 	ctx.Response.Header.Set(HeaderModel, man.Name+"/"+man.Version)
 	ctx.Response.Header.Set(HeaderModelSHA256, e.mod.SHA256())
-	var ce *CallError
+	var ce *modelapi.CallError
 	if errors.As(err, &ce) {
 		msg := ce.Message
 		if ce.Field != "" {
@@ -226,13 +227,13 @@ func sorted(s []string) []string {
 // list of numbers a tensor of its length, a rectangular list of lists of
 // numbers one of shape [rows, columns]; anything else its JSON text (BYTES).
 func outputTensors(out []byte, batch *abi.Batch) ([]OIPTensor, error) {
-	ms, err := ObjectMembers(out)
+	ms, err := modelapi.ObjectMembers(out)
 	if err != nil {
 		return nil, err
 	}
 	var ts []OIPTensor
 	for _, m := range ms {
-		if m.Key == ProvenanceMember {
+		if m.Key == modelapi.ProvenanceMember {
 			continue
 		}
 		var v any

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
@@ -123,7 +124,7 @@ func (h *Host) lookup(ctx *fasthttp.RequestCtx) (*entry, bool) {
 	name, _ := ctx.UserValue("name").(string)
 	e, ok := h.reg.Load().modules[name]
 	if !ok {
-		httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, modelapi.CodeNotFound, "no model named "+strconvQuote(name), "")
 	}
 	return e, ok
 }
@@ -237,11 +238,11 @@ func (h *Host) handleOIPModelReady(ctx *fasthttp.RequestCtx) {
 func (h *Host) handleUpload(ctx *fasthttp.RequestCtx) {
 	body := ctx.PostBody()
 	if len(body) == 0 {
-		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, CodeModuleRejected, "send the .wasm module as the request body", "")
+		httpcore.WriteError(ctx, fasthttp.StatusBadRequest, modelapi.CodeModuleRejected, "send the .wasm module as the request body", "")
 		return
 	}
 	if len(body) > h.cfg.MaxModuleBytes {
-		httpcore.WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the module is larger than "+itoa(h.cfg.MaxModuleBytes)+" bytes", "")
+		httpcore.WriteError(ctx, fasthttp.StatusRequestEntityTooLarge, modelapi.CodePayloadTooLarge, "the module is larger than "+itoa(h.cfg.MaxModuleBytes)+" bytes", "")
 		return
 	}
 	lctx, cancel := httpcore.RequestContext(ctx, time.Minute)
@@ -253,7 +254,7 @@ func (h *Host) handleUpload(ctx *fasthttp.RequestCtx) {
 		if !errors.As(err, &le) && !strings.Contains(err.Error(), "refused") {
 			status = fasthttp.StatusInternalServerError
 		}
-		httpcore.WriteError(ctx, status, CodeModuleRejected, err.Error(), "")
+		httpcore.WriteError(ctx, status, modelapi.CodeModuleRejected, err.Error(), "")
 		return
 	}
 	status := fasthttp.StatusCreated
@@ -271,7 +272,7 @@ func (h *Host) handleDelete(ctx *fasthttp.RequestCtx) {
 	sha, ok, err := h.Remove(name)
 	switch {
 	case !ok:
-		httpcore.WriteError(ctx, fasthttp.StatusNotFound, CodeNotFound, "no model named "+strconvQuote(name), "")
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, modelapi.CodeNotFound, "no model named "+strconvQuote(name), "")
 	case err != nil:
 		httpcore.WriteError(ctx, fasthttp.StatusInternalServerError, "internal", err.Error(), "")
 	default:

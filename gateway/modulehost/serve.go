@@ -10,31 +10,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
-)
-
-// Error codes of the model API. Every error body is httpcore's error shape,
-// {"error":{"code":CODE,"message":MESSAGE,"field":FIELD,"request_id":ID}}
-// (field and request_id optional), written by httpcore.WriteError.
-const (
-	CodeInvalidJSON          = "invalid_json"           // 400
-	CodeNotFound             = "not_found"              // 404: unknown model, or the model does not know the input
-	CodeMethodNotAllowed     = "method_not_allowed"     // 405
-	CodePayloadTooLarge      = "payload_too_large"      // 413
-	CodeUnsupportedMediaType = "unsupported_media_type" // 415
-	CodeNotAcceptable        = "not_acceptable"         // 406: Accept allows only CSV and the answer has no table or time series
-	CodeInvalidInput         = "invalid_input"          // 422
-	CodeModelError           = "model_error"            // 500: the model reported an internal error
-	CodeModuleCrashed        = "module_crashed"         // 500: trap or panic; the instance was discarded
-	CodeOutOfMemory          = "out_of_memory"          // 500: memory cap reached; the instance was discarded
-	CodeOutputTooLarge       = "output_too_large"       // 500
-	CodeBadModuleOutput      = "bad_module_output"      // 500: the module broke the ABI
-	CodeOverloaded           = "overloaded"             // 503: no instance free before the deadline
-	CodeTooManyRequests      = "too_many_requests"      // 429: past the model's queue or the caller's share of it (Retry-After)
-	CodeUnavailable          = "unavailable"            // 503
-	CodeTimeout              = "timeout"                // 504: the call passed its deadline
-	CodeModuleRejected       = "module_rejected"        // 422 on upload: the module was refused
 )
 
 // ServeModel serves ctx as ServeModelAs does, with the client's IP address
@@ -55,11 +33,11 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 	}
 	if !ctx.IsPost() {
 		ctx.Response.Header.Set("Allow", "POST")
-		httpcore.WriteError(ctx, fasthttp.StatusMethodNotAllowed, CodeMethodNotAllowed, "model routes accept POST only", "")
+		httpcore.WriteError(ctx, fasthttp.StatusMethodNotAllowed, modelapi.CodeMethodNotAllowed, "model routes accept POST only", "")
 		return true
 	}
 	if mt, _, _ := strings.Cut(string(ctx.Request.Header.ContentType()), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-		httpcore.WriteError(ctx, fasthttp.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "send the input as Content-Type: application/json", "")
+		httpcore.WriteError(ctx, fasthttp.StatusUnsupportedMediaType, modelapi.CodeUnsupportedMediaType, "send the input as Content-Type: application/json", "")
 		return true
 	}
 	path := string(ctx.Path())
@@ -71,7 +49,7 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 		// The module was swapped out between lookup and call: use the new one.
 		r, ok = h.reg.Load().routes[path]
 		if !ok || attempt == 3 {
-			httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, CodeUnavailable, "the model was removed while the request was in flight", "")
+			httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, modelapi.CodeUnavailable, "the model was removed while the request was in flight", "")
 			return true
 		}
 	}
@@ -104,7 +82,7 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 			return true
 		}
 		if !acceptsJSON(accept) {
-			httpcore.WriteError(ctx, fasthttp.StatusNotAcceptable, CodeNotAcceptable, "this route's answer has no table or time series to give as CSV; it answers application/json", "")
+			httpcore.WriteError(ctx, fasthttp.StatusNotAcceptable, modelapi.CodeNotAcceptable, "this route's answer has no table or time series to give as CSV; it answers application/json", "")
 			return true
 		}
 	}
@@ -126,22 +104,22 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 
 // invokeOn validates body and runs it on route r as caller: the answer, or
 // the error a client gets; retired is true if the module was swapped out.
-func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte) (out []byte, cerr *CallError, retired bool) {
+func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte) (out []byte, cerr *modelapi.CallError, retired bool) {
 	mod := r.e.mod
 	man := mod.Manifest()
 	rt := man.Routes[r.idx]
 	limits := mod.Limits()
 	if len(body) > limits.MaxInputBytes {
-		return nil, &CallError{Status: fasthttp.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+		return nil, &modelapi.CallError{Status: fasthttp.StatusRequestEntityTooLarge, Code: modelapi.CodePayloadTooLarge,
 			Message: "the body has " + itoa(len(body)) + " bytes; this model accepts at most " + itoa(limits.MaxInputBytes)}, false
 	}
 	if ie := validateInput(r.e.schemas[r.idx], body); ie != nil {
-		status, code := fasthttp.StatusUnprocessableEntity, CodeInvalidInput
+		status, code := fasthttp.StatusUnprocessableEntity, modelapi.CodeInvalidInput
 		if strings.HasPrefix(ie.message, "the body is not valid JSON") {
-			status, code = fasthttp.StatusBadRequest, CodeInvalidJSON
+			status, code = fasthttp.StatusBadRequest, modelapi.CodeInvalidJSON
 		}
 		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		return nil, &CallError{Status: status, Code: code, Message: ie.message, Field: ie.field}, false
+		return nil, &modelapi.CallError{Status: status, Code: code, Message: ie.message, Field: ie.field}, false
 	}
 	start := time.Now()
 	var err error
@@ -156,19 +134,19 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte
 	var rej *rejection
 	if errors.As(err, &rej) {
 		h.metrics.rejected.WithLabelValues(man.Name, rej.reason).Inc()
-		h.metrics.calls.WithLabelValues(man.Name, CodeTooManyRequests).Inc()
+		h.metrics.calls.WithLabelValues(man.Name, modelapi.CodeTooManyRequests).Inc()
 		secs := int(rej.retryAfter / time.Second)
-		return nil, &CallError{Status: fasthttp.StatusTooManyRequests, Code: CodeTooManyRequests,
+		return nil, &modelapi.CallError{Status: fasthttp.StatusTooManyRequests, Code: modelapi.CodeTooManyRequests,
 			Message: rejectionMessage(man.Name, rej.reason, secs), RetryAfter: rej.retryAfter}, false
 	}
 	if err != nil && ctx.Err() != nil && !errors.As(err, new(*abi.Error)) {
-		return nil, &CallError{Status: fasthttp.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the call was canceled: " + ctx.Err().Error()}, false
+		return nil, &modelapi.CallError{Status: fasthttp.StatusServiceUnavailable, Code: modelapi.CodeUnavailable, Message: "the call was canceled: " + ctx.Err().Error()}, false
 	}
 	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		status, code, msg, field := errorFor(err, limits)
 		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		return nil, &CallError{Status: status, Code: code, Message: msg, Field: field}, false
+		return nil, &modelapi.CallError{Status: status, Code: code, Message: msg, Field: field}, false
 	}
 	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
 	return out, nil, false
@@ -232,33 +210,33 @@ func errorFor(err error, limits abi.Limits) (int, string, string, string) {
 	if errors.As(err, &ge) {
 		switch ge.Kind {
 		case abi.KindInvalidInput:
-			return fasthttp.StatusUnprocessableEntity, CodeInvalidInput, ge.Message, ge.Field
+			return fasthttp.StatusUnprocessableEntity, modelapi.CodeInvalidInput, ge.Message, ge.Field
 		case abi.KindNotFound:
-			return fasthttp.StatusNotFound, CodeNotFound, ge.Message, ge.Field
+			return fasthttp.StatusNotFound, modelapi.CodeNotFound, ge.Message, ge.Field
 		default:
-			return fasthttp.StatusInternalServerError, CodeModelError, ge.Message, ge.Field
+			return fasthttp.StatusInternalServerError, modelapi.CodeModelError, ge.Message, ge.Field
 		}
 	}
 	var f *wasmrt.Failure
 	if errors.As(err, &f) {
 		switch f.Kind {
 		case wasmrt.FailTimeout:
-			return fasthttp.StatusGatewayTimeout, CodeTimeout, "the model did not answer within " + itoa(limits.TimeoutMS) + " ms; the call was stopped", ""
+			return fasthttp.StatusGatewayTimeout, modelapi.CodeTimeout, "the model did not answer within " + itoa(limits.TimeoutMS) + " ms; the call was stopped", ""
 		case wasmrt.FailBusy:
-			return fasthttp.StatusServiceUnavailable, CodeOverloaded, "all instances of the model stayed busy until the deadline; retry later", ""
+			return fasthttp.StatusServiceUnavailable, modelapi.CodeOverloaded, "all instances of the model stayed busy until the deadline; retry later", ""
 		case wasmrt.FailOutOfMemory:
-			return fasthttp.StatusInternalServerError, CodeOutOfMemory, "the model ran out of its " + itoa(int(limits.MemoryPages)/16) + " MiB of memory; the instance was discarded", ""
+			return fasthttp.StatusInternalServerError, modelapi.CodeOutOfMemory, "the model ran out of its " + itoa(int(limits.MemoryPages)/16) + " MiB of memory; the instance was discarded", ""
 		case wasmrt.FailOutputTooLarge:
-			return fasthttp.StatusInternalServerError, CodeOutputTooLarge, "the model's output is larger than the gateway allows", ""
+			return fasthttp.StatusInternalServerError, modelapi.CodeOutputTooLarge, "the model's output is larger than the gateway allows", ""
 		case wasmrt.FailBadOutput:
-			return fasthttp.StatusInternalServerError, CodeBadModuleOutput, "the module returned a malformed result", ""
+			return fasthttp.StatusInternalServerError, modelapi.CodeBadModuleOutput, "the module returned a malformed result", ""
 		case wasmrt.FailCanceled:
-			return fasthttp.StatusServiceUnavailable, CodeUnavailable, "the call was canceled (the gateway is shutting down)", ""
+			return fasthttp.StatusServiceUnavailable, modelapi.CodeUnavailable, "the call was canceled (the gateway is shutting down)", ""
 		default:
-			return fasthttp.StatusInternalServerError, CodeModuleCrashed, "the model crashed while computing this request; the instance was discarded", ""
+			return fasthttp.StatusInternalServerError, modelapi.CodeModuleCrashed, "the model crashed while computing this request; the instance was discarded", ""
 		}
 	}
-	return fasthttp.StatusInternalServerError, CodeModuleCrashed, "the model call failed", ""
+	return fasthttp.StatusInternalServerError, modelapi.CodeModuleCrashed, "the model call failed", ""
 }
 
 func itoa(n int) string {

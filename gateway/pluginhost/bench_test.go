@@ -292,7 +292,7 @@ func searchPath(i int) string {
 func BenchmarkPackageSearch(b *testing.B) { runHTTP(b, searchPath) }
 
 // BenchmarkPackageSearch64 is BenchmarkPackageSearch with 64 concurrent
-// clients, as in issue 3's target (p50 within 20 ms).
+// clients, as in the catalog's target (p50 within 20 ms).
 func BenchmarkPackageSearch64(b *testing.B) { runHTTPClients(b, 64, searchPath) }
 
 // variedSearches are package_search requests of other shapes than
@@ -444,7 +444,7 @@ func startProfiles(pid int) func() {
 // (package_show), and reports the slowest read and write that overlapped a
 // reload (from the reload's start to 1 s after it returned) beside the
 // slowest of a window of the same load without a reload, measured first.
-// Target (issue 19): no catalog request slower than 100 ms during a reload.
+// Target: no catalog request slower than 100 ms during a reload.
 func BenchmarkReloadUnderWrites(b *testing.B) {
 	e, c := benchEnv(b)
 	var (
@@ -590,7 +590,7 @@ func BenchmarkReloadUnderWrites(b *testing.B) {
 
 // BenchmarkPackagePatch8 patches datasets (b.N patches in all) with 8
 // concurrent clients on 10,000 datasets, each patch on another dataset,
-// and reports patches/s and latency percentiles. Target (issue 19): at
+// and reports patches/s and latency percentiles. Target: at
 // least 100 patches/s.
 func BenchmarkPackagePatch8(b *testing.B) {
 	e, c := benchEnv(b)

@@ -30,12 +30,6 @@ func (h *Host) SiteURL(*fasthttp.RequestCtx) string {
 	return h.cfg.SiteURL
 }
 
-// HasAction reports whether a plugin serves action over HTTP.
-func (h *Host) HasAction(action string) bool {
-	r, ok := (*h.routes.Load())[action]
-	return ok && !r.spec.Internal
-}
-
 // HandleActionWith is HandleAction with the body given (a streamed upload's
 // form fields) and the file the gateway stored from it.
 func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller Identity, contentType string, body []byte, upload *contract.Upload) {

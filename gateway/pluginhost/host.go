@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"toxgate/plugins/contract"
+	"toxgate/plugins/contract/goplugin"
 )
 
 // Identity is the authenticated caller passed with each action call.
@@ -73,7 +74,7 @@ type Config struct {
 	// TOXGATE_CATALOG_CONCURRENT_WRITES=true on a MongoDB replica set.
 	Env []string
 	// Users is the user directory served to the plugins over go-plugin's
-	// broker (contract.HostUsers on their side); nil: none.
+	// broker (goplugin.HostUsers on their side); nil: none.
 	Users contract.Users
 }
 
@@ -363,11 +364,11 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 	}
 	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
 	cc := &plugin.ClientConfig{
-		HandshakeConfig:  contract.Handshake,
-		Plugins:          contract.ClientPlugins(m.h.cfg.Users),
+		HandshakeConfig:  goplugin.Handshake,
+		Plugins:          goplugin.ClientPlugins(m.h.cfg.Users),
 		Cmd:              cmd,
-		AllowedProtocols: contract.Protocols(cfg.Transport),
-		GRPCDialOptions:  contract.GRPCDialOptions(),
+		AllowedProtocols: goplugin.Protocols(cfg.Transport),
+		GRPCDialOptions:  goplugin.GRPCDialOptions(),
 		StartTimeout:     cfg.StartTimeout,
 		SkipHostEnv:      true,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
@@ -386,7 +387,7 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 	if err != nil {
 		return fail(fmt.Errorf("start %s: %w", m.cfg.Path, err))
 	}
-	raw, err := proto.Dispense(contract.PluginKey)
+	raw, err := proto.Dispense(goplugin.PluginKey)
 	if err != nil {
 		return fail(fmt.Errorf("dispense: %w", err))
 	}

@@ -24,7 +24,6 @@ import (
 
 	"toxgate/gateway/identity"
 	"toxgate/gateway/store"
-	"toxgate/plugins/contract"
 )
 
 var (
@@ -230,8 +229,6 @@ func (e *env) pid() int {
 	}
 	return 0
 }
-
-var _ = contract.Handshake
 
 // debugOut is where the tests' host logs go: the file named by
 // PLUGINHOST_DEBUG_LOG (with PLUGINHOST_DEBUG_LEVEL=info the plugins' own

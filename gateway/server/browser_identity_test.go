@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"toxgate/gateway/harness"
+	"toxgate/internal/testenv"
 )
 
 // exampleModulesDir returns a directory holding only example-units.wasm (a
@@ -39,15 +40,9 @@ func exampleModulesDir(t *testing.T) string {
 	return dir
 }
 
-func chromiumPath(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium on PATH (make ci-deps installs Debian's chromium)")
-	return ""
-}
+// chromiumPath is the browser of the browser tests (testenv: a skip
+// without one, a failure under CI).
+func chromiumPath(t *testing.T) string { return testenv.RequireTool(t, testenv.Chromium) }
 
 // The seed's journey in a real headless browser: an admin provisions a
 // user; the user logs in, verifies the e-mail address, changes the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"toxgate/internal/testenv"
 	"toxgate/internal/wasmbin"
 )
 
@@ -27,7 +28,9 @@ func TestFinishedGoProgramBehavesTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	builds := map[string][]byte{"rewritten": re}
-	if opt, err := exec.LookPath("wasm-opt"); err == nil {
+	if opt, err := testenv.Find(testenv.WasmOpt); err != nil {
+		t.Run("rewritten and optimised", func(t *testing.T) { testenv.Missing(t, testenv.WasmOpt, err.Error()) })
+	} else {
 		in, out := filepath.Join(t.TempDir(), "in.wasm"), filepath.Join(t.TempDir(), "out.wasm")
 		if err := os.WriteFile(in, re, 0o644); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"toxgate/internal/reloop"
+	"toxgate/internal/testenv"
 )
 
 // TestStdlibTestsPassRewritten runs the tests of standard library packages
@@ -33,6 +34,9 @@ func TestStdlibTestsPassRewritten(t *testing.T) {
 	pkgs := []string{"strconv", "sort", "regexp", "encoding/json", "sync", "context"}
 	if list := os.Getenv("TOXGATE_STDLIB_PKGS"); list != "" {
 		pkgs = strings.Fields(list) // e.g. "fmt strings math/big"
+	}
+	if opt, _ := Optimizer(context.Background()); opt == "" && os.Getenv("TOXGATE_WASM_OPT") != "off" {
+		t.Run("rewritten and optimised", func(t *testing.T) { testenv.RequireTool(t, testenv.WasmOpt) })
 	}
 	for _, pkg := range pkgs {
 		t.Run(pkg, func(t *testing.T) {

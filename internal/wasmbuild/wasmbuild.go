@@ -158,11 +158,6 @@ func Cached(ctx context.Context, dir, cacheDir string) (string, error) {
 	return CachedStage(ctx, dir, cacheDir, StageFull)
 }
 
-// CachedGo is Cached for BuildGo.
-func CachedGo(ctx context.Context, dir, cacheDir string) (string, error) {
-	return CachedStage(ctx, dir, cacheDir, StageGo)
-}
-
 // CachedStage is Cached for a build that stops at stage.
 func CachedStage(ctx context.Context, dir, cacheDir string, stage Stage) (string, error) {
 	key, err := SourceHash(ctx, dir)

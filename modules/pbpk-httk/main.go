@@ -76,7 +76,7 @@ func init() {
 		Card: abi.ModelCard{
 			Summary:     "Time courses (days) of amounts and concentrations in gut lumen, gut, liver, venous/arterial blood, lung, kidney, rest of body and plasma after repeated oral doses; Cmax, AUC and the analytic steady-state plasma concentration.",
 			IntendedUse: "High-throughput toxicokinetics: dose-to-concentration estimates for screening and IVIVE; not for clinical dosing.",
-			Data:        "httk 2.7.4 tables (chem.physical_and_invitro.data, physiology.data, tissue.data, pearce2017regression); see modules/pbpk-httk/data/SOURCES.md.",
+			Data:        "httk 2.7.4 tables (chem.physical_and_invitro.data, physiology.data, tissue.data, pearce2017regression); see modules/pbpk-httk/data/SOURCES.md and modules/internal/data/SOURCES.md.",
 			Method:      "httk pbtk ODEs (modelpbtk.c) parameterised as parameterize_pbtk: Schmitt 2008 partition coefficients with Pearce 2017 calibration, Pearce 2017 fup adjustment, Kilford 2008 hepatocyte binding, restrictive hepatic clearance, GFR·fup renal clearance, Caco-2 based Fabs/Fgut (Yu & Amidon 1999, Yang 2007) or measured Foral/Fhep; solved exactly (matrix exponential between doses).",
 			Validation:  "Bisphenol A, human, 1 mg/kg/day, 15 days: Cplasma max 1.110 µM at day 14.10 (httk 2.7.4: 1.11 µM, 14.10); AUC 12.33 µM·day (12.33); analytic Css of BPA, caffeine, ibuprofen, warfarin, acetaminophen, propranolol, midazolam within 0.2 % of httk's calc_analytic_css. Mass balance error < 1e-6.",
 			Limitations: "Oral route only; days ≤ 730; doses_per_day 1–24; chemicals need MW, logP, Clint and fup for the species (default_to_human substitutes human values). httk's accuracy vs in vivo: RMSLE Css 2.18, AUC 1.29, Cmax 1.21 (log10).",

@@ -48,15 +48,16 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
-	"toxgate/gateway/version"
 	"toxgate/internal/egress"
+	"toxgate/internal/version"
 	"toxgate/plugins/contract"
+	"toxgate/plugins/contract/goplugin"
 )
 
 func main() {
 	log := contract.NewLogger(os.Stderr)
 	slog.SetDefault(log) // what the contract logs (a recovered panic) goes to the host too
-	users := contract.NewHostUsers()
+	users := goplugin.NewHostUsers()
 	srv, closeFn, err := open(log, users)
 	if err != nil {
 		log.Error("catalog plugin cannot start", "err", err)
@@ -66,7 +67,7 @@ func main() {
 	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
 		go profileOnSignal(path, log)
 	}
-	contract.Serve(srv, users)
+	goplugin.Serve(srv, users)
 }
 
 // profileOnSignal starts a CPU profile on SIGUSR1 and writes it to path on
@@ -130,7 +131,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	}
 	db := client.Database(dbName)
 	// The users belong to the gateway's identity store; the catalog asks
-	// the gateway for them (contract.HostUsers).
+	// the gateway for them (goplugin.HostUsers).
 	opts.Users = users
 	svc, err := catalog.New(ctx, db, opts)
 	if err != nil {

@@ -1,21 +1,22 @@
 // Package contract is the agreement between the gateway and its action
-// plugins (such as the catalog): the go-plugin handshake, the messages, and
-// one RPC service with two calls. At start the gateway asks the plugin to
-// Describe itself (its actions and whether each accepts GET); then it sends
-// every action request raw (method, content type, query, body) with the
-// caller's identity and gets back a status, a content type and a body.
+// plugins (such as the catalog): the messages, the identity and user types,
+// the environment the host sets, and the one service a plugin offers, with
+// two calls. At start the gateway asks the plugin to Describe itself (its
+// actions and whether each accepts GET); then it sends every action request
+// raw (method, content type, query, body) with the caller's identity and
+// gets back a status, a content type and a body.
 //
-// The service is offered over net/rpc (the default) and gRPC; both carry the
-// same hand-written binary encoding of the messages. See plugins/README.md
-// for the measurements behind the choice.
+// The package depends on the standard library alone, so that the catalog
+// and the gateway's identity store use its types without linking an RPC
+// stack. The go-plugin glue (handshake, net/rpc and gRPC services, the
+// user directory over the broker) is plugins/contract/goplugin; both
+// transports carry the hand-written binary encoding of codec.go. See
+// plugins/README.md for the measurements behind the choice.
 package contract
 
 import (
 	"context"
-	"os"
 	"time"
-
-	"github.com/hashicorp/go-plugin"
 )
 
 // Environment variables the host sets for a plugin process.
@@ -47,17 +48,6 @@ const (
 	TransportGRPC   = "grpc"
 	TransportNetRPC = "netrpc"
 )
-
-// PluginKey is the name under which the action service is dispensed.
-const PluginKey = "actions"
-
-// Handshake guards against running a plugin binary by accident and pins the
-// protocol version. Bump ProtocolVersion on any incompatible message change.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  2,
-	MagicCookieKey:   "TOXGATE_PLUGIN_COOKIE",
-	MagicCookieValue: "b7d2f0e4-toxgate-action-plugin-v1",
-}
 
 // Identity is the caller as the gateway authenticated it; the zero value is
 // the anonymous caller.
@@ -181,48 +171,3 @@ type ActionPlugin interface {
 	// CKAN errors travel inside the Response.
 	Call(ctx context.Context, req *Request) (*Response, error)
 }
-
-// Serve runs impl as a plugin process, over the transport named by
-// EnvTransport (net/rpc unless it says "grpc"). It returns when the host ends the plugin.
-func Serve(impl ActionPlugin, users *HostUsers) {
-	cfg := &plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         plugin.PluginSet{PluginKey: &Plugin{Impl: impl, HostUsers: users}},
-	}
-	if os.Getenv(EnvTransport) == TransportGRPC {
-		cfg.GRPCServer = newGRPCServer
-	}
-	plugin.Serve(cfg)
-}
-
-// ClientPlugins is the plugin set a host passes in plugin.ClientConfig;
-// users (nil: none) is the user directory the host serves to its plugins.
-func ClientPlugins(users Users) plugin.PluginSet {
-	return plugin.PluginSet{PluginKey: &Plugin{Users: users}}
-}
-
-// Protocols is the AllowedProtocols value for a transport name.
-func Protocols(transport string) []plugin.Protocol {
-	if transport == TransportGRPC {
-		return []plugin.Protocol{plugin.ProtocolGRPC}
-	}
-	return []plugin.Protocol{plugin.ProtocolNetRPC}
-}
-
-// Plugin is the go-plugin glue for both transports: Impl and HostUsers on
-// the plugin side, Users on the host side.
-type Plugin struct {
-	// Impl is the served implementation (plugin side only).
-	Impl ActionPlugin
-	// HostUsers, when set, is connected to the host's user directory
-	// (plugin side only).
-	HostUsers *HostUsers
-	// Users is the user directory the host serves to the plugin over the
-	// broker (host side only; nil: none).
-	Users Users
-}
-
-var (
-	_ plugin.Plugin     = (*Plugin)(nil)
-	_ plugin.GRPCPlugin = (*Plugin)(nil)
-)

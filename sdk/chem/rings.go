@@ -581,15 +581,6 @@ func (m *Mol) orderRingAtoms(rb []int32, dst []int32, mark []bool) []int32 {
 	return atoms
 }
 
-func isZero(b []uint64) bool {
-	for _, w := range b {
-		if w != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func lowestBit(b []uint64) int {
 	for i, w := range b {
 		if w != 0 {

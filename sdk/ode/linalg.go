@@ -50,35 +50,10 @@ func luFactor(a []float64, n int, piv []int, cols []int) error {
 	return nil
 }
 
-// luSolve solves A·x = b in place (b becomes x) given the factors of luFactor.
-func luSolve(a []float64, n int, piv []int, b []float64) {
-	for k := 0; k < n; k++ {
-		if p := piv[k]; p != k {
-			b[k], b[p] = b[p], b[k]
-		}
-	}
-	for i := 1; i < n; i++ {
-		row := a[i*n : i*n+i]
-		s := b[i]
-		for j, v := range row {
-			s -= v * b[j]
-		}
-		b[i] = s
-	}
-	for i := n - 1; i >= 0; i-- {
-		row := a[i*n : (i+1)*n]
-		s := b[i]
-		for j := i + 1; j < n; j++ {
-			s -= row[j] * b[j]
-		}
-		b[i] = s / row[i]
-	}
-}
-
 // sparseLU holds the non-zeros of the factors of luFactor row by row, so that
 // the several solves of one step skip the exact zeros of L and U. The
-// products are accumulated in the order of luSolve, so the solution is the
-// same (up to the sign of an exact zero).
+// products are accumulated in the order of a dense forward and back
+// substitution, so the solution is the same (up to the sign of an exact zero).
 type sparseLU struct {
 	n              int
 	piv            []int

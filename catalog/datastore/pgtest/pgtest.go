@@ -9,17 +9,19 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"toxgate/internal/testenv"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 )
@@ -32,29 +34,35 @@ type Server struct {
 	cmd *exec.Cmd
 }
 
+// ErrNotInstalled is Launch's error when PostgreSQL is not installed.
+var ErrNotInstalled = errors.New("pgtest: PostgreSQL is not installed")
+
 // binDir finds the newest /usr/lib/postgresql/*/bin holding initdb.
 func binDir() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-			return d, nil
-		}
+	d, err := testenv.Find(testenv.PostgreSQL)
+	if err != nil {
+		return "", fmt.Errorf("%w (%v; make ci-deps installs it)", ErrNotInstalled, err)
 	}
-	return "", fmt.Errorf("pgtest: no PostgreSQL under /usr/lib/postgresql (make ci-deps installs it)")
+	return d, nil
 }
 
-// Start runs a server for t, or skips t when PostgreSQL is not installed,
-// unless TOXGATE_REQUIRE_POSTGRES or CI is set (then it fails instead: CI's
-// `make ci-deps` installs PostgreSQL, so a skip there would hide a missing
-// install step).
+// Require ends t when err, Launch's error, is ErrNotInstalled: t skips, or
+// fails under CI (testenv), since `make ci-deps` installs PostgreSQL and a
+// skip there would hide a missing install step.
+func Require(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNotInstalled) {
+		testenv.Missing(t, testenv.PostgreSQL, err.Error())
+	}
+}
+
+// Start runs a server for t; without PostgreSQL t skips, or fails under CI
+// (Require).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := Launch()
 	if err != nil {
-		if os.Getenv("TOXGATE_REQUIRE_POSTGRES") == "" && os.Getenv("CI") == "" {
-			t.Skipf("PostgreSQL not available: %v", err)
-		}
+		Require(t, err)
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)

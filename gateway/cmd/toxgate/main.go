@@ -16,7 +16,7 @@ import (
 
 	"toxgate/gateway/config"
 	"toxgate/gateway/server"
-	"toxgate/gateway/version"
+	"toxgate/internal/version"
 )
 
 func main() {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"toxgate/internal/testenv"
 )
 
 // RustC returns a rustc that has the wasm32-unknown-unknown standard library
@@ -15,19 +17,8 @@ import (
 // ci-deps` installs), or "" when there is none. A rustup toolchain without
 // that target is passed over for Debian's /usr/bin/rustc.
 func RustC() string {
-	if exec.Command("rust-lld", "-flavor", "wasm", "--version").Run() != nil {
-		return "" // the linker rustc uses for wasm32 (Debian: lld)
-	}
-	for _, rc := range []string{"rustc", "/usr/bin/rustc"} {
-		out, err := exec.Command(rc, "--print", "sysroot").Output()
-		if err != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "lib", "rustlib", "wasm32-unknown-unknown")); err == nil {
-			return rc
-		}
-	}
-	return ""
+	rc, _ := testenv.Find(testenv.RustWasm32)
+	return rc
 }
 
 // RustFlags are the rustc arguments that build a module from one source file
@@ -36,14 +27,11 @@ var RustFlags = []string{"--edition", "2021", "--crate-type", "cdylib", "--targe
 	"-C", "opt-level=3", "-C", "panic=abort", "-C", "strip=debuginfo", "-C", "lto"}
 
 // RustWasm builds the Rust module source file src into a .wasm (cached by
-// source content, as Wasm) and returns its bytes. It skips the test when no
-// rustc can build for wasm32 (CI installs one).
+// source content, as Wasm) and returns its bytes. Without a rustc that
+// builds for wasm32 the test skips, or fails under CI (testenv).
 func RustWasm(tb testing.TB, src string) []byte {
 	tb.Helper()
-	rc := RustC()
-	if rc == "" {
-		tb.Skip("no rustc with the wasm32-unknown-unknown target (Debian: rustc libstd-rust-dev-wasm32 lld)")
-	}
+	rc := testenv.RequireTool(tb, testenv.RustWasm32)
 	code, err := os.ReadFile(src)
 	if err != nil {
 		tb.Fatal(err)

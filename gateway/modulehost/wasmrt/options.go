@@ -33,9 +33,9 @@ type Options struct {
 const (
 	DefaultMemoryPages = 512 // 32 MiB
 	// DefaultMaxMemoryPages is the most linear memory a module may ask for
-	// (128 MiB): the one default of modules.max_memory_pages, the module
-	// host and this runtime.
-	DefaultMaxMemoryPages = 2048
+	// (128 MiB): abi.DefaultMaxMemoryPages, the one default of
+	// modules.max_memory_pages, the module host and this runtime.
+	DefaultMaxMemoryPages = abi.DefaultMaxMemoryPages
 	DefaultTimeout        = 10 * time.Second
 	DefaultMaxInputBytes  = 1 << 20
 	DefaultPoolSize       = 4

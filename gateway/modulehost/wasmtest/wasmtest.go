@@ -11,7 +11,7 @@ import (
 	"toxgate/gateway/modulehost/wasmrt"
 )
 
-// MaxModuleBytes is the size a model module must stay under (issue 7: 20 MB).
+// MaxModuleBytes is the size a model module must stay under (20 MB).
 const MaxModuleBytes = 20 << 20
 
 // Load builds the module in dir, checks its size and loads it with the

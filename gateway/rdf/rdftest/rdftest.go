@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"toxgate/internal/testenv"
 )
 
 // Term is a parsed term: kind "iri", "blank" or "literal".
@@ -33,20 +35,11 @@ type Doc struct {
 }
 
 // python finds an interpreter that imports rdflib: python3 on the PATH,
-// else Debian's /usr/bin/python3. Without one the test is skipped, or fails
-// when CI is set (make ci-deps installs python3-rdflib).
+// else Debian's /usr/bin/python3. Without one the test skips, or fails
+// under CI (testenv; make ci-deps installs python3-rdflib).
 func python(t testing.TB) string {
 	t.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import rdflib").Run() == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no python3 with rdflib, and CI is set: install python3-rdflib (make ci-deps)")
-	}
-	t.Skip("no python3 with rdflib (apt-get install python3-rdflib; set CI to make this a failure)")
-	return ""
+	return testenv.RequireTool(t, testenv.RDFLib)
 }
 
 // Parse parses every document with rdflib, fails the test unless they hold

@@ -3,13 +3,13 @@
 package model
 
 import (
-	_ "embed"
-
+	"toxgate/modules/internal/bundles"
 	"toxgate/sdk/ml/serve"
 )
 
-//go:embed weights.gob.gz
-var weights []byte
+// weights is the bundle, embedded in modules/internal/bundles because
+// clinicaldata reads it too.
+var weights = bundles.AOPKEsMIEs
 
 // Server serves the embedded bundle.
 var Server = serve.MustNew(weights)

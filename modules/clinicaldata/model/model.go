@@ -7,9 +7,8 @@ package model
 import (
 	_ "embed"
 
-	kesmies "toxgate/modules/aop-kesmies/model"
-	"toxgate/modules/clinicaldata/aopfeat"
-	dictrank "toxgate/modules/dictrank/model"
+	"toxgate/modules/internal/aopfeat"
+	"toxgate/modules/internal/bundles"
 	"toxgate/sdk/chem"
 	"toxgate/sdk/ml"
 	"toxgate/sdk/ml/serve"
@@ -35,7 +34,7 @@ var (
 // followed by the MIE, KE1, KE2 (aop-kesmies) and apical (dictrank) probabilities.
 func newAOP() *serve.Server {
 	s := serve.MustNew(weightsAOP)
-	src, err := aopfeat.New(kesmies.Server.Bundle, dictrank.Server.Bundle)
+	src, err := aopfeat.New(mustDecode(bundles.AOPKEsMIEs), mustDecode(bundles.DICTrank))
 	if err != nil {
 		panic(err)
 	}
@@ -43,4 +42,13 @@ func newAOP() *serve.Server {
 	dense := make([]float32, nf)
 	s.Extra = func(_ *chem.Mol, x ml.Sparse) ml.Sparse { return src.Extend(x, nf, dense) }
 	return s
+}
+
+// mustDecode decodes an embedded bundle; a bad one is a build defect.
+func mustDecode(weights []byte) *ml.Bundle {
+	b, err := ml.DecodeBundle(weights)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

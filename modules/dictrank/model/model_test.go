@@ -29,7 +29,7 @@ func TestBothTasksAnswerWithOwnDomain(t *testing.T) {
 }
 
 func TestCrossValidationFigures(t *testing.T) {
-	// Targets of issue 7 are 0.75; these small sets reach about 0.71-0.73 (see MODEL_CARD.md).
+	// The targets are 0.75; these small sets reach about 0.71-0.73 (see MODEL_CARD.md).
 	for _, k := range []string{"apical", "DICTrank"} {
 		if auc := servetest.CVAUC(Server, k, "random"); auc < 0.70 {
 			t.Errorf("%s random-split ROC-AUC %.3f < 0.70", k, auc)

@@ -66,8 +66,17 @@ func main() {
 	}
 }
 
-// bundlePath is where a module's model package embeds its weights.
+// sharedBundles are the modules whose weights more than one module reads:
+// they live in modules/internal/bundles as <module>.gob.gz.
+var sharedBundles = map[string]bool{"aop-kesmies": true, "dictrank": true}
+
+// bundlePath is where a module's model package finds file: its weights and
+// cross-validation reports in <module>/model, except the weights of
+// sharedBundles.
 func bundlePath(module, file string) string {
+	if sharedBundles[module] && file == "weights.gob.gz" {
+		return filepath.Join(*outDir, "internal", "bundles", module+".gob.gz")
+	}
 	return filepath.Join(*outDir, module, "model", file)
 }
 

@@ -5,7 +5,7 @@ import (
 	"log"
 	"os"
 
-	"toxgate/modules/clinicaldata/aopfeat"
+	"toxgate/modules/internal/aopfeat"
 	"toxgate/sdk/ml"
 )
 

@@ -1,5 +1,6 @@
-// Package data embeds the httk 2.7.4 tables used by the pbtk model (see
-// SOURCES.md for provenance and how the chemical subset was made).
+// Package data embeds the httk 2.7.4 tables used by the pbtk model alone
+// (see SOURCES.md for provenance). The chemical table, which tk-2d reads
+// too, is modules/internal/data's HTTKChemicalsGz.
 package data
 
 import _ "embed"
@@ -19,8 +20,3 @@ var Tissue []byte
 //
 //go:embed pearce2017regression.csv
 var Pearce2017Regression []byte
-
-// ChemicalsGz is the gzipped column subset of chem.physical_and_invitro.data.
-//
-//go:embed chem_physical_and_invitro_subset.csv.gz
-var ChemicalsGz []byte

@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"toxgate/sdk/invitro"
 )
 
 // Params are the pbtk model parameters as httk's parameterize_pbtk returns
@@ -85,7 +87,7 @@ func (t *tables) parameterize(c *chemical, species string, defaultToHuman bool) 
 	phys := func(name string) float64 { return t.phys[name][species] }
 	p := &Params{BW: phys("Average BW"), MW: c.MW, Hematocrit: phys("Hematocrit"), Kgutabs: kgutabsDefault}
 	p.Pow = math.Pow(10, c.logP)
-	pkas := parsePKa(c.pKaDonor, c.pKaAccept)
+	pkas := invitro.ParsePKa(c.pKaDonor, c.pKaAccept)
 
 	// Intrinsic clearance (µL/min/10^6 hepatocytes), p-value check.
 	cl, _ := c.clintFor(species, defaultToHuman)
@@ -187,7 +189,7 @@ func (t *tables) tissueValue(species, tissue, variable string) float64 {
 
 // schmitt predicts tissue:unbound-plasma partition coefficients (Schmitt
 // 2008) calibrated per tissue by Pearce et al. (2017).
-func (t *tables) schmitt(species string, p *Params, fprot float64, pkas []pKa, ionPl ionization) (map[string]float64, error) {
+func (t *tables) schmitt(species string, p *Params, fprot float64, pkas []invitro.PKa, ionPl ionization) (map[string]float64, error) {
 	comp := "Human" // httk uses human tissue composition except for rat
 	if species == "Rat" {
 		comp = "Rat"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	shared "toxgate/modules/internal/data"
 	"toxgate/modules/pbpk-httk/data"
 )
 
@@ -105,7 +106,7 @@ func (t *tables) load() error {
 }
 
 func (t *tables) loadChemicals() error {
-	zr, err := gzip.NewReader(bytes.NewReader(data.ChemicalsGz))
+	zr, err := gzip.NewReader(bytes.NewReader(shared.HTTKChemicalsGz))
 	if err != nil {
 		return fmt.Errorf("chemical table: %w", err)
 	}

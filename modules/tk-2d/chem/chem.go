@@ -1,8 +1,8 @@
 // Package chem looks up the physico-chemical inputs of the in-vitro
 // distribution model for a chemical named by the original platform's code
 // (DOX, AMI, ROT, TBBPA), by name, CAS or DTXSID in httk 2.7.4's chemical
-// table. Identity, MW, logP and pKa's come from the table already shipped with
-// the pbpk-httk module (modules/pbpk-httk/data); logHenry, logWSol and MP, which
+// table. Identity, MW, logP and pKa's come from the table the pbpk-httk
+// module reads too (modules/internal/data); logHenry, logWSol and MP, which
 // that subset lacks, from httk_physchem_supplement.csv.gz (see SOURCES.md).
 package chem
 
@@ -18,10 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"toxgate/sdk/textmatch"
 
-	httkdata "toxgate/modules/pbpk-httk/data"
+	shared "toxgate/modules/internal/data"
 	"toxgate/sdk/invitro"
+	"toxgate/sdk/textmatch"
 )
 
 //go:embed httk_physchem_supplement.csv.gz
@@ -101,7 +101,7 @@ func build() (*table, error) {
 	for _, r := range sup[1:] {
 		byCAS[r[0]] = pc{num(r[1]), num(r[2]), num(r[3])}
 	}
-	rows, err := readGz(httkdata.ChemicalsGz)
+	rows, err := readGz(shared.HTTKChemicalsGz)
 	if err != nil {
 		return nil, fmt.Errorf("reading the httk chemical table: %w", err)
 	}

@@ -1,6 +1,6 @@
 """Build httk_physchem_supplement.csv.gz: the columns of httk 2.7.4's
 chem.physical_and_invitro.data that armitage_eval reads and that the shared
-pbpk-httk subset (modules/pbpk-httk/data) lacks: logHenry, logWSol, MP, keyed
+httk subset shared with pbpk-httk (modules/internal/data) lacks: logHenry, logWSol, MP, keyed
 by CAS. Input: httk_chem_physical_and_invitro.csv.gz (httk 2.7.4 table exported
 with R write.csv). Run: python3 make_physchem.py [input]
 """

@@ -1,4 +1,4 @@
-package contract
+package goplugin
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-plugin"
+
+	"toxgate/plugins/contract"
 )
 
 // panicky is a plugin whose action "boom" panics and whose other actions
@@ -17,7 +19,7 @@ import (
 type panicky struct{}
 
 func (panicky) Describe(context.Context) (*Manifest, error) {
-	return &Manifest{Name: "panicky", Actions: []ActionSpec{{Name: "boom"}, {Name: "ok", GET: true}}}, nil
+	return &Manifest{Name: "panicky", Actions: []contract.ActionSpec{{Name: "boom"}, {Name: "ok", GET: true}}}, nil
 }
 
 func (panicky) Call(_ context.Context, req *Request) (*Response, error) {
@@ -51,7 +53,7 @@ func (s *syncBuffer) String() string {
 func TestCallPanicIsRecovered(t *testing.T) {
 	ps := map[string]plugin.Plugin{PluginKey: &Plugin{Impl: panicky{}}}
 	transports := map[string]func(t *testing.T) ActionPlugin{
-		TransportNetRPC: func(t *testing.T) ActionPlugin {
+		contract.TransportNetRPC: func(t *testing.T) ActionPlugin {
 			client, _ := plugin.TestPluginRPCConn(t, ps, nil)
 			t.Cleanup(func() { _ = client.Close() })
 			raw, err := client.Dispense(PluginKey)
@@ -60,7 +62,7 @@ func TestCallPanicIsRecovered(t *testing.T) {
 			}
 			return raw.(ActionPlugin)
 		},
-		TransportGRPC: func(t *testing.T) ActionPlugin {
+		contract.TransportGRPC: func(t *testing.T) ActionPlugin {
 			client, server := plugin.TestPluginGRPCConn(t, false, ps)
 			t.Cleanup(func() { _ = client.Close(); server.Stop() })
 			raw, err := client.Dispense(PluginKey)
@@ -96,7 +98,7 @@ func TestCallPanicIsRecovered(t *testing.T) {
 			}
 			log := logs.String()
 			if !strings.Contains(log, `"msg":"plugin call panicked"`) || !strings.Contains(log, `"action":"boom"`) ||
-				!strings.Contains(log, "assignment to entry in nil map") || !strings.Contains(log, "contract.panicky.Call") {
+				!strings.Contains(log, "assignment to entry in nil map") || !strings.Contains(log, "goplugin.panicky.Call") {
 				t.Fatalf("log lacks the panic, the action or the stack: %s", log)
 			}
 			for range 3 {

@@ -5,7 +5,7 @@ package version
 import "runtime/debug"
 
 // Version of this build: set by `make build` with
-// -ldflags "-X toxgate/gateway/version.Version=$(git describe)"; otherwise
+// -ldflags "-X toxgate/internal/version.Version=$(git describe)"; otherwise
 // the VCS revision the go tool stamped into the binary ("<rev>-dirty" for a
 // modified tree), and "dev" when neither is known (go run, tests).
 var Version = ""

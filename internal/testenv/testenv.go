@@ -1,0 +1,159 @@
+// Package testenv finds the programs some tests need beyond Go (a browser,
+// PostgreSQL, a Rust compiler for wasm32, binaryen's wasm-opt, Python's
+// rdflib) and decides what a test does without one: it skips, and the skip
+// is recorded for the summary `make test` prints at the end; under CI it
+// fails, because CI installs every tool (`make ci-deps`) and a skip there
+// would hide a broken install.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Tool is a program some tests need that `go test` cannot provide.
+type Tool struct {
+	// Name is what a skip names as missing.
+	Name string
+	// Debian lists the Debian packages that provide it (what `make ci-deps`
+	// installs, and `make test` when it may).
+	Debian string
+	find   func() (string, error)
+}
+
+// The tools the tests look for.
+var (
+	// Chromium is a headless browser for the browser tests (its path).
+	Chromium = Tool{"chromium", "chromium", findChromium}
+	// PostgreSQL is the server of the DataStore tests (the directory of
+	// initdb and postgres).
+	PostgreSQL = Tool{"PostgreSQL", "postgresql", findPostgres}
+	// RustWasm32 is a rustc with the wasm32-unknown-unknown standard
+	// library and its linker, for the Rust module (the rustc to run).
+	RustWasm32 = Tool{"rustc with the wasm32 target", "rustc libstd-rust-dev-wasm32 lld", findRustWasm32}
+	// WasmOpt is binaryen's optimiser of the module build (its path).
+	WasmOpt = Tool{"wasm-opt", "binaryen", findWasmOpt}
+	// RDFLib is a python3 that imports rdflib, which parses the DCAT
+	// output (the interpreter to run).
+	RDFLib = Tool{"python3 with rdflib", "python3-rdflib", findRDFLib}
+)
+
+// EnvSkipLog names the file to which Missing appends one line per skip
+// (tool, Debian packages, test, tab-separated); `make test` sets it and
+// prints the summary.
+const EnvSkipLog = "TOXGATE_SKIP_LOG"
+
+// CI reports whether the tests run under CI: the variable CI is set to
+// anything but "", "0" or "false".
+func CI() bool {
+	v := strings.ToLower(strings.TrimSpace(os.Getenv("CI")))
+	return v != "" && v != "0" && v != "false"
+}
+
+// Find returns the tool's path (see each Tool for what it names), or an
+// error saying what was looked for.
+func Find(tool Tool) (string, error) { return tool.find() }
+
+// RequireTool returns the tool's path, or ends tb through Missing.
+func RequireTool(tb testing.TB, tool Tool) string {
+	tb.Helper()
+	p, err := Find(tool)
+	if err != nil {
+		Missing(tb, tool, err.Error())
+	}
+	return p
+}
+
+// Missing ends tb because tool is not installed (detail says what was
+// looked for): under CI it fails; otherwise it records the skip in the
+// file named by EnvSkipLog, if any, and skips.
+func Missing(tb testing.TB, tool Tool, detail string) {
+	tb.Helper()
+	msg := fmt.Sprintf("no %s (%s); Debian: apt-get install %s, or make ci-deps", tool.Name, detail, tool.Debian)
+	if CI() {
+		tb.Fatalf("%s; CI is set, so this is a failure", msg)
+	}
+	if path := os.Getenv(EnvSkipLog); path != "" {
+		if err := appendLine(path, tool.Name+"\t"+tool.Debian+"\t"+tb.Name()+"\n"); err != nil {
+			tb.Logf("testenv: recording the skip: %v", err)
+		}
+	}
+	tb.Skip(msg)
+}
+
+// appendLine appends line to the file at path in one write, so that test
+// processes running at once do not interleave their lines.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func findChromium() (string, error) {
+	names := []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"}
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("none of %s on PATH", strings.Join(names, ", "))
+}
+
+func findPostgres() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("no initdb under /usr/lib/postgresql/*/bin")
+}
+
+// findRustWasm32 passes over a rustup toolchain without the wasm32 target
+// for Debian's /usr/bin/rustc.
+func findRustWasm32() (string, error) {
+	if exec.Command("rust-lld", "-flavor", "wasm", "--version").Run() != nil {
+		return "", errors.New("no rust-lld, the linker rustc uses for wasm32")
+	}
+	for _, rc := range []string{"rustc", "/usr/bin/rustc"} {
+		out, err := exec.Command(rc, "--print", "sysroot").Output()
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "lib", "rustlib", "wasm32-unknown-unknown")); err == nil {
+			return rc, nil
+		}
+	}
+	return "", errors.New("no rustc on PATH or at /usr/bin/rustc has the wasm32-unknown-unknown standard library")
+}
+
+func findWasmOpt() (string, error) {
+	p, err := exec.LookPath("wasm-opt")
+	if err != nil {
+		return "", errors.New("no wasm-opt on PATH")
+	}
+	return p, nil
+}
+
+// findRDFLib tries python3 on the PATH, then Debian's /usr/bin/python3.
+func findRDFLib() (string, error) {
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import rdflib").Run() == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("neither python3 on PATH nor /usr/bin/python3 imports rdflib")
+}
