@@ -73,11 +73,11 @@ func authUserMemberCreate(k groupKind) authFunc {
 	return func(a *authArgs) error { return a.st.userMemberAuth(a, k) }
 }
 
-// userMemberAuth finds the organization or group of a user member action
-// and checks that c administers it. Callers hold a lock.
-func (st *state) userMemberAuth(a *authArgs, k groupKind) error {
-	ref, _ := str(a.data["id"])
-	username, _ := str(a.data["username"])
+// memberArgs reads the id and username a user member action needs, both
+// required.
+func memberArgs(data map[string]any) (ref, username string, err error) {
+	ref, _ = str(data["id"])
+	username, _ = str(data["username"])
 	errs := map[string]any{}
 	if ref == "" {
 		errs["id"] = ckan.MsgMissing
@@ -86,7 +86,17 @@ func (st *state) userMemberAuth(a *authArgs, k groupKind) error {
 		errs["username"] = ckan.MsgMissing
 	}
 	if len(errs) > 0 {
-		return ckan.Validation(errs)
+		return "", "", ckan.Validation(errs)
+	}
+	return ref, username, nil
+}
+
+// userMemberAuth finds the organization or group of a user member action
+// and checks that c administers it. Callers hold a lock.
+func (st *state) userMemberAuth(a *authArgs, k groupKind) error {
+	ref, _, err := memberArgs(a.data)
+	if err != nil {
+		return err
 	}
 	o := st.lookupGroup(k, ref)
 	if o == nil {

@@ -398,17 +398,9 @@ func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error
 // memberTarget resolves the organization or group and the user of a user
 // member action (its admins may call it: userMemberAuth).
 func (s *Service) memberTarget(ctx context.Context, r *Request, k groupKind) (*Organization, *User, error) {
-	ref, _ := str(r.Data["id"])
-	username, _ := str(r.Data["username"])
-	errs := map[string]any{}
-	if ref == "" {
-		errs["id"] = ckan.MsgMissing
-	}
-	if username == "" {
-		errs["username"] = ckan.MsgMissing
-	}
-	if len(errs) > 0 {
-		return nil, nil, ckan.Validation(errs)
+	ref, username, err := memberArgs(r.Data)
+	if err != nil {
+		return nil, nil, err
 	}
 	s.st.mu.RLock()
 	o := s.st.lookupGroup(k, ref)
