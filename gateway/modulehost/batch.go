@@ -13,15 +13,18 @@ import (
 	"toxgate/sdk/abi"
 )
 
-// A request to a batch route (abi.Batch) whose list is larger than one slice
-// (Config.BatchSliceItems, BatchSliceBytes) runs as several calls, one per
-// slice, one after the other, each waiting its caller's turn at the gate:
-// another caller's call waits for one slice at most, not for the whole batch.
+// A request to a batch route (abi.Batch) whose list is larger than one
+// slice (Config.BatchSliceItems, BatchSliceBytes) runs as several calls,
+// one per slice, one after the other, each waiting its caller's turn (see
+// scheduler): another caller's call waits for one slice at most, not for
+// the whole batch.
 
-// batchSlice is the input of one slice and the index of its first item.
-type batchSlice struct {
-	body   []byte
-	offset int
+// batchReq is a request to a batch route whose list is larger than one slice.
+type batchReq struct {
+	body  []byte   // the request as sent
+	ms    []Member // its top-level members
+	at    int      // the index of the list member in ms
+	items []json.RawMessage
 }
 
 // Member is one top-level member of a JSON object, in document order.
@@ -82,9 +85,9 @@ func joinArray(items []json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// slices cuts a request to a batch route into slices; nil when the route has
-// no batch member, the member is not a list, or the list fits in one slice.
-func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
+// parseBatch reads a request to a batch route; nil when the route has no
+// batch member, the member is not a list, or the list fits in one slice.
+func (h *Host) parseBatch(bt *abi.Batch, body []byte) *batchReq {
 	if bt == nil || h.cfg.BatchSliceItems <= 0 {
 		return nil
 	}
@@ -105,40 +108,51 @@ func (h *Host) slices(bt *abi.Batch, body []byte) []batchSlice {
 	if err := json.Unmarshal(ms[at].Val, &items); err != nil {
 		return nil
 	}
-	if len(items) <= h.cfg.BatchSliceItems && len(ms[at].Val) <= h.cfg.BatchSliceBytes {
+	if len(items) <= h.cfg.BatchSliceItems && len(ms[at].Val) <= h.cfg.BatchSliceBytes || len(items) < 2 {
 		return nil
 	}
-	var out []batchSlice
-	for start := 0; start < len(items); {
-		end, size := start+1, len(items[start])
-		for end < len(items) && end-start < h.cfg.BatchSliceItems && size+len(items[end]) <= h.cfg.BatchSliceBytes {
-			size += len(items[end])
-			end++
-		}
-		part := make([]Member, len(ms))
-		copy(part, ms)
-		part[at].Val = joinArray(items[start:end])
-		out = append(out, batchSlice{body: encodeMembers(part), offset: start})
-		start = end
-	}
-	if len(out) < 2 {
-		return nil
-	}
-	return out
+	return &batchReq{body: body, ms: ms, at: at, items: items}
 }
 
-// callBatch runs the slices in order and joins their outputs; an error of a
-// slice is the answer, its field renumbered for the whole request.
-func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Batch, slices []batchSlice) ([]byte, error) {
+// sliceEnd is the end of the slice that starts at item start.
+func (h *Host) sliceEnd(items []json.RawMessage, start int) int {
+	end, size := start+1, len(items[start])
+	for end < len(items) && end-start < h.cfg.BatchSliceItems && size+len(items[end]) <= h.cfg.BatchSliceBytes {
+		size += len(items[end])
+		end++
+	}
+	return end
+}
+
+// piece is the request for items [start, end): the request as sent when
+// that is the whole list.
+func (b *batchReq) piece(start, end int) []byte {
+	if start == 0 && end == len(b.items) {
+		return b.body
+	}
+	part := make([]Member, len(b.ms))
+	copy(part, b.ms)
+	part[b.at].Val = joinArray(b.items[start:end])
+	return encodeMembers(part)
+}
+
+// callBatch runs the request in pieces and joins their outputs; an error
+// of a piece is the answer, its field renumbered for the whole request.
+func (h *Host) callBatch(ctx context.Context, r route, caller Caller, bt *abi.Batch, b *batchReq) ([]byte, error) {
 	var head []Member
 	at := -1
 	var items []json.RawMessage
-	for _, s := range slices {
-		out, err := h.call(ctx, r, caller, s.body)
+	for start := 0; start < len(b.items); {
+		t, err := h.sched.acquire(ctx, caller, r.e.pool, true)
+		if err != nil {
+			return nil, err
+		}
+		end := h.sliceEnd(b.items, start)
+		out, err := h.run(ctx, r, caller, t, b.piece(start, end), end-start)
 		if err != nil {
 			var ge *abi.Error
 			if errors.As(err, &ge) {
-				ge.Field = renumber(ge.Field, bt.Input, s.offset)
+				ge.Field = renumber(ge.Field, bt.Input, start)
 			}
 			return nil, err
 		}
@@ -155,9 +169,9 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 			if err := json.Unmarshal(m.Val, &part); err != nil {
 				return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", bt.Output)}
 			}
-			if s.offset > 0 {
+			if start > 0 {
 				for k := range part {
-					part[k] = renumberRowError(part[k], bt.Input, s.offset)
+					part[k] = renumberRowError(part[k], bt.Input, start)
 				}
 			}
 			items = append(items, part...)
@@ -169,6 +183,7 @@ func (h *Host) callBatch(ctx context.Context, r route, caller string, bt *abi.Ba
 		if !found {
 			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output has no member %s", bt.Output)}
 		}
+		start = end
 	}
 	head[at].Val = joinArray(items)
 	return encodeMembers(head), nil

@@ -39,8 +39,8 @@ type Host struct {
 	cache   wazero.CompilationCache
 
 	reg atomic.Pointer[registry]
-	// callers bounds each caller's running calls across all modules.
-	callers *callerCaps
+	// sched admits calls to the run slots and to each module's instances.
+	sched *scheduler
 
 	mu       sync.Mutex        // serializes loads, swaps and removals
 	failures map[string]string // module file → why it has no serving module
@@ -71,7 +71,7 @@ type entry struct {
 	loadedAt  time.Time
 	schemas   []*jsonschema.Schema
 	lastError string // why the latest replacement attempt failed
-	gate      *gate  // admits calls fairly between callers
+	pool      *pool  // admission state of its instances (see scheduler)
 }
 
 // New creates a Host and loads every *.wasm in cfg.ModulesDir. A module that
@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 		log = slog.Default()
 	}
 	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{},
-		callers: newCallerCaps(cfg.CallerRunning, cfg.CallerQueue, cfg.QueueTimeout)}
+		sched: newScheduler(cfg.RunSlots, cfg.CallerRunning, cfg.BackgroundShare)}
 	var err error
 	if h.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
@@ -163,6 +163,16 @@ func (h *Host) release(ctx context.Context, idle time.Duration) {
 	if freed > 0 {
 		debug.FreeOSMemory()
 	}
+}
+
+// newPool makes the admission state of a module: one slot per instance.
+func (h *Host) newPool(mod *wasmrt.Module) *pool {
+	l := mod.Limits()
+	wait := h.cfg.QueueTimeout
+	if wait == 0 {
+		wait = time.Duration(l.TimeoutMS) * time.Millisecond
+	}
+	return newPool(l.PoolSize, h.cfg.QueueSize, h.cfg.CallerQueue, wait, h.cfg.BackgroundShare)
 }
 
 func (h *Host) options() wasmrt.Options {
@@ -310,7 +320,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		}
 		source = dst
 	}
-	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, gate: h.newGate(mod)}
+	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod)}
 	h.install(e)
 	if source != "" {
 		delete(h.failures, source)

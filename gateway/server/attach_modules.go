@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/valyala/fasthttp"
@@ -19,6 +20,11 @@ import (
 // documentation.
 func (a *App) attachModules(ctx context.Context) error {
 	mc := a.cfg.Modules
+	weights, err := mc.Weights()
+	if err != nil {
+		return fmt.Errorf("modules.role_weights: %w", err)
+	}
+	a.roleWeights = weights
 	host, err := modulehost.New(ctx, modulehost.Config{
 		ModulesDir:      mc.Dir,
 		CacheDir:        mc.CacheDir,
@@ -32,6 +38,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		CallerQueue:     mc.CallerQueue,
 		QueueTimeout:    mc.QueueTimeout,
 		CallerRunning:   mc.CallerRunning,
+		RunSlots:        mc.RunSlots,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
 		BackgroundShare: float64(mc.BackgroundShare) / 100,
@@ -66,12 +73,9 @@ func (a *App) attachModules(ctx context.Context) error {
 		a.router.Handle(rt.Method, rt.Path, h)
 	}
 
-	// The caller whose share of a module's instances a call uses: the
-	// authenticated user, else (models open to anonymous callers) the
-	// client's address.
 	serve := func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 		httpcore.SetRoute(ctx, string(ctx.Path()))
-		host.ServeModelAs(ctx, callerName(ctx, c))
+		host.ServeModelAs(ctx, a.modelCaller(c, ctx.RemoteIP().String()))
 	}
 	infer := func(ctx *fasthttp.RequestCtx) {
 		c := identity.Caller{}
@@ -81,7 +85,7 @@ func (a *App) attachModules(ctx context.Context) error {
 				return
 			}
 		}
-		host.ServeInfer(ctx, callerName(ctx, c))
+		host.ServeInfer(ctx, a.modelCaller(c, ctx.RemoteIP().String()))
 	}
 	a.router.POST("/v2/models/{name}/infer", infer)
 	a.router.POST("/v2/models/{name}/versions/{version}/infer", infer)
@@ -133,15 +137,24 @@ func (a *App) docActions() []apidocs.Action {
 	return out
 }
 
-// callerName is the caller whose share of a module's instances a call uses:
-// the authenticated user, else (models open to anonymous callers) the
-// client's address.
-func callerName(ctx *fasthttp.RequestCtx, c identity.Caller) string {
-	switch {
-	case c.UserID != "":
-		return "user:" + c.UserID
-	case c.Name != "":
-		return "user:" + c.Name
+// modelCaller is the caller whose fair share of the models a call uses
+// (modulehost.CallerKey: the authenticated user, else, with models open to
+// anonymous callers, the client's address), weighted by the largest
+// modules.role_weights of the caller's roles (1 without any). Every way
+// into the models uses it: the API, the Open Inference Protocol, the web
+// pages.
+func (a *App) modelCaller(c identity.Caller, remoteIP string) modulehost.Caller {
+	w := 0.0
+	for _, role := range c.Roles {
+		w = max(w, a.roleWeights[role])
 	}
-	return "ip:" + ctx.RemoteIP().String()
+	if c.Sysadmin {
+		for _, rw := range a.roleWeights {
+			w = max(w, rw)
+		}
+	}
+	if w == 0 {
+		w = 1
+	}
+	return modulehost.Caller{Key: modulehost.CallerKey(c.UserID, c.Name, remoteIP), Weight: w}
 }

@@ -61,7 +61,9 @@ type App struct {
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
 	modules       *modulehost.Host
-	files         *filehttp.Handler
+	// roleWeights weigh model callers' fair shares (modules.role_weights).
+	roleWeights map[string]float64
+	files       *filehttp.Handler
 	// modelPage serves GET /models/{name} to browsers (the web pages).
 	modelPage fasthttp.RequestHandler
 	// users is the identity store's user directory, served to the plugins
