@@ -129,6 +129,7 @@ type Modules struct {
 	Watch          bool          `yaml:"watch" doc:"hot-load modules when the directory changes"`
 	// Fair sharing, batch slicing and release of idle modules: see gateway/modulehost/README.md.
 	IdleRelease     time.Duration     `yaml:"idle_release" doc:"a module without a call for this long drops its instances and compiled code (negative: never)"`
+	LoadWorkers     int               `yaml:"load_workers" doc:"module files compiled at once at start and on reload (0: one per CPU)"`
 	RunSlots        int               `yaml:"run_slots" doc:"model calls run at once when callers contend (0: one per CPU); a caller below its fair share starts at once"`
 	RoleWeights     map[string]string `yaml:"role_weights" doc:"role: weight of the fair share of a caller holding it (default 1; the largest of a caller's roles counts)"`
 	QueueSize       int               `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`

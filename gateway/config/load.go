@@ -356,6 +356,9 @@ func (c Config) Validate() error {
 	if c.Modules.RunSlots < 0 || c.Modules.RunSlots > 4096 {
 		bad("modules.run_slots", "must be between 0 and 4096, got %d", c.Modules.RunSlots)
 	}
+	if c.Modules.LoadWorkers < 0 || c.Modules.LoadWorkers > 256 {
+		bad("modules.load_workers", "must be between 0 and 256, got %d", c.Modules.LoadWorkers)
+	}
 	if c.Modules.CallerRunning < 0 {
 		bad("modules.caller_running", "must not be negative, got %d", c.Modules.CallerRunning)
 	}

@@ -3,6 +3,7 @@ package modulehost
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -74,6 +75,8 @@ type Config struct {
 	// may hold at once, at least one (default 0.5); they run only on free
 	// slots and yield them to interactive callers first.
 	BackgroundShare float64
+	// LoadWorkers is how many module files load at once (0: one per CPU).
+	LoadWorkers int
 	// ServerVersion is the version GET /v2 reports.
 	ServerVersion string
 	// Watch reloads modules when files in ModulesDir change.
@@ -142,6 +145,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BackgroundShare == 0 {
 		c.BackgroundShare = 0.5
+	}
+	if c.LoadWorkers <= 0 {
+		c.LoadWorkers = runtime.GOMAXPROCS(0)
 	}
 	if c.ReservedPrefixes == nil {
 		c.ReservedPrefixes = DefaultReservedPrefixes

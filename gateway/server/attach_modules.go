@@ -25,7 +25,9 @@ func (a *App) attachModules(ctx context.Context) error {
 		return fmt.Errorf("modules.role_weights: %w", err)
 	}
 	a.roleWeights = weights
-	host, err := modulehost.New(ctx, modulehost.Config{
+	// The modules load in the background: the gateway serves the catalog,
+	// identity and pages meanwhile, and each model as soon as it is ready.
+	host, err := modulehost.Start(ctx, modulehost.Config{
 		ModulesDir:      mc.Dir,
 		CacheDir:        mc.CacheDir,
 		PoolSize:        mc.PoolSize,
@@ -39,6 +41,7 @@ func (a *App) attachModules(ctx context.Context) error {
 		QueueTimeout:    mc.QueueTimeout,
 		CallerRunning:   mc.CallerRunning,
 		RunSlots:        mc.RunSlots,
+		LoadWorkers:     mc.LoadWorkers,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
 		BackgroundShare: float64(mc.BackgroundShare) / 100,
@@ -50,7 +53,7 @@ func (a *App) attachModules(ctx context.Context) error {
 	}
 	a.modules = host
 	a.AddCloser("modules", host.Close)
-	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
+	a.addReadyPart("modules", false, func(context.Context) error { return host.Ready() })
 	a.AddReloader("modules", host.Sync)
 	for _, rt := range host.Routes() {
 		h := rt.Handler
@@ -91,6 +94,12 @@ func (a *App) attachModules(ctx context.Context) error {
 	a.router.POST("/v2/models/{name}/versions/{version}/infer", infer)
 	a.AddFallback(func(ctx *fasthttp.RequestCtx) bool {
 		if !host.IsModelPath(ctx.Path()) {
+			// While modules load, a model call to a path no loaded
+			// module serves yet gets 503 + Retry-After, not 404.
+			if host.ServeLoading(ctx) {
+				httpcore.SetRoute(ctx, "models loading")
+				return true
+			}
 			return false
 		}
 		if !mc.RequireToken {
