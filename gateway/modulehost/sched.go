@@ -38,7 +38,10 @@ type Caller struct {
 //   - otherwise it waits in its caller's FIFO; whenever a call ends, the
 //     waiting calls that may run are started in order of: interactive before
 //     background, single calls before batch slices, fewest running calls per
-//     unit of weight, least recently served.
+//     unit of weight, least recently served;
+//   - background callers (scoring jobs) have no share: they run on free
+//     slots, at most BackgroundShare of them, and one background call at a
+//     time always may run.
 //
 // A caller alone therefore uses every slot and every instance; a second
 // caller that arrives runs its first call at once (a run slot may be
@@ -166,7 +169,9 @@ func (s *scheduler) mayRunLocked(sc *schedCaller, p *pool) bool {
 		return false
 	}
 	if sc.bg {
-		return p.bgRunning < p.bgCap && s.bgRun < s.bgCap && s.running < s.slots
+		// Background work runs on free slots, and one background call at
+		// a time always may: jobs progress beside a busy caller.
+		return p.bgRunning < p.bgCap && s.bgRun < s.bgCap && (s.running < s.slots || s.bgRun == 0)
 	}
 	return s.running < s.slots || sc.running < s.share(sc)
 }
