@@ -349,12 +349,18 @@ func (h *Host) Sync(ctx context.Context) error {
 	h.mu.Unlock()
 	work := make(chan string)
 	var wg sync.WaitGroup
+	var retryMu sync.Mutex
+	var retry []string
 	for range min(h.cfg.LoadWorkers, max(1, len(files))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				h.syncFile(ctx, f)
+				if h.syncFile(ctx, f) {
+					retryMu.Lock()
+					retry = append(retry, f)
+					retryMu.Unlock()
+				}
 			}
 		}()
 	}
@@ -363,6 +369,12 @@ func (h *Host) Sync(ctx context.Context) error {
 	}
 	close(work)
 	wg.Wait()
+	// A module that did not start within the load timeout while others
+	// loaded beside it (a busy machine) gets one more try on its own.
+	for _, f := range retry {
+		h.log.Info("loading the module again, alone: it did not start in time beside the others", "file", f)
+		h.syncFile(ctx, f)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for f := range h.pending {
@@ -384,8 +396,9 @@ func (h *Host) Sync(ctx context.Context) error {
 	return nil
 }
 
-// syncFile loads one file of the modules directory.
-func (h *Host) syncFile(ctx context.Context, f string) {
+// syncFile loads one file of the modules directory; retry reports a load
+// that failed on a deadline (the machine was busy), worth one more try.
+func (h *Host) syncFile(ctx context.Context, f string) (retry bool) {
 	start := time.Now()
 	defer func() {
 		h.mu.Lock()
@@ -400,16 +413,18 @@ func (h *Host) syncFile(ctx context.Context, f string) {
 		h.mu.Unlock()
 	}()
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	b, err := os.ReadFile(f)
 	if err != nil {
 		h.noteFailure(f, err)
-		return
+		return false
 	}
 	if _, _, err := h.load(ctx, b, f, false); err != nil {
 		h.log.Error("module refused", "file", f, "error", err)
+		return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded"))
 	}
+	return false
 }
 
 func (h *Host) noteFailure(file string, err error) {
