@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
 
 // A request to a batch route (abi.Batch) whose list is larger than one
-// slice (Config.BatchSliceItems, BatchSliceBytes) runs as several calls,
-// one per slice, one after the other, each waiting its caller's turn (see
-// scheduler): another caller's call waits for one slice at most, not for
-// the whole batch.
+// slice (Config.BatchSliceItems, BatchSliceBytes) runs in pieces, one after
+// the other, each waiting its caller's turn (see scheduler). A piece that
+// would take the module's last free instance, or find others waiting for
+// one, is one slice: another caller's call waits for one slice at most.
+// With instances to spare, a piece is as large as fits in half the
+// module's deadline (at the module's measured time per item): on an idle
+// module the whole list is one call.
 
 // batchReq is a request to a batch route whose list is larger than one slice.
 type batchReq struct {
@@ -142,12 +146,21 @@ func (h *Host) callBatch(ctx context.Context, r route, caller Caller, bt *abi.Ba
 	var head []Member
 	at := -1
 	var items []json.RawMessage
+	budget := time.Duration(r.e.mod.Limits().TimeoutMS) * time.Millisecond / 2
 	for start := 0; start < len(b.items); {
 		t, err := h.sched.acquire(ctx, caller, r.e.pool, true)
 		if err != nil {
 			return nil, err
 		}
 		end := h.sliceEnd(b.items, start)
+		if t.spare {
+			if per := h.sched.perItem(r.e.pool); per > 0 {
+				end = max(end, min(len(b.items), start+int(budget.Seconds()/per)))
+			}
+		}
+		if start == 0 && end == len(b.items) {
+			return h.run(ctx, r, caller, t, b.body, end)
+		}
 		out, err := h.run(ctx, r, caller, t, b.piece(start, end), end-start)
 		if err != nil {
 			var ge *abi.Error

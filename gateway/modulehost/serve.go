@@ -189,6 +189,9 @@ func (h *Host) call(ctx context.Context, r route, caller Caller, input []byte) (
 // deadline, holding t, which it releases; items is the number of batch
 // items input holds (0 for a single call).
 func (h *Host) run(ctx context.Context, r route, caller Caller, t *ticket, input []byte, items int) ([]byte, error) {
+	if items > 0 && r.e.mod.Parked() {
+		items = 0 // the call compiles the module first: no measure of its time per item
+	}
 	start := time.Now()
 	defer func() { h.sched.release(caller.Key, t, time.Since(start), items) }()
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(r.e.mod.Limits().TimeoutMS)*time.Millisecond)
