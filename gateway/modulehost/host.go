@@ -53,6 +53,9 @@ type Host struct {
 	loadTime time.Duration
 	syncMu   sync.Mutex // one Sync at a time
 
+	// parkedAtStart is set when the initial load parked a module it
+	// compiled (the memory it freed is handed back once it ends).
+	parkedAtStart bool
 	// loaded is closed when the initial load ends; stopLoad cancels it.
 	loaded   chan struct{}
 	stopLoad context.CancelFunc
@@ -172,8 +175,11 @@ func (h *Host) initialLoad(ctx context.Context) {
 	}
 	h.mu.Lock()
 	h.scanned = true
-	n := len(h.reg.Load().modules)
+	n, parked := len(h.reg.Load().modules), h.parkedAtStart
 	h.mu.Unlock()
+	if parked {
+		debug.FreeOSMemory() // the machine code of parked modules is unmapped by a finalizer
+	}
 	h.log.Info("modules loaded", "modules", n, "took", time.Since(start))
 	if h.cfg.IdleRelease >= 0 && ctx.Err() == nil {
 		h.release(ctx, 0)
@@ -536,10 +542,13 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		"routes", len(m.Routes), "limits", mod.Limits(), "replaced", res.Replaced, "restored", restored, "took", time.Since(start))
 	if !restored {
 		h.saveSnapshot(mod)
-		// Parked right after its checks, as every module at start: its
-		// code waits on disk until its first call.
-		if h.cfg.CacheDir != "" && h.cfg.IdleRelease >= 0 && mod.Park(ctx, 0) {
+		// At start, parked right after its checks (as a restored module
+		// is): its code waits on disk until its first call, and the
+		// modules still loading have the memory. A module loaded later
+		// (watch, upload) keeps its first instance until it is idle.
+		if !h.scanned && h.cfg.CacheDir != "" && h.cfg.IdleRelease >= 0 && mod.Park(ctx, 0) {
 			h.metrics.parks.WithLabelValues(m.Name).Inc()
+			h.parkedAtStart = true
 		}
 	}
 	return res, e, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -175,6 +176,10 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller Caller, body []byte
 	return out, nil, false
 }
 
+// prepareTimeout bounds bringing a parked module back and starting an
+// instance, before a call's own deadline starts (at least the deadline).
+const prepareTimeout = 30 * time.Second
+
 // call waits for the caller's turn (see scheduler), then runs input on
 // one instance under the module's deadline (the wait does not count).
 func (h *Host) call(ctx context.Context, r route, caller Caller, input []byte) ([]byte, error) {
@@ -194,7 +199,22 @@ func (h *Host) run(ctx context.Context, r route, caller Caller, t *ticket, input
 	}
 	start := time.Now()
 	defer func() { h.sched.release(caller.Key, t, time.Since(start), items) }()
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(r.e.mod.Limits().TimeoutMS)*time.Millisecond)
+	timeout := time.Duration(r.e.mod.Limits().TimeoutMS) * time.Millisecond
+	// The deadline covers the model's work: bringing a parked module back
+	// and starting an instance come first, bounded on their own.
+	pctx, pcancel := context.WithTimeout(ctx, max(timeout, prepareTimeout))
+	err := r.e.mod.Prepare(pctx)
+	late := pctx.Err() != nil
+	pcancel()
+	switch {
+	case errors.Is(err, wasmrt.ErrRetired):
+		return nil, err
+	case err != nil && late:
+		return nil, &wasmrt.Failure{Kind: wasmrt.FailBusy, Err: fmt.Errorf("preparing the module: %w", err)}
+	case err != nil:
+		return nil, &wasmrt.Failure{Kind: wasmrt.FailCrash, Err: fmt.Errorf("preparing the module: %w", err)}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return r.e.mod.Call(cctx, r.idx, input)
 }
