@@ -172,9 +172,9 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 	defer stopBare()
 	// One load generator is one caller, with the gateway's own settings:
 	// a caller alone gets every core (gateway/modulehost/README.md).
-	launch := func(bins harness.Binaries) (*harness.Gateway, error) {
+	launch := func(bins harness.Binaries, env ...string) (*harness.Gateway, error) {
 		return harness.Launch(bins, harness.WithLogSink(io.Discard), harness.WithAllModules(),
-			harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"},
+			harness.WithEnv(append(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"}, env...),
 				strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
 	}
 	gw, err := launch(bins)
@@ -189,7 +189,13 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 	var other *Env
 	if vs != "" {
 		ob := harness.Binaries{Dir: vs, Gateway: filepath.Join(vs, "toxgate"), Modules: filepath.Join(vs, "modules")}
-		ogw, err := launch(ob)
+		// An older build reads its own configs/toxgate.yaml (beside its
+		// bin directory), not this tree's, which may have keys it lacks.
+		var oenv []string
+		if cfg := filepath.Join(vs, "..", "configs", "toxgate.yaml"); fileExists(cfg) {
+			oenv = append(oenv, "TOXGATE_CONFIG="+cfg)
+		}
+		ogw, err := launch(ob, oenv...)
 		if err != nil {
 			return fmt.Errorf("-vs %s: %w", vs, err)
 		}
@@ -270,6 +276,11 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 		return fmt.Errorf("some scenarios had failed requests")
 	}
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // missingPaths returns the paths of paths that no model of the gateway
