@@ -61,6 +61,12 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller Caller) {
 	name, _ := ctx.UserValue("name").(string)
 	e, ok := h.reg.Load().modules[name]
 	if !ok {
+		if pending, ready, retry := h.loading(); pending > 0 {
+			ctx.Response.Header.Set("Retry-After", itoa(int(retry/time.Second)))
+			oipError(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("the models are still loading (%d of %d ready) and %s may be one of them",
+				ready, ready+pending, strconvQuote(name)))
+			return
+		}
 		oipError(ctx, fasthttp.StatusNotFound, "no model named "+strconvQuote(name))
 		return
 	}

@@ -82,6 +82,10 @@ func TestModelRouteAnswers503UntilItsModuleIsReady(t *testing.T) {
 	if resp, body := get(t, g, "/v2/models/herg/ready", nil); resp.StatusCode != 503 {
 		t.Fatalf("OIP model ready while loading: %d %s", resp.StatusCode, body)
 	}
+	infer := `{"inputs":[{"name":"smiles","datatype":"BYTES","shape":[1],"data":["CCO"]}]}`
+	if code, h, body := postJSON(t, g, "/v2/models/herg/infer", infer, nil); code != 503 || h.Get("Retry-After") == "" {
+		t.Fatalf("OIP infer while loading: %d %s, want 503 with Retry-After", code, body)
+	}
 
 	// Let the module load: the gateway reads it from the pipe now.
 	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
@@ -104,6 +108,9 @@ func TestModelRouteAnswers503UntilItsModuleIsReady(t *testing.T) {
 	}
 	if resp, body := get(t, g, "/v2/models/herg/ready", nil); resp.StatusCode != 200 {
 		t.Fatalf("OIP model ready once loaded: %d %s", resp.StatusCode, body)
+	}
+	if code, _, body := postJSON(t, g, "/v2/models/herg/infer", infer, nil); code != 200 {
+		t.Fatalf("OIP infer once loaded: %d %.300s", code, body)
 	}
 }
 
