@@ -123,6 +123,7 @@ type activityChange struct {
 // actor is who causes the writes of one action, carried in its context.
 type actor struct {
 	userID, name, siteURL string
+	sysadmin              bool
 }
 
 type actorKey struct{}
@@ -130,7 +131,7 @@ type actorKey struct{}
 // withActor returns ctx carrying the caller of an action, for the activity
 // hook deep in the write path.
 func withActor(ctx context.Context, c Caller, siteURL string) context.Context {
-	return context.WithValue(ctx, actorKey{}, actor{userID: c.UserID, name: c.Name, siteURL: siteURL})
+	return context.WithValue(ctx, actorKey{}, actor{userID: c.UserID, name: c.Name, siteURL: siteURL, sysadmin: c.Sysadmin})
 }
 
 func actorFrom(ctx context.Context) actor {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -48,22 +49,36 @@ func (s *Service) startDataStore() {
 		cfg.OpenUpload = s.openUpload
 	}
 	cfg.Loaded = func(ctx context.Context, id string) {
-		if !s.opts.ConcurrentWrites {
-			s.writeMu.Lock()
-			defer s.writeMu.Unlock()
-		}
 		if err := s.Sync(ctx); err != nil {
 			s.log.Error("datastore: sync before marking a resource active", "err", err)
 		}
+		// a loaded table counts toward the quotas of the user whose write
+		// queued it (else its dataset's creator); its rows are counted
+		// outside the catalog's write lock
 		s.st.mu.RLock()
 		d, _ := s.st.findResource(id)
-		s.st.mu.RUnlock()
-		if d == nil {
-			// the resource was deleted while its file loaded
-			s.afterResourceDelete(ctx, id)
-			return
+		owner := ""
+		if d != nil {
+			owner = d.CreatorUserID
 		}
-		if err := s.setDatastoreActive(ctx, id, true); err != nil {
+		s.st.mu.RUnlock()
+		if d != nil {
+			if err := s.ds.Adopt(ctx, id, owner); err != nil {
+				s.log.Error("datastore: record the owner of a loaded table", "resource_id", id, "err", err)
+			}
+		}
+		err := s.catalogWrite(ctx, func() error {
+			s.st.mu.RLock()
+			d, _ := s.st.findResource(id)
+			s.st.mu.RUnlock()
+			if d == nil {
+				// the resource was deleted while its file loaded
+				s.afterResourceDelete(ctx, id)
+				return nil
+			}
+			return s.setDatastoreActive(ctx, id, true)
+		})
+		if err != nil {
 			s.log.Error("datastore: mark resource active", "resource_id", id, "err", err)
 		}
 	}
@@ -80,6 +95,28 @@ func (s *Service) openUpload(ctx context.Context, job datastore.Job) (io.ReadClo
 		return nil, fmt.Errorf("uploaded file %s: %w", job.FileID, err)
 	}
 	return s.files.Open(ctx, info, 0, -1)
+}
+
+// catalogWrite runs f, a change of the catalog's own records (a resource,
+// its datastore_active flag), the way write actions run: one at a time
+// unless ConcurrentWrites, after a sync. DataStore actions are not run
+// under the catalog's write lock as a whole (Service.Do): they take it
+// here for their catalog change only, so that a long insert of rows never
+// holds up the catalog's other writes.
+func (s *Service) catalogWrite(ctx context.Context, f func() error) error {
+	if !s.opts.ConcurrentWrites {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
+	if err := s.Sync(ctx); err != nil {
+		return fmt.Errorf("catalog: sync: %w", err)
+	}
+	return f()
+}
+
+// writer is the DataStore's view of who writes.
+func writer(c Caller) datastore.Writer {
+	return datastore.Writer{UserID: c.UserID, Sysadmin: c.Sysadmin}
 }
 
 // dsResource finds an active resource and checks the caller's right on its
@@ -131,7 +168,11 @@ func (s *Service) setDatastoreActive(ctx context.Context, id string, active bool
 func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
 	if rd, ok := r.Data["resource"].(map[string]any); ok && id == "" {
-		res, err := resourceCreate(ctx, s, &Request{Action: "resource_create", Caller: r.Caller, Data: rd, SiteURL: r.SiteURL})
+		var res any
+		err := s.catalogWrite(ctx, func() (err error) {
+			res, err = resourceCreate(ctx, s, &Request{Action: "resource_create", Caller: r.Caller, Data: rd, SiteURL: r.SiteURL})
+			return err
+		})
 		if err != nil {
 			if ce, ok := err.(*ckan.Error); ok && ce.Fields != nil {
 				return nil, ckan.Validation(map[string]any{"resource": ce.Fields})
@@ -146,11 +187,11 @@ func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
 		return nil, err
 	}
-	out, err := s.ds.Create(ctx, id, r.Data)
+	out, err := s.ds.Create(ctx, id, r.Data, writer(r.Caller))
 	if err != nil {
 		return nil, err
 	}
-	return out, s.setDatastoreActive(ctx, id, true)
+	return out, s.catalogWrite(ctx, func() error { return s.setDatastoreActive(ctx, id, true) })
 }
 
 func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -158,7 +199,7 @@ func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
 	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
 		return nil, err
 	}
-	return s.ds.Upsert(ctx, id, r.Data)
+	return s.ds.Upsert(ctx, id, r.Data, writer(r.Caller))
 }
 
 func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -171,7 +212,7 @@ func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		return nil, err
 	}
 	if dropped {
-		return out, s.setDatastoreActive(ctx, id, false)
+		return out, s.catalogWrite(ctx, func() error { return s.setDatastoreActive(ctx, id, false) })
 	}
 	return out, nil
 }
@@ -201,7 +242,7 @@ func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func dsSearchSQL(ctx context.Context, s *Service, r *Request) (any, error) {
-	return s.ds.SearchSQL(ctx, r.Data, func(id string) error {
+	return s.ds.SearchSQL(ctx, r.Data, r.Caller.UserID, func(id string) error {
 		s.st.mu.RLock()
 		defer s.st.mu.RUnlock()
 		d, _ := s.st.findResource(id)
@@ -218,7 +259,12 @@ func dsSubmit(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.loader.Submit(ctx, loadJob(res)); err != nil {
+	if !r.Caller.Sysadmin {
+		if err := s.ds.CheckLoadQuota(ctx, r.Caller.UserID, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.loader.Submit(ctx, loadJob(ctx, res)); err != nil {
 		return nil, err
 	}
 	return true, nil
@@ -232,8 +278,13 @@ func dsStatus(ctx context.Context, s *Service, r *Request) (any, error) {
 	return s.loader.Status(ctx, id)
 }
 
-func loadJob(r *Resource) datastore.Job {
-	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID}
+// loadJob is the load of r, submitted by the caller of ctx's action; a
+// sysadmin's and the gateway's own loads (an import, the models' datasets)
+// are not held to the per-user queue cap.
+func loadJob(ctx context.Context, r *Resource) datastore.Job {
+	a := actorFrom(ctx)
+	j := datastore.Job{ResourceID: r.ID, URL: r.URL, Format: r.Format, FileID: r.FileID, Submitter: a.userID,
+		Uncapped: a.sysadmin || a.userID == siteUser}
 	if r.URLType != nil {
 		j.URLType = *r.URLType
 	}
@@ -280,8 +331,18 @@ func (s *Service) afterResourceWrite(ctx context.Context, old, r *Resource, newU
 		ptrEq(old.LastModified, r.LastModified) {
 		return
 	}
-	if err := s.loader.Submit(ctx, loadJob(r)); err != nil {
-		s.log.Error("datastore: queue load", "resource_id", r.ID, "err", err)
+	// the loaded table will count toward the quotas of the user who wrote
+	if a := actorFrom(ctx); !a.sysadmin && a.userID != siteUser {
+		if err := s.ds.CheckLoadQuota(ctx, a.userID, r.ID); err != nil {
+			s.log.Warn("datastore: load not queued", "resource_id", r.ID, "user", a.userID, "err", err)
+			return
+		}
+	}
+	if err := s.loader.Submit(ctx, loadJob(ctx, r)); err != nil {
+		var ce *ckan.Error
+		if !errors.As(err, &ce) { // a full queue is recorded on the job and logged by the loader
+			s.log.Error("datastore: queue load", "resource_id", r.ID, "err", err)
+		}
 	}
 }
 

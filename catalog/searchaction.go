@@ -144,10 +144,17 @@ var searchGeneric = false
 // dict or, with fl, the picked fields. Callers hold a lock.
 func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
 	results := make([]any, 0, len(res.IDs))
+	var keep map[string]bool
+	if len(fl) > 0 {
+		keep = make(map[string]bool, min(len(fl), 64))
+		for _, f := range fl {
+			keep[f] = true
+		}
+	}
 	for _, id := range res.IDs {
 		dict := st.datasetDict(st.datasets[id], siteURL)
-		if len(fl) > 0 {
-			results = append(results, pick(dict, fl))
+		if keep != nil {
+			results = append(results, pick(dict, keep))
 		} else {
 			results = append(results, dict)
 		}
@@ -349,18 +356,20 @@ func (st *state) facetDisplay(field, value string) string {
 	return value
 }
 
-// pick keeps only the fl fields of a dataset dict.
-func pick(d *DatasetDict, fields []string) map[string]any {
+// pick keeps only the keep fields (fl) of a dataset dict: it looks at the
+// dict's keys, so each result costs the same however long fl is.
+func pick(d *DatasetDict, keep map[string]bool) map[string]any {
 	b, _ := json.Marshal(d)
 	var all map[string]any
-	_ = json.Unmarshal(b, &all)
-	out := make(map[string]any, len(fields))
-	for _, f := range fields {
-		if v, ok := all[f]; ok {
-			out[f] = v
+	if json.Unmarshal(b, &all) != nil || all == nil {
+		return map[string]any{}
+	}
+	for k := range all {
+		if !keep[k] {
+			delete(all, k)
 		}
 	}
-	return out
+	return all
 }
 
 func tagList(_ context.Context, s *Service, r *Request) (any, error) {

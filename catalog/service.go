@@ -208,7 +208,9 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 			result, err = nil, ckan.Internal()
 		}
 	}()
-	if !a.GET && !s.opts.ConcurrentWrites {
+	// DataStore actions take the write lock for their catalog change only
+	// (catalogWrite), not while they write rows
+	if !a.GET && !a.datastore && !s.opts.ConcurrentWrites {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}

@@ -241,7 +241,7 @@ func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at t
 				errs["name"] = []string{ckan.MsgMissing}
 			}
 		} else {
-			msgs := nameErrors(name, true)
+			msgs := append(nameErrors(name, true), reservedNameErrors(c, name, base)...)
 			if other := st.dataset(name); other != nil && other.ID != d.ID && other.Name == name && other.State != StateDeleted {
 				msgs = append([]string{"That URL is already in use."}, msgs...)
 			}

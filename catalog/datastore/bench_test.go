@@ -60,8 +60,8 @@ func BenchmarkDataStore(b *testing.B) {
 				}
 				env = []string{"TOXGATE_DATASTORE_URL=" + dsURL}
 			}
-			s := newSite(b, env, harness.WithLogSink(io.Discard))
 			f := newFilesTB(b)
+			s := newSite(b, f.allow(env), harness.WithLogSink(io.Discard))
 			start := time.Now()
 			rid := s.dataset("bench", false, map[string]any{"url": f.put("/bench.csv", body), "format": "CSV"})
 			if st := s.waitLoad(rid, 30*time.Minute); st["status"] != "complete" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"toxgate/catalog/ckan"
+	"toxgate/internal/egress"
 )
 
 // Job is what the loader needs to know about a resource to load it.
@@ -31,6 +32,12 @@ type Job struct {
 	Format string `json:"format,omitempty"`
 	// FileID is the uploaded file's id in the FileStore (uploads only).
 	FileID string `json:"file_id,omitempty"`
+	// Submitter is the user whose write queued the load: loads take turns
+	// by submitter, and each has its own queue cap.
+	Submitter string `json:"submitter,omitempty"`
+	// Uncapped exempts the load from LoaderConfig.QueuePerUser (a
+	// sysadmin's, or the gateway's own); it still takes turns.
+	Uncapped bool `json:"uncapped,omitempty"`
 }
 
 // Opener opens a job's file.
@@ -41,13 +48,27 @@ type LoaderConfig struct {
 	// OpenUpload opens an uploaded file (url_type "upload"); nil means
 	// uploads cannot be loaded (the job fails with a clear error).
 	OpenUpload Opener
-	// HTTPClient fetches linked files; nil means a client with a 5 minute
-	// timeout.
-	HTTPClient *http.Client
+	// Egress is the policy linked files are fetched under (nil: the
+	// default policy, which reaches no internal address).
+	Egress *egress.Policy
 	// MaxBytes bounds the size of a file to load (0: 1 GiB).
 	MaxBytes int64
-	// Workers is how many loads run at once (0: 1).
+	// Workers is how many loads run at once (0: 4).
 	Workers int
+	// WorkersPerUser is how many loads of one submitter run at once (0:
+	// half of Workers, at least 1); the others wait while other
+	// submitters' loads take turns.
+	WorkersPerUser int
+	// QueuePerUser is how many loads one submitter may have waiting (0:
+	// 20); past it Submit fails with a 429 error and records the load as
+	// failed.
+	QueuePerUser int
+	// FetchTimeout bounds the fetch of a linked file, its last byte
+	// included (0: 15 minutes).
+	FetchTimeout time.Duration
+	// IdleTimeout aborts a fetch whose server sends nothing for this long
+	// (0: 30 seconds).
+	IdleTimeout time.Duration
 	// Lease is how long a load may go without a heartbeat before another
 	// worker (in this or another process) takes it over (0: 15s).
 	Lease time.Duration
@@ -65,10 +86,12 @@ type LoaderConfig struct {
 type Loader struct {
 	s      *Store
 	cfg    LoaderConfig
+	client *http.Client
 	owner  string
 	wake   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	turns  turns
 }
 
 // maxAttempts is how many times an interrupted load is retried before it
@@ -81,7 +104,19 @@ func (s *Store) StartLoader(cfg LoaderConfig) *Loader {
 		cfg.MaxBytes = 1 << 30
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 1
+		cfg.Workers = 4
+	}
+	if cfg.WorkersPerUser <= 0 {
+		cfg.WorkersPerUser = (cfg.Workers + 1) / 2
+	}
+	if cfg.QueuePerUser <= 0 {
+		cfg.QueuePerUser = 20
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = 15 * time.Minute
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
@@ -89,13 +124,13 @@ func (s *Store) StartLoader(cfg LoaderConfig) *Loader {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Minute}
+	if err := s.migrateLoadQueue(context.Background()); err != nil {
+		s.log.Error("datastore loader: prepare the job table", "err", err)
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Loader{s: s, cfg: cfg, owner: hex.EncodeToString(b[:]), wake: make(chan struct{}, cfg.Workers), cancel: cancel}
+	l := &Loader{s: s, cfg: cfg, client: cfg.Egress.Client(0), owner: hex.EncodeToString(b[:]), wake: make(chan struct{}, cfg.Workers), cancel: cancel}
 	for i := 0; i < cfg.Workers; i++ {
 		l.wg.Add(1)
 		go l.work(ctx)
@@ -112,20 +147,37 @@ func (l *Loader) stop() {
 func nowText() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000000") }
 
 // Submit queues a (re)load of job.ResourceID; a load already queued or
-// running for it is replaced (a running one discards its work).
+// running for it is replaced (a running one discards its work). When the
+// submitter already has QueuePerUser loads waiting (and the job is not
+// Uncapped), the load is recorded as failed and Submit returns a 429
+// *ckan.Error.
 func (l *Loader) Submit(ctx context.Context, job Job) error {
+	waiting, err := l.waiting(ctx, job.Submitter, job.ResourceID)
+	if err != nil {
+		return err
+	}
+	state, errText, msg, level := "pending", "", "Load submitted", "INFO"
+	if waiting >= l.cfg.QueuePerUser && !job.Uncapped {
+		state, level = "error", "ERROR"
+		errText = fmt.Sprintf("not loaded: %d loads of this user are already waiting, at most %d (datastore.load_queue_per_user); submit it again with xloader_submit when they are done", waiting, l.cfg.QueuePerUser)
+		msg = errText
+	}
 	src, _ := json.Marshal(job)
 	p := l.s.d.ph
 	now := nowText()
-	logs, _ := json.Marshal([]map[string]any{{"level": "INFO", "message": "Load submitted", "timestamp": now}})
-	_, err := l.s.rw.ExecContext(ctx, `INSERT INTO `+jobsTable+` (resource_id, state, source, error, rows_loaded, attempts, owner, heartbeat, created, updated, logs)
-		VALUES (`+p(1)+`, 'pending', `+p(2)+`, '', 0, 0, '', 0, `+p(3)+`, `+p(4)+`, `+p(5)+`)
-		ON CONFLICT (resource_id) DO UPDATE SET state = 'pending', source = excluded.source, error = '', rows_loaded = 0, attempts = 0, owner = '', heartbeat = 0, created = excluded.created, updated = excluded.updated, logs = excluded.logs`,
-		job.ResourceID, string(src), now, now, string(logs))
+	logs, _ := json.Marshal([]map[string]any{{"level": level, "message": msg, "timestamp": now}})
+	_, err = l.s.rw.ExecContext(ctx, `INSERT INTO `+jobsTable+` (resource_id, state, source, error, rows_loaded, attempts, owner, heartbeat, created, updated, logs, submitter)
+		VALUES (`+p(1)+`, `+p(2)+`, `+p(3)+`, `+p(4)+`, 0, 0, '', 0, `+p(5)+`, `+p(6)+`, `+p(7)+`, `+p(8)+`)
+		ON CONFLICT (resource_id) DO UPDATE SET state = excluded.state, source = excluded.source, error = excluded.error, rows_loaded = 0, attempts = 0, owner = '', heartbeat = 0, created = excluded.created, updated = excluded.updated, logs = excluded.logs, submitter = excluded.submitter`,
+		job.ResourceID, state, string(src), errText, now, now, string(logs), job.Submitter)
 	if err != nil {
 		return fmt.Errorf("datastore: queue load of %s: %w", job.ResourceID, err)
 	}
-	l.s.log.Info("datastore load queued", "resource_id", job.ResourceID, "url", job.URL)
+	if state == "error" {
+		l.s.log.Warn("datastore load refused: the user's queue is full", "resource_id", job.ResourceID, "submitter", job.Submitter, "waiting", waiting)
+		return &ckan.Error{Status: http.StatusTooManyRequests, Type: ckan.TypeValidation, Message: errText}
+	}
+	l.s.log.Info("datastore load queued", "resource_id", job.ResourceID, "url", job.URL, "submitter", job.Submitter)
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -189,57 +241,6 @@ type claimed struct {
 	Job
 	heartbeat int64
 	attempts  int
-}
-
-// claim takes one pending job, or a running one whose worker stopped
-// heart-beating (a crash or kill); it gives up on a job interrupted too
-// often.
-func (l *Loader) claim(ctx context.Context) (claimed, bool) {
-	if ctx.Err() != nil {
-		return claimed{}, false
-	}
-	p := l.s.d.ph
-	stale := time.Now().Add(-l.cfg.Lease).UnixMilli()
-	rows, err := l.s.rw.QueryContext(ctx, `SELECT resource_id, source, attempts FROM `+jobsTable+` WHERE state = 'pending' OR (state IN ('running', 'loaded') AND heartbeat < `+p(1)+`) ORDER BY updated LIMIT 10`, stale)
-	if err != nil {
-		if ctx.Err() == nil {
-			l.s.log.Error("datastore loader: list jobs", "err", err)
-		}
-		return claimed{}, false
-	}
-	type cand struct {
-		id, src  string
-		attempts int
-	}
-	var cands []cand
-	for rows.Next() {
-		var c cand
-		if err := rows.Scan(&c.id, &c.src, &c.attempts); err == nil {
-			cands = append(cands, c)
-		}
-	}
-	rows.Close()
-	for _, c := range cands {
-		if c.attempts >= maxLoadAttempts {
-			l.finish(ctx, c.id, "", "error", fmt.Sprintf("the load was interrupted %d times (the process stopped during the load); giving up", c.attempts), 0)
-			continue
-		}
-		hb := time.Now().UnixMilli()
-		res, err := l.s.rw.ExecContext(ctx, `UPDATE `+jobsTable+` SET state = 'running', owner = `+p(1)+`, heartbeat = `+p(2)+`, attempts = attempts + 1, updated = `+p(3)+`
-			WHERE resource_id = `+p(4)+` AND (state = 'pending' OR (state IN ('running', 'loaded') AND heartbeat < `+p(5)+`))`, l.owner, hb, nowText(), c.id, stale)
-		if err != nil {
-			continue
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			var job Job
-			_ = json.Unmarshal([]byte(c.src), &job)
-			if c.attempts > 0 {
-				l.logLine(ctx, c.id, "WARNING", fmt.Sprintf("Load restarted after an interruption (attempt %d)", c.attempts+1))
-			}
-			return claimed{Job: job, heartbeat: hb, attempts: c.attempts + 1}, true
-		}
-	}
-	return claimed{}, false
 }
 
 // logLine appends to a job's log (kept to the last 50 lines).
@@ -347,7 +348,7 @@ func (l *Loader) run(ctx context.Context, job claimed) {
 		log.Info("datastore load superseded")
 	case err != nil:
 		log.Warn("datastore load failed", "err", err)
-		l.finish(ctx, id, l.owner, "error", err.Error(), rows)
+		l.finish(ctx, id, l.owner, "error", publicMessage(err), rows)
 	default:
 		// The resource is marked datastore_active before the job reads
 		// complete, so a client that saw "complete" finds the flag set; a
@@ -362,7 +363,8 @@ func (l *Loader) run(ctx context.Context, job claimed) {
 }
 
 // open opens the job's file: an upload through the configured hook, a link
-// over HTTP(S).
+// over HTTP(S) under the egress policy, bounded by the idle and fetch
+// timeouts.
 func (l *Loader) open(ctx context.Context, job Job) (io.ReadCloser, error) {
 	if job.URLType == "upload" {
 		if l.cfg.OpenUpload == nil {
@@ -370,22 +372,18 @@ func (l *Loader) open(ctx context.Context, job Job) (io.ReadCloser, error) {
 		}
 		return l.cfg.OpenUpload(ctx, job)
 	}
-	if !strings.HasPrefix(job.URL, "http://") && !strings.HasPrefix(job.URL, "https://") {
-		return nil, fmt.Errorf("cannot fetch %q: only http and https URLs are loaded", job.URL)
+	return egress.Get(ctx, l.client, job.URL, egress.FetchOptions{IdleTimeout: l.cfg.IdleTimeout, Timeout: l.cfg.FetchTimeout})
+}
+
+// publicMessage is the text a failed load shows in xloader_status: a
+// fetch's failure as egress words it for users (the cause is in the log
+// only, so that loads cannot probe ports), anything else as it is.
+func publicMessage(err error) string {
+	var fe *egress.FetchError
+	if errors.As(err, &fe) {
+		return fe.Public
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, job.URL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("bad URL: %w", err)
-	}
-	resp, err := l.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", job.URL, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("fetch %s: HTTP %d", job.URL, resp.StatusCode)
-	}
-	return resp.Body, nil
+	return err.Error()
 }
 
 // load reads the file into a staging table and, when every row is in,

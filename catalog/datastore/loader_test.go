@@ -19,25 +19,31 @@ import (
 
 // files serves CSV fixtures on loopback for the loader to fetch.
 type files struct {
-	mu    sync.Mutex
-	body  map[string][]byte
-	hits  map[string]int
-	hold  map[string]chan struct{} // first request of a path stops midway until closed
-	began chan string
-	srv   *httptest.Server
+	mu       sync.Mutex
+	body     map[string][]byte
+	hits     map[string]int
+	hold     map[string]chan struct{} // first request of a path stops midway until closed, then sends the rest
+	redirect map[string]string        // path to the URL it redirects to
+	began    chan string
+	srv      *httptest.Server
 }
 
 func newFiles(t *testing.T) *files { return newFilesTB(t) }
 
 func newFilesTB(t testing.TB) *files {
-	f := &files{body: map[string][]byte{}, hits: map[string]int{}, hold: map[string]chan struct{}{}, began: make(chan string, 8)}
+	f := &files{body: map[string][]byte{}, hits: map[string]int{}, hold: map[string]chan struct{}{}, redirect: map[string]string{}, began: make(chan string, 8)}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		b, ok := f.body[r.URL.Path]
 		f.hits[r.URL.Path]++
 		first := f.hits[r.URL.Path] == 1
 		hold := f.hold[r.URL.Path]
+		to := f.redirect[r.URL.Path]
 		f.mu.Unlock()
+		if to != "" {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -48,6 +54,7 @@ func newFilesTB(t testing.TB) *files {
 			f.began <- r.URL.Path
 			select {
 			case <-hold:
+				_, _ = w.Write(b[len(b)/2:])
 			case <-r.Context().Done():
 			}
 			return
@@ -69,6 +76,12 @@ func newFilesTB(t testing.TB) *files {
 	return f
 }
 
+// allow is env plus the egress allow-list entry of the file server: its
+// loopback address and port, which the loader refuses otherwise.
+func (f *files) allow(env []string) []string {
+	return append(append([]string(nil), env...), "TOXGATE_EGRESS_ALLOW="+f.srv.Listener.Addr().String())
+}
+
 func (f *files) put(path string, b []byte) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -81,9 +94,9 @@ func (f *files) put(path string, b []byte) string {
 // clear error (and no table) for a file it cannot parse.
 func TestLoaderFromLinks(t *testing.T) {
 	engines(t, func(t *testing.T, env []string) {
-		s := newSite(t, env)
-		ed := s.tok["eddie"]
 		f := newFiles(t)
+		s := newSite(t, f.allow(env))
+		ed := s.tok["eddie"]
 		messy := "\xEF\xBB\xBFname,\"dose, mg\",value,mixed,when,empty\r\n" +
 			"\"Aspirin, buffered\",100,1.5,10,2024-01-02,\r\n" +
 			"\"He said \"\"hi\"\"\",200,2,20,2024-01-03T04:05:06,\r\n" +
@@ -209,8 +222,8 @@ func TestLoaderFromLinks(t *testing.T) {
 // A 200,000-row CSV loads and is searchable.
 func TestLoaderLargeFile(t *testing.T) {
 	engines(t, func(t *testing.T, env []string) {
-		s := newSite(t, env)
 		f := newFiles(t)
+		s := newSite(t, f.allow(env))
 		var b strings.Builder
 		b.WriteString("id,smiles,conc,viability\n")
 		const n = 200000
@@ -236,9 +249,10 @@ func TestLoaderLargeFile(t *testing.T) {
 // staging table is never a DataStore table.
 func TestLoaderSurvivesKill(t *testing.T) {
 	engines(t, func(t *testing.T, env []string) {
+		f := newFiles(t)
+		env = f.allow(env)
 		s := newSite(t, env)
 		ed := s.tok["eddie"]
-		f := newFiles(t)
 		var v1, v2 strings.Builder
 		v1.WriteString("k,v\n")
 		v2.WriteString("k,v\n")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -23,6 +24,7 @@ func (s *Store) filterSQL(t *table, filters map[string]any, q any, start int) (s
 		args = append(args, v)
 		return s.d.ph(start + len(args))
 	}
+	nvals := 0
 	for _, f := range sortedKeys(filters) {
 		k, ok := t.field(f)
 		if !ok {
@@ -34,6 +36,9 @@ func (s *Store) filterSQL(t *table, filters map[string]any, q any, start int) (s
 		vals, isList := filters[f].([]any)
 		if !isList {
 			vals = []any{filters[f]}
+		}
+		if nvals += len(vals); s.lim.MaxFilterValues > 0 && nvals > s.lim.MaxFilterValues {
+			return "", nil, ckan.FieldError("filters", fmt.Sprintf("too many filter values: more than %d (datastore.max_filter_values)", s.lim.MaxFilterValues))
 		}
 		var in []string
 		hasNull := false
@@ -64,11 +69,11 @@ func (s *Store) filterSQL(t *table, filters map[string]any, q any, start int) (s
 	}
 	if q != nil {
 		q = decodeJSONString(q)
-		var terms []struct{ field, text string }
+		var terms []qTerm
 		switch x := q.(type) {
 		case string:
 			if strings.TrimSpace(x) != "" {
-				terms = append(terms, struct{ field, text string }{"", x})
+				terms = append(terms, qTerm{"", x})
 			}
 		case map[string]any:
 			for _, f := range sortedKeys(x) {
@@ -79,40 +84,70 @@ func (s *Store) filterSQL(t *table, filters map[string]any, q any, start int) (s
 				if !ok {
 					return "", nil, ckan.FieldError("q", fmt.Sprintf("value for field %q is not a string", f))
 				}
-				terms = append(terms, struct{ field, text string }{f, text})
+				terms = append(terms, qTerm{f, text})
 			}
 		default:
 			return "", nil, ckan.FieldError("q", "Not a string or dict")
 		}
-		for _, term := range terms {
-			cols := []string{term.field}
-			if term.field == "" {
+		words, err := s.qWords(terms)
+		if err != nil {
+			return "", nil, err
+		}
+		for _, w := range words {
+			cols := []string{w.field}
+			if w.field == "" {
 				cols = nil
 				for _, f := range t.Fields {
 					cols = append(cols, f.ID)
 				}
 			}
-			for _, word := range strings.Fields(strings.ToLower(term.text)) {
-				word = strings.Trim(word, `&|!():*'"`)
-				if word == "" {
-					continue
-				}
-				pat := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(word) + "%"
-				var ors []string
-				for _, c := range cols {
-					ors = append(ors, s.d.asText(c)+" LIKE "+next(pat)+` ESCAPE '\'`)
-				}
-				if len(ors) == 0 {
-					ors = []string{"1 = 0"}
-				}
-				conds = append(conds, "("+strings.Join(ors, " OR ")+")")
+			pat := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(w.text) + "%"
+			var ors []string
+			for _, c := range cols {
+				ors = append(ors, s.d.asText(c)+" LIKE "+next(pat)+` ESCAPE '\'`)
 			}
+			if len(ors) == 0 {
+				ors = []string{"1 = 0"}
+			}
+			conds = append(conds, "("+strings.Join(ors, " OR ")+")")
 		}
 	}
 	if len(conds) == 0 {
 		return "", nil, nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+// qTerm is a text of q and the field it searches ("" every field).
+type qTerm struct{ field, text string }
+
+// qWords splits q's texts into the words each must match, without
+// repeats, within datastore.max_q_bytes and datastore.max_q_words.
+func (s *Store) qWords(terms []qTerm) ([]qTerm, error) {
+	size := 0
+	for _, t := range terms {
+		size += len(t.text)
+	}
+	if s.lim.MaxQBytes > 0 && size > s.lim.MaxQBytes {
+		return nil, ckan.FieldError("q", fmt.Sprintf("the search text is %d bytes long, at most %d (datastore.max_q_bytes)", size, s.lim.MaxQBytes))
+	}
+	seen := map[qTerm]bool{}
+	var out []qTerm
+	for _, t := range terms {
+		for _, word := range strings.Fields(strings.ToLower(t.text)) {
+			word = strings.Trim(word, `&|!():*'"`)
+			w := qTerm{t.field, word}
+			if word == "" || seen[w] {
+				continue
+			}
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	if s.lim.MaxQWords > 0 && len(out) > s.lim.MaxQWords {
+		return nil, ckan.FieldError("q", fmt.Sprintf("too many words: %d different ones, at most %d (datastore.max_q_words)", len(out), s.lim.MaxQWords))
+	}
+	return out, nil
 }
 
 var sortRe = regexp.MustCompile(`(?i)^\s*("(?:[^"]|"")+"|[^\s"]+)\s*(asc|desc)?\s*(nulls\s+(?:first|last))?\s*$`)
@@ -137,6 +172,9 @@ func (s *Store) orderSQL(t *table, data map[string]any) (string, error) {
 		}
 	default:
 		return "", ckan.FieldError("sort", "Not a string")
+	}
+	if len(parts) > len(t.Fields)+1 {
+		return "", ckan.FieldError("sort", fmt.Sprintf("too many sort terms: %d, the table has %d fields and _id", len(parts), len(t.Fields)))
 	}
 	var out []string
 	for _, p := range parts {
@@ -192,11 +230,19 @@ func (r orderedRecord) MarshalJSON() ([]byte, error) {
 // searchEcho are the parameters datastore_search returns as given.
 var searchEcho = []string{"filters", "q", "sort", "distinct", "plain", "language", "offset"}
 
-// Search is datastore_search.
+// Search is datastore_search. It runs within datastore.sql_timeout on a
+// read connection with the read limits (readconn.go).
 func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map[string]any, error) {
-	t, err := s.loadTable(ctx, s.rd, id)
+	ctx, cancel := context.WithTimeout(ctx, s.lim.SQLTimeout)
+	defer cancel()
+	conn, err := s.readConn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, s.queryError(ctx, err)
+	}
+	defer conn.Close()
+	t, err := s.loadTable(ctx, conn, id)
+	if err != nil {
+		return nil, s.queryError(ctx, err)
 	}
 	if t == nil {
 		return nil, notFound(id)
@@ -248,6 +294,9 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 			names = append(names, f.ID)
 		}
 	}
+	if len(names) > len(t.Fields)+1 {
+		return nil, ckan.FieldError("fields", fmt.Sprintf("too many fields: %d, the table has %d fields and _id", len(names), len(t.Fields)))
+	}
 	fieldsOut := make([]map[string]any, len(names))
 	sel := make([]string, len(names))
 	kinds := make([]kind, len(names))
@@ -296,9 +345,9 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 	}
 	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + from + " ORDER BY " + order +
 		" LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
-	rows, err := s.rd.QueryContext(ctx, query, args...)
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, s.queryError(err)
+		return nil, s.queryError(ctx, err)
 	}
 	defer rows.Close()
 	var records []orderedRecord
@@ -307,9 +356,13 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
+	budget := s.resultBudget()
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("datastore: read row: %w", err)
+			return nil, s.queryError(ctx, err)
+		}
+		if err := budget.take(names, raw); err != nil {
+			return nil, ckan.FieldError("limit", err.Error()+"; ask for fewer rows (limit) or fields")
 		}
 		vals := make([]any, len(names))
 		for i := range raw {
@@ -320,8 +373,9 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 		records = append(records, orderedRecord{keys: names, vals: vals})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.queryError(err)
+		return nil, s.queryError(ctx, err)
 	}
+	rows.Close()
 	out := map[string]any{"resource_id": id, "fields": fieldsOut, "limit": limit, "include_total": includeTotal,
 		"records_format": format, "total_estimation_threshold": nil}
 	for _, k := range searchEcho {
@@ -361,7 +415,7 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 		out["records"] = b.String()
 	}
 	if includeTotal {
-		total, estimated, err := s.total(ctx, t, where, args, distinct, names, threshold, len(filters) == 0 && data["q"] == nil)
+		total, estimated, err := s.total(ctx, conn, t, where, args, distinct, names, threshold, len(filters) == 0 && data["q"] == nil)
 		if err != nil {
 			return nil, err
 		}
@@ -387,10 +441,10 @@ func cellText(v any) string {
 
 // total counts the matching rows; with a threshold and no filters it may
 // use the engine's estimate (PostgreSQL's planner statistics).
-func (s *Store) total(ctx context.Context, t *table, where string, args []any, distinct bool, names []string, threshold int, unfiltered bool) (int64, bool, error) {
+func (s *Store) total(ctx context.Context, conn *readConn, t *table, where string, args []any, distinct bool, names []string, threshold int, unfiltered bool) (int64, bool, error) {
 	if threshold >= 0 && unfiltered && !distinct && s.d.pg() {
 		var est float64
-		if err := s.rd.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, quote(t.ID)).Scan(&est); err == nil && est > float64(threshold) {
+		if err := conn.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, quote(t.ID)).Scan(&est); err == nil && est > float64(threshold) {
 			return int64(est), true, nil
 		}
 	}
@@ -399,8 +453,8 @@ func (s *Store) total(ctx context.Context, t *table, where string, args []any, d
 		q = "SELECT COUNT(*) FROM (SELECT DISTINCT " + quoteList(names) + " FROM " + quote(t.ID) + where + ") AS d"
 	}
 	var n int64
-	if err := s.rd.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return 0, false, s.queryError(err)
+	if err := conn.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, false, s.queryError(ctx, err)
 	}
 	return n, false, nil
 }
@@ -430,10 +484,15 @@ func links(id string, data map[string]any, offset, limit int) map[string]any {
 	return map[string]any{"start": start, "next": "/api/action/datastore_search?" + v.Encode()}
 }
 
-// queryError turns an engine error of a read into CKAN's error.
-func (s *Store) queryError(err error) error {
-	if isTimeout(err) {
-		return ckan.FieldError("query", "Search took too long")
+// queryError turns an engine error of a datastore_search read into CKAN's
+// error: a limit's, else an internal failure.
+func (s *Store) queryError(ctx context.Context, err error) error {
+	if le := s.limitError(ctx, err); le != nil {
+		return le
+	}
+	var ce *ckan.Error
+	if errors.As(err, &ce) {
+		return ce
 	}
 	return fmt.Errorf("datastore: search: %w", err)
 }
@@ -443,8 +502,11 @@ func isTimeout(err error) bool {
 	return strings.Contains(m, "statement timeout") || strings.Contains(m, "interrupted") || strings.Contains(m, "context deadline exceeded") || strings.Contains(m, "57014")
 }
 
-// Info is datastore_info: the table's fields and row count.
+// Info is datastore_info: the table's fields and row count, within
+// datastore.sql_timeout.
 func (s *Store) Info(ctx context.Context, id string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.lim.SQLTimeout)
+	defer cancel()
 	t, err := s.loadTable(ctx, s.rd, id)
 	if err != nil {
 		return nil, err
@@ -454,7 +516,7 @@ func (s *Store) Info(ctx context.Context, id string) (map[string]any, error) {
 	}
 	var count int64
 	if err := s.rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quote(id)).Scan(&count); err != nil {
-		return nil, fmt.Errorf("datastore: count: %w", err)
+		return nil, s.queryError(ctx, err)
 	}
 	unique := map[string]bool{}
 	for _, k := range t.PrimaryKey {

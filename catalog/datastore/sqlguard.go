@@ -52,34 +52,54 @@ row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value las
 // or the CKAN error to return.
 type SQLAccess func(resourceID string) error
 
-// SearchSQL is datastore_search_sql.
-func (s *Store) SearchSQL(ctx context.Context, data map[string]any, canRead SQLAccess) (map[string]any, error) {
+// SearchSQL is datastore_search_sql, called by user ("" anonymous). The
+// statement is read as the engine reads it (one statement that starts as
+// a SELECT), the caller's calls at once are bounded, and it runs on a read
+// connection with the read limits (readconn.go) after the plan check.
+func (s *Store) SearchSQL(ctx context.Context, data map[string]any, user string, canRead SQLAccess) (map[string]any, error) {
 	query, _ := data["sql"].(string)
 	if strings.TrimSpace(query) == "" {
 		return nil, ckan.FieldError("sql", ckan.MsgMissing)
 	}
-	stmt, ok := singleStatement(query)
-	if !ok {
-		return nil, ckan.Validation(map[string]any{"query": []string{"Query is not a single statement."}})
+	if s.lim.SQLMaxLength > 0 && len(query) > s.lim.SQLMaxLength {
+		return nil, ckan.FieldError("sql", fmt.Sprintf("the statement is %d bytes long, at most %d (datastore.sql_max_length)", len(query), s.lim.SQLMaxLength))
 	}
-	if !startsAsSelect(stmt) {
+	stmt, first, ok := scanStatement(query, s.d.pg())
+	if !ok {
+		return nil, notSingle()
+	}
+	if !selectKeywords[first] {
 		return nil, ckan.NotAuthorized("Only SELECT statements are allowed")
 	}
+	release, err := s.calls.acquire(user)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.lim.SQLTimeout)
 	defer cancel()
-	conn, err := s.rd.Conn(ctx)
+	conn, err := s.readConn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("datastore: connection: %w", err)
+		return nil, s.readError(ctx, err)
 	}
 	defer conn.Close()
+	if !s.d.pg() {
+		// modernc.org/sqlite runs every statement of a string: SQLite's own
+		// parser must find exactly one
+		if err := sqliteSingleStatement(conn.db, stmt); errors.Is(err, errNotSingle) {
+			return nil, notSingle()
+		} else if err != nil {
+			return nil, ckan.Validation(map[string]any{"query": []string{err.Error()}})
+		}
+	}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.d.pg()})
 	if err != nil {
-		return nil, fmt.Errorf("datastore: begin: %w", err)
+		return nil, s.readError(ctx, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read only
 	if s.d.pg() {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", s.lim.SQLTimeout.Milliseconds())); err != nil {
-			return nil, fmt.Errorf("datastore: statement timeout: %w", err)
+		if err := s.pgReadLimits(ctx, tx); err != nil {
+			return nil, s.readError(ctx, err)
 		}
 	}
 	var tables []string
@@ -98,12 +118,12 @@ func (s *Store) SearchSQL(ctx context.Context, data map[string]any, canRead SQLA
 	}
 	rows, err := tx.QueryContext(ctx, stmt)
 	if err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	names := make([]string, len(cols))
 	types := make([]string, len(cols))
@@ -124,13 +144,14 @@ func (s *Store) SearchSQL(ctx context.Context, data map[string]any, canRead SQLA
 	}
 	records := []orderedRecord{}
 	truncated := false
+	budget := s.resultBudget()
 	for rows.Next() {
 		if len(records) >= s.lim.RowsMax {
 			truncated = true
 			break
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, s.sqlError(ctx, err)
+			return nil, s.readError(ctx, err)
 		}
 		vals := make([]any, len(cols))
 		for i, v := range raw {
@@ -145,10 +166,13 @@ func (s *Store) SearchSQL(ctx context.Context, data map[string]any, canRead SQLA
 				}
 			}
 		}
+		if err := budget.take(names, raw); err != nil {
+			return nil, ckan.Validation(map[string]any{"query": []string{err.Error() + "; select fewer rows or columns"}})
+		}
 		records = append(records, orderedRecord{keys: names, vals: vals})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	fields := make([]map[string]any, len(cols))
 	for i := range cols {
@@ -164,12 +188,8 @@ func (s *Store) SearchSQL(ctx context.Context, data map[string]any, canRead SQLA
 	return out, nil
 }
 
-// sqlError maps a failed query: the time limit, or the engine's message.
-func (s *Store) sqlError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || isTimeout(err) {
-		return ckan.Validation(map[string]any{"query": []string{"Search took too long"}})
-	}
-	return ckan.Validation(map[string]any{"query": []string{engineMessage(err)}})
+func notSingle() error {
+	return ckan.Validation(map[string]any{"query": []string{"Query is not a single statement."}})
 }
 
 // engineMessage is an engine error without driver decoration.
@@ -180,80 +200,6 @@ func engineMessage(err error) string {
 		m = m[:i]
 	}
 	return m
-}
-
-// singleStatement strips comments' effect on statement boundaries: it
-// returns the statement without a trailing semicolon and whether there is
-// only one. Quotes, identifiers and comments are skipped while looking for
-// semicolons.
-func singleStatement(q string) (string, bool) {
-	end := -1
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j := strings.IndexByte(q[i+1:], c)
-			if j < 0 {
-				return "", false
-			}
-			i += j + 1
-		case c == '[':
-			j := strings.IndexByte(q[i+1:], ']')
-			if j < 0 {
-				return "", false
-			}
-			i += j + 1
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				i = len(q)
-			} else {
-				i += j
-			}
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				return "", false
-			}
-			i += j + 3
-		case c == '$':
-			// PostgreSQL dollar quoting: refuse rather than parse
-			if i+1 < len(q) && (q[i+1] == '$' || isIdentStart(q[i+1])) {
-				return "", false
-			}
-		case c == ';':
-			if end < 0 {
-				end = i
-			}
-		default:
-			if end >= 0 && !isSpace(c) {
-				return "", false
-			}
-		}
-	}
-	if end >= 0 {
-		q = q[:end]
-	}
-	return q, strings.TrimSpace(q) != ""
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
-
-func isIdentStart(c byte) bool { return c == '_' || (c|0x20) >= 'a' && (c|0x20) <= 'z' }
-
-var leadingComments = regexp.MustCompile(`^(\s+|--[^\n]*\n?|/\*(?s:.*?)\*/)*`)
-
-// startsAsSelect reports whether the statement starts with SELECT, WITH or
-// VALUES (after comments and parentheses).
-func startsAsSelect(q string) bool {
-	q = strings.TrimLeft(leadingComments.ReplaceAllString(q, ""), "( \t\r\n")
-	w := strings.ToLower(q)
-	for _, kw := range []string{"select", "with", "values"} {
-		if strings.HasPrefix(w, kw) && (len(w) == len(kw) || !isIdentStart(w[len(kw)]) && (w[len(kw)] < '0' || w[len(kw)] > '9')) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkPlanSQLite reads the query's bytecode: every table opened must be a
@@ -277,7 +223,7 @@ func (s *Store) checkPlanSQLite(ctx context.Context, tx *sql.Tx, q string) ([]st
 	rows.Close()
 	rows, err = tx.QueryContext(ctx, "EXPLAIN "+q)
 	if err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	defer rows.Close()
 	seen := map[string]bool{}
@@ -318,7 +264,7 @@ func (s *Store) checkPlanSQLite(ctx context.Context, tx *sql.Tx, q string) ([]st
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	for _, t := range tables {
 		ok, err := s.isDataStoreTable(ctx, tx, t)
@@ -366,7 +312,7 @@ var (
 func (s *Store) checkPlanPG(ctx context.Context, tx *sql.Tx, q string) ([]string, error) {
 	var plan string
 	if err := tx.QueryRowContext(ctx, "EXPLAIN (VERBOSE, FORMAT JSON) "+q).Scan(&plan); err != nil {
-		return nil, s.sqlError(ctx, err)
+		return nil, s.readError(ctx, err)
 	}
 	var doc any
 	if err := json.Unmarshal([]byte(plan), &doc); err != nil {

@@ -25,52 +25,6 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 )
 
-// Limits bound what one call or one table may hold; each has a clear error
-// when exceeded. Zero means the default.
-type Limits struct {
-	// MaxRowsPerCall is the most records one datastore_create or
-	// datastore_upsert call may carry.
-	MaxRowsPerCall int
-	// MaxColumns is the most fields a table may have.
-	MaxColumns int
-	// MaxCellBytes is the largest value of one cell (its text size).
-	MaxCellBytes int
-	// MaxTableBytes is the largest logical size of a table: the sum of the
-	// text sizes of the values written to it.
-	MaxTableBytes int64
-	// SQLTimeout is datastore_search_sql's statement time limit.
-	SQLTimeout time.Duration
-	// RowsMax is the most rows datastore_search returns in one call
-	// (CKAN's ckan.datastore.search.rows_max, 32000).
-	RowsMax int
-}
-
-// DefaultLimits are the limits when none are configured.
-var DefaultLimits = Limits{MaxRowsPerCall: 100000, MaxColumns: 500, MaxCellBytes: 1 << 20, MaxTableBytes: 10 << 30, SQLTimeout: 10 * time.Second, RowsMax: 32000}
-
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	if l.MaxRowsPerCall > 0 {
-		d.MaxRowsPerCall = l.MaxRowsPerCall
-	}
-	if l.MaxColumns > 0 {
-		d.MaxColumns = l.MaxColumns
-	}
-	if l.MaxCellBytes > 0 {
-		d.MaxCellBytes = l.MaxCellBytes
-	}
-	if l.MaxTableBytes > 0 {
-		d.MaxTableBytes = l.MaxTableBytes
-	}
-	if l.SQLTimeout > 0 {
-		d.SQLTimeout = l.SQLTimeout
-	}
-	if l.RowsMax > 0 {
-		d.RowsMax = l.RowsMax
-	}
-	return d
-}
-
 // Config selects the engine.
 type Config struct {
 	// URL is a postgres:// (or postgresql://) URL; empty means the embedded
@@ -88,9 +42,13 @@ type Config struct {
 type Store struct {
 	d   *dialect
 	rw  *sql.DB // writes (SQLite: one connection, the engine's one writer)
-	rd  *sql.DB // reads (SQLite: read-only connections)
+	rd  *sql.DB // reads (SQLite: read-only connections; PostgreSQL: a pool whose rows are bounded)
 	lim Limits
 	log *slog.Logger
+	// calls bounds the datastore_search_sql calls running at once.
+	calls *callLimiter
+	// pgTempLimit is whether this PostgreSQL role may set temp_file_limit.
+	pgTempLimit bool
 	// loader is the background loader, stopped by Close (nil until
 	// StartLoader).
 	loader *Loader
@@ -105,6 +63,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.calls = newCallLimiter(s.lim.SQLCallsPerUser, s.lim.SQLCallsAnonymous)
 	var err error
 	switch {
 	case strings.HasPrefix(cfg.URL, "postgres://") || strings.HasPrefix(cfg.URL, "postgresql://"):
@@ -112,9 +71,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if s.rw, err = sql.Open("pgx", cfg.URL); err != nil {
 			return nil, fmt.Errorf("datastore: open PostgreSQL: %w", err)
 		}
-		s.rw.SetMaxOpenConns(32)
-		s.rw.SetMaxIdleConns(32)
-		s.rd = s.rw
+		s.rw.SetMaxOpenConns(8)
+		s.rw.SetMaxIdleConns(8)
+		if s.rd, err = openPGReads(cfg.URL, s.lim.SQLMaxValueBytes); err != nil {
+			_ = s.rw.Close()
+			return nil, err
+		}
+		s.rd.SetMaxOpenConns(24)
+		s.rd.SetMaxIdleConns(24)
 	case cfg.URL == "":
 		s.d = sqliteDialect
 		if cfg.Dir == "" {
@@ -122,6 +86,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("datastore: %w", err)
+		}
+		if s.lim.SQLiteHeapLimit > 0 {
+			if err := setSQLiteHeapLimit(s.lim.SQLiteHeapLimit); err != nil {
+				s.log.Warn("datastore: the SQLite heap limit is not enforced", "limit", s.lim.SQLiteHeapLimit, "err", err)
+			}
 		}
 		path := filepath.Join(cfg.Dir, "datastore.db")
 		q := "_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(0)&_txlock=immediate"
@@ -148,8 +117,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.rw.Close()
+		_ = s.rd.Close()
 		return nil, err
 	}
+	s.pgTempLimit = s.probeTempFileLimit(ctx)
 	return s, nil
 }
 
@@ -189,6 +160,37 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("datastore: create metadata tables: %w", err)
 		}
 	}
+	// a table's owner and row count (quotas.go); -1 rows: not counted yet
+	for _, col := range []string{"owner TEXT NOT NULL DEFAULT ''", "row_count BIGINT NOT NULL DEFAULT -1"} {
+		if err := s.addMetadataColumn(ctx, col); err != nil {
+			return err
+		}
+	}
+	if _, err := s.rw.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS _datastore_tables_owner ON `+tablesTable+` (owner)`); err != nil {
+		return fmt.Errorf("datastore: index metadata by owner: %w", err)
+	}
+	return nil
+}
+
+// addMetadataColumn adds a column (its definition) to the tables'
+// metadata when it is missing.
+func (s *Store) addMetadataColumn(ctx context.Context, def string) error {
+	name := strings.Fields(def)[0]
+	if s.d.pg() {
+		if _, err := s.rw.ExecContext(ctx, `ALTER TABLE `+tablesTable+` ADD COLUMN IF NOT EXISTS `+def); err != nil {
+			return fmt.Errorf("datastore: add metadata column %s: %w", name, err)
+		}
+		return nil
+	}
+	var n int
+	if err := s.rw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('`+tablesTable+`') WHERE name = ?`, name).Scan(&n); err != nil {
+		return fmt.Errorf("datastore: read metadata columns: %w", err)
+	}
+	if n == 0 {
+		if _, err := s.rw.ExecContext(ctx, `ALTER TABLE `+tablesTable+` ADD COLUMN `+def); err != nil {
+			return fmt.Errorf("datastore: add metadata column %s: %w", name, err)
+		}
+	}
 	return nil
 }
 
@@ -200,6 +202,11 @@ type table struct {
 	PrimaryKey []string
 	Indexes    []string
 	Bytes      int64
+	// Owner is the user whose quotas the table counts toward ("" none yet).
+	Owner string
+	// Rows is the row count when rowsKnown.
+	Rows      int64
+	rowsKnown bool
 }
 
 func (t *table) field(id string) (kind, bool) {
@@ -219,16 +226,16 @@ type querier interface {
 
 // loadTable reads a table's metadata; nil when there is none.
 func (s *Store) loadTable(ctx context.Context, q querier, id string) (*table, error) {
-	var fields, pk, idx string
-	var bytes int64
-	err := q.QueryRowContext(ctx, `SELECT fields, primary_key, indexes, bytes FROM `+tablesTable+` WHERE id = `+s.d.ph(1), id).Scan(&fields, &pk, &idx, &bytes)
+	var fields, pk, idx, owner string
+	var bytes, rows int64
+	err := q.QueryRowContext(ctx, `SELECT fields, primary_key, indexes, bytes, owner, row_count FROM `+tablesTable+` WHERE id = `+s.d.ph(1), id).Scan(&fields, &pk, &idx, &bytes, &owner, &rows)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("datastore: read metadata of %s: %w", id, err)
 	}
-	t := &table{ID: id, Bytes: bytes, kinds: map[string]kind{}}
+	t := &table{ID: id, Bytes: bytes, Owner: owner, Rows: rows, rowsKnown: rows >= 0, kinds: map[string]kind{}}
 	if err := errors.Join(json.Unmarshal([]byte(fields), &t.Fields), json.Unmarshal([]byte(pk), &t.PrimaryKey), json.Unmarshal([]byte(idx), &t.Indexes)); err != nil {
 		return nil, fmt.Errorf("datastore: metadata of %s: %w", id, err)
 	}
@@ -239,16 +246,22 @@ func (s *Store) loadTable(ctx context.Context, q querier, id string) (*table, er
 	return t, nil
 }
 
-// saveTable writes a table's metadata.
+// saveTable writes a table's metadata. An owner already recorded stays
+// when t has none; a row count t does not know is recorded as unknown.
 func (s *Store) saveTable(ctx context.Context, q querier, t *table) error {
 	fields, _ := json.Marshal(t.Fields)
 	pk, _ := json.Marshal(nonNil(t.PrimaryKey))
 	idx, _ := json.Marshal(nonNil(t.Indexes))
 	now := time.Now().UTC().Format(time.RFC3339Nano)
+	rows := int64(-1)
+	if t.rowsKnown {
+		rows = t.Rows
+	}
 	p := s.d.ph
-	_, err := q.ExecContext(ctx, `INSERT INTO `+tablesTable+` (id, fields, primary_key, indexes, bytes, modified) VALUES (`+p(1)+`, `+p(2)+`, `+p(3)+`, `+p(4)+`, `+p(5)+`, `+p(6)+`)
-		ON CONFLICT (id) DO UPDATE SET fields = excluded.fields, primary_key = excluded.primary_key, indexes = excluded.indexes, bytes = excluded.bytes, modified = excluded.modified`,
-		t.ID, string(fields), string(pk), string(idx), t.Bytes, now)
+	_, err := q.ExecContext(ctx, `INSERT INTO `+tablesTable+` (id, fields, primary_key, indexes, bytes, modified, owner, row_count) VALUES (`+p(1)+`, `+p(2)+`, `+p(3)+`, `+p(4)+`, `+p(5)+`, `+p(6)+`, `+p(7)+`, `+p(8)+`)
+		ON CONFLICT (id) DO UPDATE SET fields = excluded.fields, primary_key = excluded.primary_key, indexes = excluded.indexes, bytes = excluded.bytes, modified = excluded.modified,
+		owner = CASE WHEN excluded.owner <> '' THEN excluded.owner ELSE `+tablesTable+`.owner END, row_count = excluded.row_count`,
+		t.ID, string(fields), string(pk), string(idx), t.Bytes, now, t.Owner, rows)
 	if err != nil {
 		return fmt.Errorf("datastore: write metadata of %s: %w", t.ID, err)
 	}

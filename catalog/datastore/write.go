@@ -20,9 +20,10 @@ func notFound(id string) error {
 	return ckan.NotFound(fmt.Sprintf("Resource \"%s\" was not found.", id))
 }
 
-// Create is datastore_create on resource id: it creates the table (or adds
-// fields to it), sets its primary key and indexes and inserts the records.
-func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map[string]any, error) {
+// Create is datastore_create on resource id by w: it creates the table
+// (owned by w) or adds fields to it, sets its primary key and indexes and
+// inserts the records, within the owner's quotas (quota.go).
+func (s *Store) Create(ctx context.Context, id string, data map[string]any, w Writer) (map[string]any, error) {
 	fieldDicts, _, err := dictList(data, "fields")
 	if err != nil {
 		return nil, err
@@ -95,8 +96,9 @@ func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map
 	if err != nil {
 		return nil, err
 	}
-	if t == nil {
-		t = &table{ID: id, kinds: map[string]kind{}}
+	created := t == nil
+	if created {
+		t = &table{ID: id, kinds: map[string]kind{}, rowsKnown: true}
 		if err := s.createTable(ctx, tx, id, fields); err != nil {
 			return nil, err
 		}
@@ -110,6 +112,12 @@ func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map
 	}
 	if len(t.Fields) > s.lim.MaxColumns {
 		return nil, ckan.FieldError("fields", fmt.Sprintf("too many fields: %d, at most %d (datastore.max_columns)", len(t.Fields), s.lim.MaxColumns))
+	}
+	if t.Owner == "" {
+		t.Owner = w.UserID
+	}
+	if err := s.countRows(ctx, tx, t); err != nil {
+		return nil, err
 	}
 	if pkGiven {
 		if err := s.setUnique(ctx, tx, t, pk); err != nil {
@@ -125,6 +133,10 @@ func (s *Store) Create(ctx context.Context, id string, data map[string]any) (map
 		if err := s.write(ctx, tx, t, "insert", records); err != nil {
 			return nil, err
 		}
+		t.Rows += int64(len(records))
+	}
+	if err := s.checkQuotas(ctx, tx, t, w, created); err != nil {
+		return nil, err
 	}
 	if err := s.saveTable(ctx, tx, t); err != nil {
 		return nil, err
@@ -359,9 +371,9 @@ func isConstraint(err error) bool {
 	return strings.Contains(m, "UNIQUE constraint failed") || strings.Contains(m, "SQLSTATE 23505") || strings.Contains(m, "duplicate key value")
 }
 
-// Upsert is datastore_upsert: method insert, upsert (default) or update;
-// dry_run checks and rolls back.
-func (s *Store) Upsert(ctx context.Context, id string, data map[string]any) (map[string]any, error) {
+// Upsert is datastore_upsert by w: method insert, upsert (default) or
+// update, within the table owner's quotas; dry_run checks and rolls back.
+func (s *Store) Upsert(ctx context.Context, id string, data map[string]any, w Writer) (map[string]any, error) {
 	records, _, err := dictList(data, "records")
 	if err != nil {
 		return nil, err
@@ -396,7 +408,25 @@ func (s *Store) Upsert(ctx context.Context, id string, data map[string]any) (map
 	if t == nil {
 		return nil, notFound(id)
 	}
+	if t.Owner == "" {
+		t.Owner = w.UserID
+	}
+	if err := s.countRows(ctx, tx, t); err != nil {
+		return nil, err
+	}
 	if err := s.write(ctx, tx, t, method, records); err != nil {
+		return nil, err
+	}
+	switch {
+	case method == "insert":
+		t.Rows += int64(len(records))
+	case method == "upsert" && len(records) > 0:
+		// an upsert inserts or updates each record: count what it left
+		if err := s.recountRows(ctx, tx, t); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.checkQuotas(ctx, tx, t, w, false); err != nil {
 		return nil, err
 	}
 	if dry {
@@ -641,8 +671,12 @@ func (s *Store) deleteRows(ctx context.Context, id string, filters map[string]an
 	return map[string]any{"resource_id": id, "filters": filters}, nil
 }
 
-// recount recomputes t's logical size after rows were deleted.
+// recount recomputes t's logical size and row count after rows were
+// deleted.
 func (s *Store) recount(ctx context.Context, q querier, t *table) error {
+	if err := s.recountRows(ctx, q, t); err != nil {
+		return err
+	}
 	if len(t.Fields) == 0 {
 		t.Bytes = 0
 		return nil

@@ -133,7 +133,7 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 		return nil
 	}
 	words := (len(ix.slots) + 63) / 64
-	var bits []uint64
+	var bits, tb []uint64
 	for i, tok := range toks {
 		p := ix.post[tok]
 		if p == nil {
@@ -146,7 +146,11 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 			}
 			continue
 		}
-		tb := make([]uint64, words)
+		if tb == nil {
+			tb = make([]uint64, words)
+		} else {
+			clear(tb)
+		}
 		for _, slot := range p.slots {
 			tb[slot>>6] |= 1 << (slot & 63)
 		}
@@ -162,19 +166,26 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 // slot; nil when that is no document.
 func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
 	words := (len(ix.slots) + 63) / 64
-	var bits []uint64
+	var bits, tb []uint64
 	for i, tok := range toks {
 		p := ix.fpost[f+"\x00"+tok]
 		if len(p) == 0 {
 			return nil
 		}
-		tb := make([]uint64, words)
+		if i == 0 {
+			bits = make([]uint64, words)
+			for _, slot := range p {
+				bits[slot>>6] |= 1 << (slot & 63)
+			}
+			continue
+		}
+		if tb == nil {
+			tb = make([]uint64, words)
+		} else {
+			clear(tb)
+		}
 		for _, slot := range p {
 			tb[slot>>6] |= 1 << (slot & 63)
-		}
-		if i == 0 {
-			bits = tb
-			continue
 		}
 		for w := range bits {
 			bits[w] &= tb[w]

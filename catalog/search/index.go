@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -409,15 +410,24 @@ type hit struct {
 	slot  int32
 }
 
-// Search runs q. A malformed query or sort gives an *Error. It only reads
-// the index, so searches may run concurrently under a read lock.
+// Search runs q. A malformed query or sort, or one past the bounds in
+// limits.go, gives an *Error. It only reads the index, so searches may run
+// concurrently under a read lock.
 func (ix *Index) Search(q Query) (Result, error) {
-	filters := make([]node, 0, len(q.Filters))
+	if err := checkLength("query", q.Q); err != nil {
+		return Result{}, err
+	}
+	if len(q.FacetFields) > MaxFacetFields {
+		return Result{}, &Error{Message: "too many facet fields: " + strconv.Itoa(len(q.FacetFields)) + ", at most " + strconv.Itoa(MaxFacetFields)}
+	}
+	facetFields := unique(q.FacetFields)
+	left := newBudget()
+	filters := make([]node, 0, min(len(q.Filters), MaxClauses))
 	for _, f := range q.Filters {
 		if strings.TrimSpace(f) == "" {
 			continue
 		}
-		n, err := Parse(f)
+		n, err := parse(f, left)
 		if err != nil {
 			return Result{}, err
 		}
@@ -427,7 +437,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m, err := ix.matcher(q.Q)
+	m, err := ix.matcher(q.Q, left)
 	if err != nil {
 		return Result{}, err
 	}
@@ -465,8 +475,8 @@ func (ix *Index) Search(q Query) (Result, error) {
 	}
 	sc.hits = hits
 	res := Result{Count: len(hits)}
-	if len(q.FacetFields) > 0 {
-		res.Facets = ix.facets(sc, hits, q.FacetFields, q.FacetLimit, q.FacetMinCount)
+	if len(facetFields) > 0 {
+		res.Facets = ix.facets(sc, hits, facetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	cmp := func(a, b hit) bool { return ix.less(keys, a, b) }
 	scoreDesc := keys[0].idx == keyScore && keys[0].desc
@@ -478,9 +488,11 @@ func (ix *Index) Search(q Query) (Result, error) {
 			return ix.less(keys[1:], a, b)
 		}
 	}
-	topK(hits, max(q.Start, 0)+max(q.Rows, 0), cmp, scoreDesc)
+	// start and rows are clamped to the matches first, so that no sum of
+	// them overflows
 	start := min(max(q.Start, 0), len(hits))
-	end := min(start+max(q.Rows, 0), len(hits))
+	end := start + min(max(q.Rows, 0), len(hits)-start)
+	topK(hits, end, cmp, scoreDesc)
 	for _, h := range hits[start:end] {
 		res.IDs = append(res.IDs, ix.slots[h.slot].ID)
 	}
@@ -494,14 +506,14 @@ type match struct {
 	dismax *dismaxPlan
 }
 
-// matcher builds the main query's matcher.
-func (ix *Index) matcher(q string) (match, error) {
+// matcher builds the main query's matcher, spending from left.
+func (ix *Index) matcher(q string, left *budget) (match, error) {
 	q = strings.TrimSpace(q)
 	if q == "" || q == "*:*" || q == "*" {
 		return match{fn: func(*Doc) (float64, bool) { return 1, true }}, nil
 	}
 	if strings.Contains(q, ":") {
-		n, err := Parse(q)
+		n, err := parse(q, left)
 		if err != nil {
 			return match{}, err
 		}
@@ -513,6 +525,10 @@ func (ix *Index) matcher(q string) (match, error) {
 			}
 			return ix.score(d, terms) + 1, true
 		}}, nil
+	}
+	// free text: every token is a clause
+	if err := left.spend(tokenCount(q), false); err != nil {
+		return match{}, err
 	}
 	return match{dismax: ix.dismax(q)}, nil
 }
@@ -899,13 +915,19 @@ func sortIndex(field string) int {
 
 var sortable = map[string]bool{"score": true, "metadata_modified": true, "metadata_created": true, "name": true, "title": true, "title_string": true, "id": true}
 
+// parseSort reads a sort spec. A field named again is left out: the
+// order is decided before it is reached (the same field compared equal),
+// so there are at most as many keys as sortable fields.
 func parseSort(s string) ([]sortKey, error) {
+	if err := checkLength("sort", s); err != nil {
+		return nil, err
+	}
 	s = strings.TrimSpace(s)
 	if s == "" || s == "rank" {
 		s = "score desc, metadata_modified desc"
 	}
 	var keys []sortKey
-	for _, part := range strings.Split(s, ",") {
+	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Fields(part)
 		if len(f) == 0 {
 			continue
@@ -925,7 +947,9 @@ func parseSort(s string) ([]sortKey, error) {
 			return nil, &Error{Message: "sort param field can't be found: " + f[0]}
 		}
 		k.idx = sortIndex(k.field)
-		keys = append(keys, k)
+		if !slices.ContainsFunc(keys, func(o sortKey) bool { return o.field == k.field }) {
+			keys = append(keys, k)
+		}
 	}
 	// A stable final order: id ascending.
 	keys = append(keys, sortKey{field: "id", idx: keyID})

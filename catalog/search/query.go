@@ -2,6 +2,7 @@ package search
 
 import (
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -168,7 +169,7 @@ type token struct {
 }
 
 func lex(s string) ([]token, error) {
-	var out []token
+	out := make([]token, 0, 8)
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -183,18 +184,27 @@ func lex(s string) ([]token, error) {
 			i++
 		case c == '"':
 			j := i + 1
-			var b strings.Builder
+			var b []byte // the text when it has escapes (else a slice of s)
 			for j < len(s) && s[j] != '"' {
 				if s[j] == '\\' && j+1 < len(s) {
+					if b == nil {
+						b = append(make([]byte, 0, len(s)-i), s[i+1:j]...)
+					}
 					j++
 				}
-				b.WriteByte(s[j])
+				if b != nil {
+					b = append(b, s[j])
+				}
 				j++
 			}
 			if j >= len(s) {
 				return nil, &Error{Message: "Cannot parse '" + s + "': Lexical error: unterminated quoted string"}
 			}
-			out = append(out, token{kind: tQuoted, text: b.String()})
+			text := s[i+1 : j]
+			if b != nil {
+				text = string(b)
+			}
+			out = append(out, token{kind: tQuoted, text: text})
 			i = j + 1
 		case c == '[' || c == '{':
 			j := strings.IndexAny(s[i:], "]}")
@@ -204,53 +214,89 @@ func lex(s string) ([]token, error) {
 			out = append(out, token{kind: tRange, text: s[i+1 : i+j]})
 			i += j + 1
 		default:
-			var b strings.Builder
-			field := ""
-			colon := false
-			for i < len(s) {
-				c := s[i]
-				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && b.Len() == 0 && field == "") {
-					break
-				}
-				if c == '\\' && i+1 < len(s) {
-					b.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if c == ':' && field == "" && !colon {
-					field = b.String()
-					b.Reset()
-					i++
-					if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
-						colon = true
-						break
-					}
-					continue
-				}
-				b.WriteByte(c)
-				i++
-			}
-			out = append(out, token{kind: tWord, text: b.String(), field: field, colon: colon})
+			var t token
+			t, i = lexWord(s, i)
+			out = append(out, t)
 		}
 	}
 	return out, nil
 }
 
+// lexWord reads the word at s[i]: its text, with "field:" split off (the
+// value then follows in the same word, or, with colon set, as the next
+// token), backslash escapes resolved. It returns the token and the index
+// after it. Words without escapes are slices of s.
+func lexWord(s string, i int) (token, int) {
+	var b []byte // the current part when it has escapes (else s[seg:i])
+	seg := i
+	part := func() string {
+		if b != nil {
+			return string(b)
+		}
+		return s[seg:i]
+	}
+	field := ""
+	colon := false
+	for i < len(s) {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || (c == '"' && field == "" && (b == nil && i == seg || b != nil && len(b) == 0)) {
+			break
+		}
+		if c == '\\' && i+1 < len(s) {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)-seg), s[seg:i]...)
+			}
+			b = append(b, s[i+1])
+			i += 2
+			continue
+		}
+		if c == ':' && field == "" {
+			field = part()
+			b = nil
+			i++
+			seg = i
+			if i >= len(s) || s[i] == ' ' || s[i] == '(' || s[i] == '"' || s[i] == '[' || s[i] == '{' {
+				colon = true
+				break
+			}
+			continue
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+		i++
+	}
+	return token{kind: tWord, text: part(), field: field, colon: colon}, i
+}
+
 type parser struct {
-	toks []token
-	pos  int
-	src  string
+	toks  []token
+	pos   int
+	src   string
+	depth int     // parentheses open at pos
+	left  *budget // the search's clauses and wildcards still allowed
 }
 
 // Parse parses a Lucene-style query: field:value terms, quoted values,
 // ranges [a TO b], groups, AND/OR/NOT, +required and -negated terms. Terms
-// are ANDed by default (CKAN sets q.op=AND).
+// are ANDed by default (CKAN sets q.op=AND). It works in time and memory
+// linear in len(s) and refuses (with an *Error) a query longer than
+// MaxQueryBytes, nesting parentheses deeper than MaxDepth, or holding more
+// than MaxClauses terms or MaxWildcards wildcard terms.
 func Parse(s string) (node, error) {
+	return parse(s, newBudget())
+}
+
+// parse is Parse spending from left, the budget of a whole search.
+func parse(s string, left *budget) (node, error) {
+	if err := checkLength("query", s); err != nil {
+		return nil, err
+	}
 	toks, err := lex(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, src: s}
+	p := &parser{toks: toks, src: s, left: left}
 	n, err := p.expr("")
 	if err != nil {
 		return nil, err
@@ -263,6 +309,11 @@ func Parse(s string) (node, error) {
 
 func (p *parser) peekWord(w string) bool {
 	return p.pos < len(p.toks) && p.toks[p.pos].kind == tWord && p.toks[p.pos].field == "" && !p.toks[p.pos].colon && p.toks[p.pos].text == w
+}
+
+// eof is the error of a query that ends where a term is due.
+func (p *parser) eof() error {
+	return &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
 }
 
 func (p *parser) expr(field string) (node, error) {
@@ -298,7 +349,7 @@ func (p *parser) and(field string) (node, error) {
 		ands = append(ands, n)
 	}
 	if len(ands) == 0 {
-		return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+		return nil, p.eof()
 	}
 	if len(ands) == 1 {
 		return ands[0], nil
@@ -306,80 +357,121 @@ func (p *parser) and(field string) (node, error) {
 	return ands, nil
 }
 
+// unary reads the prefix operators before a term or group in a loop:
+// the words NOT, -, ! and + and the characters -, ! and + leading a word
+// ("-tags:x", "--x"). Each -, ! and NOT negates; + leaves the clause as it
+// is ("+(a OR b)" is "(a OR b)" in a query of ANDs).
 func (p *parser) unary(field string) (node, error) {
-	t := p.toks[p.pos]
-	if t.kind == tWord && t.field == "" && !t.colon && (t.text == "NOT" || t.text == "-" || t.text == "!") {
-		p.pos++
-		if p.pos >= len(p.toks) {
-			return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+	negations := 0
+	for {
+		t := &p.toks[p.pos]
+		if t.kind != tWord {
+			break
 		}
-		n, err := p.unary(field)
-		return notNode{n}, err
-	}
-	if t.kind == tWord && t.field == "" && !t.colon && t.text == "+" {
-		// "+(a OR b)": a required clause, as "(a OR b)" in a query of ANDs
-		p.pos++
-		if p.pos >= len(p.toks) {
-			return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
+		if t.field == "" && !t.colon && (t.text == "NOT" || t.text == "-" || t.text == "!" || t.text == "+") {
+			if t.text != "+" {
+				negations++
+			}
+			p.pos++
+			if p.pos >= len(p.toks) {
+				return nil, p.eof()
+			}
+			continue
 		}
-		return p.unary(field)
-	}
-	if t.kind == tWord && len(t.text)+len(t.field) > 0 {
 		lead := t.field
 		if lead == "" {
 			lead = t.text
 		}
-		if lead[0] == '-' || lead[0] == '+' || lead[0] == '!' {
-			neg := lead[0] != '+'
-			if t.field != "" {
-				p.toks[p.pos].field = t.field[1:]
-			} else {
-				p.toks[p.pos].text = t.text[1:]
+		if lead == "" || (lead[0] != '-' && lead[0] != '+' && lead[0] != '!') {
+			break
+		}
+		if lead[0] != '+' {
+			negations++
+		}
+		if t.field != "" {
+			t.field = t.field[1:]
+		} else {
+			t.text = t.text[1:]
+		}
+	}
+	n, err := p.primary(field)
+	if err != nil {
+		return nil, err
+	}
+	return negate(n, negations), nil
+}
+
+// negate is n under k negations: at most two notNodes, which match and
+// give terms as k of them would (no terms under a negation).
+func negate(n node, k int) node {
+	switch {
+	case k == 0:
+		return n
+	case k%2 == 1:
+		return notNode{n}
+	}
+	return notNode{notNode{n}}
+}
+
+// primary reads a group, a phrase, a range or a word; "field: value"
+// (a field with the value in the next token, itself maybe "field2: ...")
+// is followed in a loop, the innermost field applying.
+func (p *parser) primary(field string) (node, error) {
+	for {
+		t := p.toks[p.pos]
+		p.pos++
+		switch t.kind {
+		case tOpen:
+			if p.depth >= MaxDepth {
+				return nil, &Error{Message: "query nests parentheses more than " + strconv.Itoa(MaxDepth) + " deep"}
 			}
-			n, err := p.unary(field)
+			p.depth++
+			n, err := p.expr(field)
+			p.depth--
 			if err != nil {
 				return nil, err
 			}
-			if neg {
-				return notNode{n}, nil
+			if p.pos >= len(p.toks) || p.toks[p.pos].kind != tClose {
+				return nil, &Error{Message: "Cannot parse '" + p.src + "': missing ')'"}
 			}
+			p.pos++
 			return n, nil
+		case tQuoted:
+			return p.term(termNode{field: field, value: t.text, phrase: true})
+		case tRange:
+			n, err := rangeNode(field, t.text, p.src)
+			if err != nil {
+				return nil, err
+			}
+			return n, p.left.spend(1, false)
+		case tClose:
+			return nil, &Error{Message: "Cannot parse '" + p.src + "': unexpected ')'"}
 		}
+		if t.field != "" {
+			if t.colon {
+				if p.pos >= len(p.toks) {
+					return nil, p.eof()
+				}
+				field = t.field
+				continue
+			}
+			return p.term(termNode{field: t.field, value: t.text})
+		}
+		return p.term(termNode{field: field, value: t.text})
 	}
-	return p.primary(field)
 }
 
-func (p *parser) primary(field string) (node, error) {
-	t := p.toks[p.pos]
-	p.pos++
-	switch t.kind {
-	case tOpen:
-		n, err := p.expr(field)
-		if err != nil {
-			return nil, err
-		}
-		if p.pos >= len(p.toks) || p.toks[p.pos].kind != tClose {
-			return nil, &Error{Message: "Cannot parse '" + p.src + "': missing ')'"}
-		}
-		p.pos++
-		return n, nil
-	case tQuoted:
-		return termNode{field: field, value: t.text, phrase: true}, nil
-	case tRange:
-		return rangeNode(field, t.text, p.src)
-	case tClose:
-		return nil, &Error{Message: "Cannot parse '" + p.src + "': unexpected ')'"}
+// term spends t's cost from the search's budget and returns it.
+func (p *parser) term(t termNode) (node, error) {
+	n := 1
+	if tokenized(t.field) {
+		n = max(tokenCount(t.value), 1)
 	}
-	if t.field != "" {
-		if t.colon {
-			if p.pos >= len(p.toks) {
-				return nil, &Error{Message: "Cannot parse '" + p.src + "': Encountered \"<EOF>\""}
-			}
-			return p.primary(t.field)
-		}
-		return termNode{field: t.field, value: t.text}, nil
+	wild := !t.phrase && t.value != "*" && strings.ContainsAny(t.value, "*?")
+	if err := p.left.spend(n, wild); err != nil {
+		return nil, err
 	}
-	return termNode{field: field, value: t.text}, nil
+	return t, nil
 }
 
 func rangeNode(field, body, src string) (node, error) {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"toxgate/internal/egress"
 )
 
 // client calls one CKAN site's action API.
@@ -20,6 +22,8 @@ type client struct {
 	base, token string
 	http        *http.Client
 	callTimeout time.Duration
+	idle        time.Duration // downloads: longest silence of the server
+	maxBytes    int64         // downloads: largest file
 }
 
 // APIError is an action that did not succeed.
@@ -165,27 +169,27 @@ func (c *client) upload(ctx context.Context, action string, fields map[string]st
 	return c.do(req, action, out)
 }
 
-// download streams url into w.
+// download streams url into w through the client's egress policy, within
+// its idle timeout and size limit.
 func (c *client) download(ctx context.Context, url string, w io.Writer) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err
-	}
+	h := http.Header{}
 	// The source's token goes only to the source's own host.
-	if base, err := neturl.Parse(c.base); c.token != "" && err == nil && strings.EqualFold(base.Host, req.URL.Host) {
-		req.Header.Set("Authorization", c.token)
+	base, berr := neturl.Parse(c.base)
+	u, uerr := neturl.Parse(url)
+	if c.token != "" && berr == nil && uerr == nil && strings.EqualFold(base.Host, u.Host) {
+		h.Set("Authorization", c.token)
 	}
-	resp, err := c.http.Do(req)
+	body, err := egress.Get(ctx, c.http, url, egress.FetchOptions{IdleTimeout: c.idle, Header: h})
 	if err != nil {
-		return 0, fmt.Errorf("download %s: %w", url, err)
+		return 0, fmt.Errorf("download: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("download %s: HTTP %d", url, resp.StatusCode)
-	}
-	n, err := io.Copy(w, resp.Body)
+	defer body.Close()
+	n, err := io.Copy(w, io.LimitReader(body, c.maxBytes+1))
 	if err != nil {
-		return n, fmt.Errorf("download %s: %w", url, err)
+		return n, fmt.Errorf("download: %w", err)
+	}
+	if n > c.maxBytes {
+		return n, fmt.Errorf("download %s: the file is larger than %d bytes", u.Redacted(), c.maxBytes)
 	}
 	return n, nil
 }

@@ -14,12 +14,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"strings"
 	"time"
+
+	"toxgate/internal/egress"
 )
 
 // Options configure an import.
@@ -35,9 +38,22 @@ type Options struct {
 	WithFiles bool   // copy uploaded files (download from the source, upload to the target)
 	StatePath string // the state file (DefaultStatePath)
 	PageSize  int    // datasets per package_search page (default 100)
-	HTTP      *http.Client
-	Progress  Progress
-	Log       *slog.Logger
+	// HTTP is the client for the target (nil: a plain client). The source
+	// and every file URL it names are reached through Egress instead.
+	HTTP *http.Client
+	// Egress is the policy for the source and its file URLs (nil: the
+	// default policy). The source's own host and port (From) are allowed
+	// in addition, since the operator named them; a file URL pointing
+	// elsewhere, or a redirect, is checked like any outbound fetch.
+	Egress *egress.Policy
+	// IdleTimeout aborts a file download whose server sends nothing for
+	// this long (0: 30 seconds).
+	IdleTimeout time.Duration
+	// MaxFileBytes is the largest file copied (0: 1 GiB); a larger one
+	// fails its dataset.
+	MaxFileBytes int64
+	Progress     Progress
+	Log          *slog.Logger
 }
 
 // Outcome is what happened to one dataset.
@@ -112,6 +128,16 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		tr.ResponseHeaderTimeout = 2 * time.Minute
 		o.HTTP = &http.Client{Transport: tr}
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Second
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 1 << 30
+	}
+	srcPolicy, err := o.Egress.WithAllowed(siteHostPort(o.From))
+	if err != nil {
+		return Stats{}, fmt.Errorf("--from %s: %w", o.From, err)
+	}
 	if o.PageSize <= 0 {
 		o.PageSize = 100
 	}
@@ -130,7 +156,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		o.StatePath = p
 	}
 	im := &importer{o: o, log: o.Log, statePath: o.StatePath,
-		src: &client{base: from, token: o.FromToken, http: o.HTTP, callTimeout: 2 * time.Minute},
+		src: &client{base: from, token: o.FromToken, http: srcPolicy.Client(0), callTimeout: 2 * time.Minute, idle: o.IdleTimeout, maxBytes: o.MaxFileBytes},
 		dst: &client{base: to, token: o.Token, http: o.HTTP, callTimeout: 2 * time.Minute}}
 	st, err := loadState(o.StatePath)
 	if err != nil {
@@ -169,6 +195,23 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	}
 	im.state.Complete = true
 	return im.stats, im.state.save(im.statePath)
+}
+
+// siteHostPort is the host:port of a site's base URL (the scheme's port
+// when it names none), as an egress allow entry.
+func siteHostPort(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // groupFields are the organization and group fields copied.

@@ -35,13 +35,17 @@ type Config struct {
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
-	Metrics   Metrics   `yaml:"metrics"`
+	// Egress bounds the outbound fetches of URLs that users or remote
+	// sites choose (internal/egress).
+	Egress  Egress  `yaml:"egress"`
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // Server holds the HTTP listener settings and limits.
 type Server struct {
 	Addr            string        `yaml:"addr" doc:"listen address (host:port)"`
-	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr>)"`
+	PublicURL       string        `yaml:"public_url" doc:"external base URL, used in links (empty: http://<addr> as listening; required when addr listens on every interface)"`
+	TrustedProxies  []string      `yaml:"trusted_proxies" doc:"addresses or CIDR ranges of proxies whose X-Forwarded-For names the client (empty: the TCP peer is the client)"`
 	ReadTimeout     time.Duration `yaml:"read_timeout" doc:"max time to read a whole request"`
 	WriteTimeout    time.Duration `yaml:"write_timeout" doc:"max time to write a response"`
 	IdleTimeout     time.Duration `yaml:"idle_timeout" doc:"keep-alive idle time"`
@@ -101,6 +105,7 @@ type Catalog struct {
 	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
 	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
+	MaxUploadsPerUser    int `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
@@ -112,9 +117,39 @@ type DataStore struct {
 	MaxColumns     int           `yaml:"max_columns" doc:"most fields a table may have"`
 	MaxCellBytes   int           `yaml:"max_cell_bytes" doc:"largest value of one cell, in bytes of text"`
 	MaxTableBytes  int           `yaml:"max_table_bytes" doc:"largest table, as the sum of its values' text sizes"`
-	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"statement time limit of datastore_search_sql"`
+	SQLTimeout     time.Duration `yaml:"sql_timeout" doc:"time limit of one datastore_search_sql or datastore_search call, enforced by the engine"`
 	LoadFormats    []string      `yaml:"load_formats" doc:"resource formats loaded automatically (empty: no automatic loading)"`
 	MaxLoadBytes   int           `yaml:"max_load_bytes" doc:"largest file the loader reads"`
+	// Read limits of datastore_search and datastore_search_sql, and
+	// per-user quotas: see catalog/datastore/README.md.
+	SQLMaxValueBytes  int `yaml:"sql_max_value_bytes" doc:"largest string, blob or row a DataStore read may build or return (SQLite: SQLITE_LIMIT_LENGTH; PostgreSQL: largest result row)"`
+	SQLMaxLength      int `yaml:"sql_max_length" doc:"longest datastore_search_sql statement, in bytes"`
+	MaxResultBytes    int `yaml:"max_result_bytes" doc:"most bytes of values one datastore_search or datastore_search_sql answer may carry"`
+	SQLiteHeapLimit   int `yaml:"sqlite_heap_limit" doc:"hard heap limit of the embedded SQLite engine in the catalog plugin, all connections together (soft limit: half)"`
+	PGWorkMem         int `yaml:"pg_work_mem" doc:"PostgreSQL work_mem of datastore_search_sql, in bytes"`
+	PGTempFileLimit   int `yaml:"pg_temp_file_limit" doc:"PostgreSQL temp_file_limit of datastore_search_sql, in bytes (needs a role allowed to set it)"`
+	SQLCallsPerUser   int `yaml:"sql_calls_per_user" doc:"datastore_search_sql calls one user may run at once; past it 429"`
+	SQLCallsAnonymous int `yaml:"sql_calls_anonymous" doc:"datastore_search_sql calls all anonymous callers together may run at once; past it 429"`
+	MaxQWords         int `yaml:"max_q_words" doc:"most different words in datastore_search's q"`
+	MaxQBytes         int `yaml:"max_q_bytes" doc:"longest text of datastore_search's q, in bytes"`
+	MaxFilterValues   int `yaml:"max_filter_values" doc:"most values in the filters of one datastore_search or delete"`
+	QuotaBytes        int `yaml:"quota_bytes" doc:"most bytes the DataStore tables one user owns may hold together (sysadmins exempt)"`
+	QuotaTables       int `yaml:"quota_tables" doc:"most DataStore tables one user may own (sysadmins exempt)"`
+	QuotaRows         int `yaml:"quota_rows" doc:"most rows the DataStore tables one user owns may hold together (sysadmins exempt)"`
+	// The loader's queue: see catalog/datastore/README.md.
+	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`
+	LoadWorkersPerUser int           `yaml:"load_workers_per_user" doc:"loads of one user that run at once (the others wait their turn)"`
+	LoadQueuePerUser   int           `yaml:"load_queue_per_user" doc:"loads one user may have waiting; past it xloader_submit answers 429 and an automatic load ends in error"`
+	LoadFetchTimeout   time.Duration `yaml:"load_fetch_timeout" doc:"longest fetch of a linked file, its last byte included"`
+}
+
+// Egress bounds outbound fetches of URLs chosen by users or by remote
+// sites: the DataStore loader's links and the files of catalog import.
+// See internal/egress/README.md.
+type Egress struct {
+	Allow        []string      `yaml:"allow" doc:"destinations reached although internal: IP, CIDR, IP:port, host, host:port, *.domain"`
+	MaxRedirects int           `yaml:"max_redirects" doc:"most redirects one fetch follows (0: none)"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout" doc:"a fetch whose server sends nothing for this long is aborted"`
 }
 
 // Modules configures the WebAssembly model host.
@@ -164,6 +199,7 @@ type Jobs struct {
 	Lease        time.Duration `yaml:"lease" doc:"how long a chunk stays with a gateway that stopped renewing its lease"`
 	PollInterval time.Duration `yaml:"poll_interval" doc:"how often a gateway looks for job work"`
 	MaxRows      int           `yaml:"max_rows" doc:"most rows of a job's input table"`
+	MaxPerUser   int           `yaml:"max_per_user" doc:"queued and running jobs one user may have at once, across the gateways of the store (429 beyond)"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -175,11 +211,16 @@ type Auth struct {
 	SessionTTL    time.Duration `yaml:"session_ttl" doc:"web session lifetime"`
 	TokenCacheTTL time.Duration `yaml:"token_cache_ttl" doc:"how long a checked token is cached (revocation delay bound)"`
 	VerifyTTL     time.Duration `yaml:"verify_ttl" doc:"lifetime of an e-mail verification link"`
-	LoginMaxFails int           `yaml:"login_max_fails" doc:"failed logins before throttling"`
-	LoginLockout  time.Duration `yaml:"login_lockout" doc:"throttling period after too many failures"`
-	SecureCookies bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
-	TokenMaxTTL   time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
-	BcryptCost    int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
+	// Login throttling: see identity.Service.Login.
+	LoginMaxFails        int           `yaml:"login_max_fails" doc:"login attempts of one account from one address that go through at once; then each further one waits"`
+	LoginDelay           time.Duration `yaml:"login_delay" doc:"wait after login_max_fails attempts of one account from one address; doubles with each further attempt"`
+	LoginMaxDelay        time.Duration `yaml:"login_max_delay" doc:"longest wait between two login attempts of one account from one address"`
+	LoginAccountMaxFails int           `yaml:"login_account_max_fails" doc:"failed logins of one account from all addresses within login_account_window after which its logins are refused until the window ends"`
+	LoginAccountWindow   time.Duration `yaml:"login_account_window" doc:"window of login_account_max_fails; also how long an idle address's count is kept"`
+	LoginThrottleEntries int           `yaml:"login_throttle_entries" doc:"(account, address) pairs the login throttle keeps in memory; the least recently used go first"`
+	SecureCookies        bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
+	TokenMaxTTL          time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`
+	BcryptCost           int           `yaml:"bcrypt_cost" doc:"password hashing cost"`
 }
 
 // SMTP configures outgoing mail (e-mail verification). Empty host: links are logged.
@@ -212,6 +253,7 @@ func Default() Config {
 		Server: Server{
 			Addr:            "127.0.0.1:8080",
 			ReadyStatus:     ReadyAll,
+			TrustedProxies:  []string{},
 			ReadTimeout:     30 * time.Second,
 			WriteTimeout:    60 * time.Second,
 			IdleTimeout:     120 * time.Second,
@@ -233,7 +275,7 @@ func Default() Config {
 		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
-			ActivityListLimit: 31, ActivityListLimitMax: 100},
+			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2},
 		DataStore: DataStore{
 			MaxRowsPerCall: 100000,
 			MaxColumns:     500,
@@ -242,8 +284,28 @@ func Default() Config {
 			SQLTimeout:     10 * time.Second,
 			LoadFormats:    []string{"CSV", "TSV", "XLSX"},
 			MaxLoadBytes:   1 << 30,
+
+			SQLMaxValueBytes:   16 << 20,
+			SQLMaxLength:       64 << 10,
+			MaxResultBytes:     64 << 20,
+			SQLiteHeapLimit:    1 << 30,
+			PGWorkMem:          16 << 20,
+			PGTempFileLimit:    1 << 30,
+			SQLCallsPerUser:    2,
+			SQLCallsAnonymous:  4,
+			MaxQWords:          20,
+			MaxQBytes:          1000,
+			MaxFilterValues:    1000,
+			QuotaBytes:         10 << 30,
+			QuotaTables:        1000,
+			QuotaRows:          100000000,
+			LoadWorkers:        4,
+			LoadWorkersPerUser: 2,
+			LoadQueuePerUser:   20,
+			LoadFetchTimeout:   15 * time.Minute,
 		},
-		Jobs: Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000},
+		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
+		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000, MaxPerUser: 4},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",
@@ -269,9 +331,14 @@ func Default() Config {
 			SessionTTL:    12 * time.Hour,
 			TokenCacheTTL: 2 * time.Second,
 			VerifyTTL:     24 * time.Hour,
-			LoginMaxFails: 5,
-			LoginLockout:  5 * time.Minute,
 			BcryptCost:    10,
+
+			LoginMaxFails:        5,
+			LoginDelay:           time.Second,
+			LoginMaxDelay:        5 * time.Minute,
+			LoginAccountMaxFails: 100,
+			LoginAccountWindow:   15 * time.Minute,
+			LoginThrottleEntries: 100000,
 		},
 		SMTP: SMTP{Port: 587},
 		OIDC: OIDC{RolesClaim: "realm_access.roles", UserClaim: "preferred_username"},

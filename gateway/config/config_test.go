@@ -78,6 +78,18 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"bad map entry", "", []string{"TOXGATE_PLUGINS_PROGRAMS=catalog"}, "plugins.programs: invalid entry"},
 		{"not yaml", "server: [\n", nil, "not valid YAML"},
 		{"oidc without audience", "oidc:\n  issuer: https://kc/realms/x\n", nil, "oidc.audience"},
+		{"bad egress entry", "", []string{"TOXGATE_EGRESS_ALLOW=10.0.0.5,10.0.0.0/33"}, `egress.allow: egress: allow entry "10.0.0.0/33"`},
+		{"negative redirects", "egress:\n  max_redirects: -1\n", nil, "egress.max_redirects"},
+		{"no load workers", "", []string{"TOXGATE_DATASTORE_LOAD_WORKERS=0"}, "datastore.load_workers: must be a positive integer"},
+		{"every interface without public_url", "", []string{"TOXGATE_SERVER_ADDR=0.0.0.0:8080"}, "server.public_url: must be set when server.addr (0.0.0.0:8080) listens on every interface"},
+		{"no host without public_url", "", []string{"TOXGATE_SERVER_ADDR=:8080"}, "server.public_url: must be set"},
+		{"IPv6 any without public_url", "", []string{"TOXGATE_SERVER_ADDR=[::]:8080"}, "server.public_url: must be set"},
+		{"public_url not http", "", []string{"TOXGATE_SERVER_PUBLIC_URL=javascript:alert(1)"}, "server.public_url: must be an http:// or https:// URL"},
+		{"public_url without host", "", []string{"TOXGATE_SERVER_PUBLIC_URL=https:///x"}, "server.public_url: must be an http:// or https:// URL"},
+		{"bad trusted proxy", "", []string{"TOXGATE_SERVER_TRUSTED_PROXIES=10.0.0.0/8,proxy.example"}, `server.trusted_proxies: "proxy.example"`},
+		{"max delay below delay", "auth:\n  login_delay: 2s\n  login_max_delay: 1s\n", nil, "auth.login_max_delay: must be at least auth.login_delay"},
+		{"zero account ceiling", "", []string{"TOXGATE_AUTH_LOGIN_ACCOUNT_MAX_FAILS=0"}, "auth.login_account_max_fails: must be positive"},
+		{"zero throttle entries", "", []string{"TOXGATE_AUTH_LOGIN_THROTTLE_ENTRIES=0"}, "auth.login_throttle_entries: must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,5 +130,17 @@ func TestProductionExampleLoads(t *testing.T) {
 	}
 	if cfg.MongoDB.URI == "" || !cfg.Auth.SecureCookies || cfg.Log.Format != "json" {
 		t.Errorf("production example not applied: %+v", cfg)
+	}
+}
+
+// Every interface with a public URL, and trusted proxies as a list.
+func TestPublicURLAndTrustedProxies(t *testing.T) {
+	cfg, err := Load("", []string{"TOXGATE_SERVER_ADDR=0.0.0.0:8080", "TOXGATE_SERVER_PUBLIC_URL=https://tox.example.org/",
+		"TOXGATE_SERVER_TRUSTED_PROXIES=10.0.0.0/8, 192.168.1.7,fd00::/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Server.TrustedProxies; len(got) != 3 || got[1] != "192.168.1.7" {
+		t.Fatalf("trusted proxies %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"toxgate/internal/egress"
 )
 
 // EnvPrefix starts every environment variable that overrides a key.
@@ -318,8 +321,9 @@ func (c Config) Validate() error {
 		"plugins.health_interval": c.Plugins.HealthInterval, "plugins.restart_backoff": c.Plugins.RestartBackoff,
 		"modules.timeout": c.Modules.Timeout, "auth.session_ttl": c.Auth.SessionTTL,
 		"auth.verify_ttl": c.Auth.VerifyTTL, "catalog.upload_grace": c.Catalog.UploadGrace,
-		"catalog.sweep_interval": c.Catalog.SweepInterval,
-		"datastore.sql_timeout":  c.DataStore.SQLTimeout,
+		"catalog.sweep_interval":       c.Catalog.SweepInterval,
+		"datastore.sql_timeout":        c.DataStore.SQLTimeout,
+		"datastore.load_fetch_timeout": c.DataStore.LoadFetchTimeout, "egress.idle_timeout": c.Egress.IdleTimeout,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -333,6 +337,7 @@ func (c Config) Validate() error {
 		"modules.max_upload_bytes": c.Modules.MaxUploadBytes, "server.max_body_memory": c.Server.MaxBodyMemory,
 		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes, "catalog.dcat_per_page": c.Catalog.DCATPerPage,
 		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
+		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "jobs.max_per_user": c.Jobs.MaxPerUser,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)
@@ -341,11 +346,29 @@ func (c Config) Validate() error {
 	for k, n := range map[string]int{
 		"datastore.max_rows_per_call": c.DataStore.MaxRowsPerCall, "datastore.max_columns": c.DataStore.MaxColumns,
 		"datastore.max_cell_bytes": c.DataStore.MaxCellBytes, "datastore.max_table_bytes": c.DataStore.MaxTableBytes,
-		"datastore.max_load_bytes": c.DataStore.MaxLoadBytes,
+		"datastore.max_load_bytes":      c.DataStore.MaxLoadBytes,
+		"datastore.sql_max_value_bytes": c.DataStore.SQLMaxValueBytes, "datastore.sql_max_length": c.DataStore.SQLMaxLength,
+		"datastore.max_result_bytes": c.DataStore.MaxResultBytes, "datastore.sqlite_heap_limit": c.DataStore.SQLiteHeapLimit,
+		"datastore.pg_work_mem": c.DataStore.PGWorkMem, "datastore.pg_temp_file_limit": c.DataStore.PGTempFileLimit,
+		"datastore.sql_calls_per_user": c.DataStore.SQLCallsPerUser, "datastore.sql_calls_anonymous": c.DataStore.SQLCallsAnonymous,
+		"datastore.max_q_words": c.DataStore.MaxQWords, "datastore.max_q_bytes": c.DataStore.MaxQBytes,
+		"datastore.max_filter_values": c.DataStore.MaxFilterValues, "datastore.quota_bytes": c.DataStore.QuotaBytes,
+		"datastore.quota_tables": c.DataStore.QuotaTables, "datastore.quota_rows": c.DataStore.QuotaRows,
+		"datastore.load_workers": c.DataStore.LoadWorkers, "datastore.load_workers_per_user": c.DataStore.LoadWorkersPerUser,
+		"datastore.load_queue_per_user": c.DataStore.LoadQueuePerUser,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)
 		}
+	}
+	if c.DataStore.SQLMaxValueBytes > 0 && c.DataStore.SQLMaxValueBytes < c.DataStore.MaxCellBytes {
+		bad("datastore.sql_max_value_bytes", "must be at least datastore.max_cell_bytes (%d), got %d", c.DataStore.MaxCellBytes, c.DataStore.SQLMaxValueBytes)
+	}
+	if c.Egress.MaxRedirects < 0 {
+		bad("egress.max_redirects", "must not be negative, got %d", c.Egress.MaxRedirects)
+	}
+	if _, err := egress.New(egress.Options{Allow: c.Egress.Allow}); err != nil {
+		bad("egress.allow", "%v", err)
 	}
 	if c.Server.MaxHeaderBytes > 0 && c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024, got %d", c.Server.MaxHeaderBytes)
@@ -403,9 +426,21 @@ func (c Config) Validate() error {
 	if c.Auth.BcryptCost < 4 || c.Auth.BcryptCost > 31 {
 		bad("auth.bcrypt_cost", "must be between 4 and 31, got %d", c.Auth.BcryptCost)
 	}
-	if c.Auth.LoginMaxFails <= 0 {
-		bad("auth.login_max_fails", "must be positive, got %d", c.Auth.LoginMaxFails)
+	for k, n := range map[string]int{"auth.login_max_fails": c.Auth.LoginMaxFails,
+		"auth.login_account_max_fails": c.Auth.LoginAccountMaxFails, "auth.login_throttle_entries": c.Auth.LoginThrottleEntries} {
+		if n <= 0 {
+			bad(k, "must be positive, got %d", n)
+		}
 	}
+	for k, d := range map[string]time.Duration{"auth.login_delay": c.Auth.LoginDelay, "auth.login_account_window": c.Auth.LoginAccountWindow} {
+		if d <= 0 {
+			bad(k, "must be positive, got %s", d)
+		}
+	}
+	if c.Auth.LoginMaxDelay < c.Auth.LoginDelay {
+		bad("auth.login_max_delay", "must be at least auth.login_delay (%s), got %s", c.Auth.LoginDelay, c.Auth.LoginMaxDelay)
+	}
+	c.validatePublicURL(bad)
 	if c.Auth.AdminUsername == "" {
 		bad("auth.admin_username", "must not be empty")
 	}
@@ -429,6 +464,29 @@ func (c Config) Validate() error {
 		bad("metrics.token", "must be at least 16 characters")
 	}
 	return errors.Join(errs...)
+}
+
+// validatePublicURL checks server.public_url and server.trusted_proxies.
+// Links in e-mails and the URLs of uploaded files are made from
+// server.public_url, else from the listen address, never from a request's
+// Host header; a gateway listening on every interface has no address to
+// name, so it needs server.public_url.
+func (c Config) validatePublicURL(bad func(key, format string, a ...any)) {
+	if u := c.Server.PublicURL; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+			bad("server.public_url", "must be an http:// or https:// URL with a host and no query, got %q", u)
+		}
+	} else if host, _, err := net.SplitHostPort(c.Server.Addr); err == nil {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			bad("server.public_url", "must be set when server.addr (%s) listens on every interface: links in e-mails and upload URLs are made from it", c.Server.Addr)
+		}
+	}
+	for _, p := range c.Server.TrustedProxies {
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			bad("server.trusted_proxies", "%q is neither an IP address nor a CIDR range", p)
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

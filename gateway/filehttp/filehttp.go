@@ -1,9 +1,11 @@
 // Package filehttp serves the catalog's files over HTTP: resource uploads
 // (the multipart "upload" field of resource_create, resource_update and
-// resource_patch, streamed into catalog/filestore before the catalog plugin
+// resource_patch, read only once the catalog allows the caller to write
+// where it goes, streamed into catalog/filestore before the catalog plugin
 // is called with a reference to the stored file) and downloads at CKAN's
 // URL /dataset/{id}/resource/{resource_id}/download[/{filename}], with Range,
-// HEAD and validators, authorized by the plugin as resource_show is.
+// HEAD and validators, authorized by the plugin as resource_show is. See
+// README.md.
 package filehttp
 
 import (
@@ -22,12 +24,24 @@ import (
 // form fields and the part headers.
 const FormSlack = 1 << 20
 
+// TypeTooManyRequests is the error __type of the 429 for a user past the
+// concurrent upload cap.
+const TypeTooManyRequests = "Too Many Requests"
+
+// retryAfterBusy is the Retry-After, in seconds, of that 429.
+const retryAfterBusy = 5
+
+// precheckTimeout bounds the catalog calls that decide, before the file is
+// read, whether the caller may write where an upload goes.
+const precheckTimeout = 30 * time.Second
+
 // Handler serves uploads and downloads.
 type Handler struct {
 	store   *filestore.Store
 	plugins *pluginhost.Host
 	cfg     Config
 	m       metrics
+	slots   *userSlots
 }
 
 // Config sets the limits.
@@ -38,11 +52,15 @@ type Config struct {
 	ReadTimeout time.Duration
 	// WriteTimeout is how long a download may go without sending a byte.
 	WriteTimeout time.Duration
+	// MaxUploadsPerUser is how many uploads one user may have in progress
+	// at once on this gateway (catalog.max_uploads_per_user); past it 429.
+	// 0 or less: no cap.
+	MaxUploadsPerUser int
 }
 
 // New returns a Handler; its metrics are registered with reg.
 func New(store *filestore.Store, plugins *pluginhost.Host, cfg Config, reg prometheus.Registerer) *Handler {
-	h := &Handler{store: store, plugins: plugins, cfg: cfg, m: newMetrics(store)}
+	h := &Handler{store: store, plugins: plugins, cfg: cfg, m: newMetrics(store), slots: newUserSlots(cfg.MaxUploadsPerUser)}
 	h.m.register(reg)
 	return h
 }

@@ -14,6 +14,7 @@ type metrics struct {
 	uploads, downloads *prometheus.CounterVec
 	upBytes, downBytes prometheus.Counter
 	stored             prometheus.GaugeFunc
+	inFlight           prometheus.Gauge
 }
 
 func newMetrics(store *filestore.Store) metrics {
@@ -23,7 +24,9 @@ func newMetrics(store *filestore.Store) metrics {
 	var total float64
 	return metrics{
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toxgate_file_uploads_total",
-			Help: "Resource file uploads by outcome (stored, rejected, too_large, failed)."}, []string{"outcome"}),
+			Help: "Resource file uploads by outcome (stored, rejected, denied, busy, too_large, failed)."}, []string{"outcome"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "toxgate_file_uploads_in_progress",
+			Help: "Resource uploads this gateway is receiving now."}),
 		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toxgate_file_downloads_total",
 			Help: "Resource file downloads by outcome (full, partial, not_modified, not_found, unsatisfiable, failed)."}, []string{"outcome"}),
 		upBytes:   prometheus.NewCounter(prometheus.CounterOpts{Name: "toxgate_file_upload_bytes_total", Help: "Bytes of stored uploads."}),
@@ -54,5 +57,5 @@ func (m metrics) register(reg prometheus.Registerer) {
 	if reg == nil {
 		return
 	}
-	reg.MustRegister(m.uploads, m.downloads, m.upBytes, m.downBytes, m.stored)
+	reg.MustRegister(m.uploads, m.downloads, m.upBytes, m.downBytes, m.stored, m.inFlight)
 }

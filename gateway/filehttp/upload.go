@@ -1,15 +1,15 @@
 package filehttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net"
-	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,12 +22,17 @@ import (
 	"toxgate/plugins/contract"
 )
 
-// Upload streams a resource upload: the caller must be authenticated before
-// a byte of the body is read; the "upload" part goes into the file store
-// (never whole in memory), the other fields are collected, then the plugin
-// runs the action with a reference to the complete file. When the plugin
-// refuses the action the file is deleted; when its answer is lost (503,
-// 504) the file is left to the sweep, which keeps it if a resource holds it.
+// Upload streams a resource upload. Before a byte of the file is read the
+// caller must be authenticated, hold one of its upload slots
+// (catalog.max_uploads_per_user; 429 beyond) and be allowed by the catalog
+// to write where the upload goes, named by the fields sent before the file
+// (package_id for resource_create, id for resource_update and
+// resource_patch) or by the query string; a file part that comes first is
+// refused (409). The "upload" part then goes into the file store (never
+// whole in memory), the other fields are collected, and the plugin runs the
+// action with a reference to the complete file. When the plugin refuses the
+// action the file is deleted; when its answer is lost (503, 504) the file is
+// left to the sweep, which keeps it if a resource holds it.
 func (h *Handler) Upload(ctx *fasthttp.RequestCtx, action string, caller pluginhost.Identity) {
 	site := h.plugins.SiteURL(ctx)
 	fail := func(e *ckan.Error, outcome string) {
@@ -52,13 +57,45 @@ func (h *Handler) Upload(ctx *fasthttp.RequestCtx, action string, caller pluginh
 		fail(h.tooLarge(), "too_large")
 		return
 	}
-	body := io.Reader(&deadlineReader{r: ctx.RequestBodyStream(), conn: ctx, d: h.cfg.ReadTimeout})
-	if ctx.RequestBodyStream() == nil {
-		body = strings.NewReader(string(ctx.PostBody()))
+	slot := caller.UserID
+	if slot == "" {
+		slot = "name:" + caller.Name
 	}
-	mr := multipart.NewReader(body, params["boundary"])
-	form := url.Values{}
-	formBytes := 0
+	if !h.slots.acquire(slot) {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(retryAfterBusy))
+		fail(&ckan.Error{Status: fasthttp.StatusTooManyRequests, Type: TypeTooManyRequests, Message: fmt.Sprintf(
+			"You have %d uploads in progress, the most one user may have at once (catalog.max_uploads_per_user); retry when one has finished", h.cfg.MaxUploadsPerUser)}, "busy")
+		return
+	}
+	defer h.slots.release(slot)
+	h.m.inFlight.Inc()
+	defer h.m.inFlight.Dec()
+	var body io.Reader = &deadlineReader{r: ctx.RequestBodyStream(), conn: ctx, d: h.cfg.ReadTimeout}
+	if ctx.RequestBodyStream() == nil {
+		body = bytes.NewReader(ctx.PostBody())
+	}
+	body = &cappedReader{r: body, n: h.cfg.MaxBytes + FormSlack}
+	field := targetField(action)
+	var fixed map[string]string
+	if v := ctx.QueryArgs().Peek(field); len(v) > 0 {
+		fixed = map[string]string{field: string(v)}
+	}
+	fr := newFieldReader(body, params["boundary"], fixed)
+	bodyErr := func(err error) {
+		var ce *ckan.Error
+		switch {
+		case errors.Is(err, errBodyTooLarge):
+			fail(h.tooLarge(), "too_large")
+		case errors.As(err, &ce):
+			outcome := "rejected"
+			if ce.Status == fasthttp.StatusRequestEntityTooLarge {
+				outcome = "too_large"
+			}
+			fail(ce, outcome)
+		default:
+			fail(ckan.BadRequest("cannot read the multipart body: "+err.Error()), "rejected")
+		}
+	}
 	var w *filestore.Writer
 	kept := false
 	defer func() {
@@ -71,35 +108,24 @@ func (h *Handler) Upload(ctx *fasthttp.RequestCtx, action string, caller pluginh
 		}
 	}()
 	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		part, err := fr.next()
 		if err != nil {
-			fail(ckan.BadRequest("cannot read the multipart body: "+err.Error()), "rejected")
+			bodyErr(err)
 			return
 		}
-		name := part.FormName()
-		if part.FileName() == "" {
-			v, err := io.ReadAll(io.LimitReader(part, int64(FormSlack-formBytes+1)))
-			formBytes += len(v) + len(name)
-			if err != nil {
-				fail(ckan.BadRequest("cannot read the multipart body: "+err.Error()), "rejected")
-				return
-			}
-			if formBytes > FormSlack {
-				fail(&ckan.Error{Status: 413, Type: ckan.TypeValidation, Message: fmt.Sprintf("Form fields besides the file exceed %d bytes", FormSlack)}, "too_large")
-				return
-			}
-			form.Add(name, string(v))
-			continue
+		if part == nil {
+			break
 		}
-		if name != "upload" {
+		if name := part.FormName(); name != "upload" {
 			fail(ckan.FieldError(name, "Files are accepted only in the field named upload"), "rejected")
 			return
 		}
 		if w != nil {
 			fail(ckan.FieldError("upload", "Only one file per request"), "rejected")
+			return
+		}
+		if e := h.mayWrite(ctx, site, action, caller, fr.form); e != nil {
+			fail(e, "denied")
 			return
 		}
 		w, err = h.store.Create(context.Background(), MungeFilename(part.FileName()), h.cfg.MaxBytes)
@@ -109,7 +135,7 @@ func (h *Handler) Upload(ctx *fasthttp.RequestCtx, action string, caller pluginh
 		}
 		if _, err := io.Copy(w, part); err != nil {
 			switch {
-			case errors.Is(err, filestore.ErrTooLarge):
+			case errors.Is(err, filestore.ErrTooLarge), errors.Is(err, errBodyTooLarge):
 				fail(h.tooLarge(), "too_large")
 			case errors.As(err, new(*readError)):
 				fail(ckan.BadRequest("cannot read the multipart body: "+err.Error()), "rejected")
@@ -123,6 +149,7 @@ func (h *Handler) Upload(ctx *fasthttp.RequestCtx, action string, caller pluginh
 			return
 		}
 	}
+	form := fr.form
 	if w == nil && action == "resource_create" && form.Get("url_type") == "upload" {
 		fail(ckan.FieldError("upload", "Missing value"), "rejected")
 		return

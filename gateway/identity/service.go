@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -83,6 +84,10 @@ type Service struct {
 	cache   *credCache
 	subs    *credCache // OIDC subject -> provisioned user
 	touched touchLimiter
+	pairs   *pairThrottle // failed logins per (account, source address)
+	// lastPrune is when this gateway last pruned the store's login
+	// failure counters (Unix milliseconds).
+	lastPrune atomic.Int64
 }
 
 // NewService builds the service on st.
@@ -95,8 +100,10 @@ func NewService(st *Store, opts Options) *Service {
 	if mailer == nil {
 		mailer = logMailer{log}
 	}
-	return &Service{store: st, cfg: opts.Auth, oidc: opts.OIDC, mailer: mailer, log: log,
-		cache: newCredCache(opts.Auth.TokenCacheTTL), subs: newCredCache(opts.Auth.TokenCacheTTL)}
+	a := opts.Auth
+	return &Service{store: st, cfg: a, oidc: opts.OIDC, mailer: mailer, log: log,
+		cache: newCredCache(a.TokenCacheTTL), subs: newCredCache(a.TokenCacheTTL),
+		pairs: newPairThrottle(a.LoginMaxFails, a.LoginDelay, a.LoginMaxDelay, a.LoginAccountWindow, a.LoginThrottleEntries)}
 }
 
 // Store is the underlying store.
@@ -344,13 +351,26 @@ func (s *Service) EnsureSysadmin(ctx context.Context, name, email, password stri
 	return true, generated, nil
 }
 
-// Login checks a user name (or e-mail address) and password. Failed logins
-// are counted per account in the store (so every gateway sees them, and the
-// user name and the e-mail address of one account share one counter; a name
-// that names no account has a counter of its own); after
-// auth.login_max_fails failures within auth.login_lockout, logins for that
-// account are refused with ErrThrottled until auth.login_lockout has passed,
-// even with the right password. clientAddr is only logged.
+// Login checks a user name (or e-mail address) and password from the
+// client at clientAddr. Guessing is slowed down at two levels, both keyed
+// by the account (its user name and e-mail address share one key; a name
+// that names no account has a key of its own, so the answers do not
+// reveal which names exist):
+//
+//   - per account and source address (SourceKey of clientAddr), in this
+//     gateway's memory: auth.login_max_fails attempts at once, then each
+//     further one waits auth.login_delay, doubling up to
+//     auth.login_max_delay, until a successful login from that address;
+//   - per account from every address, in the store (all gateways share
+//     it): after auth.login_account_max_fails failures within
+//     auth.login_account_window, logins are refused until that window
+//     ends, even with the right password.
+//
+// So an attacker at one address cannot lock the owner, who logs in from
+// another, out; only many addresses together reach the account's ceiling,
+// and then for one window at a time. A throttled attempt gets a
+// *ThrottledError (errors.Is ErrThrottled) with the wait, and its password
+// is not checked.
 func (s *Service) Login(ctx context.Context, name, password, clientAddr string) (*User, error) {
 	name = strings.TrimSpace(name)
 	var (
@@ -369,14 +389,21 @@ func (s *Service) Login(ctx context.Context, name, password, clientAddr string) 
 	if u != nil {
 		key = "account:" + u.ID
 	}
+	pair := key + " " + SourceKey(clientAddr)
 	t := now()
-	f, ferr := s.store.failuresOf(ctx, key)
-	if ferr != nil {
-		return nil, ferr
+	if wait := s.pairs.begin(pair, t); wait > 0 {
+		s.log.Warn("login throttled", "user", name, "addr", clientAddr, "retry_after", wait)
+		return nil, &ThrottledError{RetryAfter: wait}
 	}
-	if f.LockedUntil != nil && t.Before(*f.LockedUntil) {
-		s.log.Warn("login throttled", "user", name, "addr", clientAddr, "until", *f.LockedUntil)
-		return nil, ErrThrottled
+	if max := s.cfg.LoginAccountMaxFails; max > 0 {
+		f, err := s.store.failuresOf(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if end := f.First.Add(s.cfg.LoginAccountWindow); f.Count >= max && t.Before(end) {
+			s.log.Warn("login refused: account failure ceiling", "user", name, "addr", clientAddr, "until", end)
+			return nil, &ThrottledError{RetryAfter: end.Sub(t)}
+		}
 	}
 	ok := false
 	switch {
@@ -388,34 +415,38 @@ func (s *Service) Login(ctx context.Context, name, password, clientAddr string) 
 		ok = CheckPassword(u.PasswordHash, password) && u.State != StateDeleted
 	}
 	if !ok {
-		if err := s.recordFailure(ctx, f, t); err != nil {
-			return nil, err
+		if s.cfg.LoginAccountMaxFails > 0 {
+			if _, err := s.store.countFailure(ctx, key, t, s.cfg.LoginAccountWindow); err != nil {
+				return nil, err
+			}
+			s.pruneFailures(t)
 		}
 		s.log.Warn("login failed", "user", name, "addr", clientAddr)
 		return nil, ErrBadLogin
 	}
-	if f.Count > 0 {
-		if err := s.store.clearFailures(ctx, key); err != nil {
-			return nil, err
-		}
-	}
+	s.pairs.succeeded(pair)
 	return s.store.UpdateUser(ctx, u.ID, bson.M{"last_login": t})
 }
 
-func (s *Service) recordFailure(ctx context.Context, f loginFailures, t time.Time) error {
-	limit := s.cfg.LoginMaxFails
-	if limit <= 0 {
-		return nil
+// pruneFailures deletes, at most once per auth.login_account_window on
+// this gateway and in the background, the store's failure counters whose
+// window has ended (names that name no account would otherwise pile up).
+func (s *Service) pruneFailures(t time.Time) {
+	window := s.cfg.LoginAccountWindow
+	last := s.lastPrune.Load()
+	if last != 0 && t.Sub(time.UnixMilli(last)) < window {
+		return
 	}
-	if f.Count == 0 || t.Sub(f.First) > s.cfg.LoginLockout || f.LockedUntil != nil {
-		f = loginFailures{ID: f.ID, First: t}
+	if !s.lastPrune.CompareAndSwap(last, t.UnixMilli()) {
+		return
 	}
-	f.Count++
-	if f.Count >= limit {
-		until := t.Add(s.cfg.LoginLockout)
-		f.LockedUntil = &until
-	}
-	return s.store.saveFailures(ctx, f)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.store.pruneFailures(ctx, t.Add(-window)); err != nil {
+			s.log.Warn("prune login failure counters", "err", err)
+		}
+	}()
 }
 
 // StartSession creates a web session for a logged-in user and returns the

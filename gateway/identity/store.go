@@ -352,15 +352,15 @@ func (s *Store) VerificationByID(ctx context.Context, id string) (*Verification,
 	return &v, nil
 }
 
-// loginFailures counts recent failed logins for one key (user name or address).
+// loginFailures counts the failed logins of one key (an account, or a
+// name that names none) within a window that starts at First.
 type loginFailures struct {
-	ID          string     `bson:"_id"`
-	Count       int        `bson:"count"`
-	First       time.Time  `bson:"first"`
-	LockedUntil *time.Time `bson:"locked_until,omitempty"`
+	ID    string    `bson:"_id"`
+	Count int       `bson:"count"`
+	First time.Time `bson:"first"`
 }
 
-// Failures loads the failure counter of key (zero value if none).
+// failuresOf loads the failure counter of key (zero value if none).
 func (s *Store) failuresOf(ctx context.Context, key string) (loginFailures, error) {
 	var f loginFailures
 	err := s.failures.FindOne(ctx, bson.M{"_id": key}).Decode(&f)
@@ -373,17 +373,30 @@ func (s *Store) failuresOf(ctx context.Context, key string) (loginFailures, erro
 	return f, nil
 }
 
-func (s *Store) saveFailures(ctx context.Context, f loginFailures) error {
-	_, err := s.failures.ReplaceOne(ctx, bson.M{"_id": f.ID}, f, options.Replace().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("save login failures: %w", err)
+// countFailure adds a failure at t to key's counter (an atomic increment
+// while its window, started at First, is open; a new window otherwise) and
+// returns the counter.
+func (s *Store) countFailure(ctx context.Context, key string, t time.Time, window time.Duration) (loginFailures, error) {
+	var f loginFailures
+	err := s.failures.FindOneAndUpdate(ctx, bson.M{"_id": key, "first": bson.M{"$gt": t.Add(-window)}},
+		bson.M{"$inc": bson.M{"count": 1}}, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&f)
+	if err == nil {
+		return f, nil
 	}
-	return nil
+	if !errors.Is(err, mongo.ErrNoDocuments) {
+		return f, fmt.Errorf("count login failure: %w", err)
+	}
+	f = loginFailures{ID: key, Count: 1, First: t}
+	if _, err := s.failures.ReplaceOne(ctx, bson.M{"_id": key}, f, options.Replace().SetUpsert(true)); err != nil {
+		return f, fmt.Errorf("count login failure: %w", err)
+	}
+	return f, nil
 }
 
-func (s *Store) clearFailures(ctx context.Context, key string) error {
-	if _, err := s.failures.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
-		return fmt.Errorf("clear login failures: %w", err)
+// pruneFailures deletes the counters whose window started before cutoff.
+func (s *Store) pruneFailures(ctx context.Context, cutoff time.Time) error {
+	if _, err := s.failures.DeleteMany(ctx, bson.M{"first": bson.M{"$lt": cutoff}}); err != nil {
+		return fmt.Errorf("prune login failures: %w", err)
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ type UserChanges struct {
 // UpdateUser applies ch to u as actor (the user or a sysadmin: the caller
 // checks who may). It answers a *ValidationError in CKAN's words when the
 // input is wrong, and the updated user; a pending user whose first login
-// is done becomes active.
+// is done becomes active, and a new password ends all of the user's web
+// sessions.
 func (s *Service) UpdateUser(ctx context.Context, u *User, ch UserChanges, actor Caller) (*User, error) {
 	var verr ValidationError
 	set := bson.M{}
@@ -101,6 +102,15 @@ func (s *Service) UpdateUser(ctx context.Context, u *User, ch UserChanges, actor
 		if u, err = s.store.UpdateUser(ctx, u.ID, bson.M{"state": StateActive}); err != nil {
 			return nil, err
 		}
+	}
+	// A new password ends the user's web sessions, as a change on the
+	// password page ends the others (an API call has no session of its
+	// own to keep); API tokens stay, as they do there.
+	if _, ok := set["password_hash"]; ok {
+		if err := s.store.DeleteSessions(ctx, bson.M{"user_id": u.ID}); err != nil {
+			return nil, err
+		}
+		s.log.Info("password changed", "user", u.Name, "by", actor.Name, "via", "api")
 	}
 	s.forget()
 	return u, nil

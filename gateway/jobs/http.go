@@ -66,9 +66,16 @@ func (s *Service) HandleList(ctx *fasthttp.RequestCtx, c Caller) {
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"jobs": list})
 }
 
+// RetryAfterBusy is the Retry-After, in seconds, of the 429 for a user
+// with jobs.max_per_user jobs queued or running.
+const RetryAfterBusy = "30"
+
 func writeErr(ctx *fasthttp.RequestCtx, err error) {
 	var e *Error
 	if errors.As(err, &e) {
+		if e.Status == fasthttp.StatusTooManyRequests {
+			ctx.Response.Header.Set("Retry-After", RetryAfterBusy)
+		}
 		httpcore.WriteError(ctx, e.Status, e.Code, e.Message, e.Field)
 		return
 	}

@@ -543,6 +543,9 @@ func (s *Service) finish(ctx context.Context, j *Job, kind, reason string) error
 		return err
 	}
 	if fresh == nil || Terminal(fresh.State) {
+		if fresh != nil {
+			s.releaseSlot(ctx, fresh)
+		}
 		return s.db.set(ctx, s.db.leases(j.ID), id, bson.D{{Key: "done", Value: true}})
 	}
 	done, failed := s.counts(fctx, j)
@@ -568,6 +571,7 @@ func (s *Service) finish(ctx context.Context, j *Job, kind, reason string) error
 		_ = s.db.set(ctx, s.db.leases(j.ID), id, bson.D{{Key: "until", Value: time.Now()}})
 		return err
 	}
+	s.releaseSlot(ctx, fresh)
 	_ = s.db.set(ctx, s.db.leases(j.ID), id, bson.D{{Key: "done", Value: true}})
 	if err := s.db.rows(j.ID).Drop(ctx); err != nil {
 		s.log.Warn("dropping a finished job's rows", "job", j.ID, "err", err)

@@ -53,6 +53,9 @@ type Config struct {
 	MaxRows int
 	// MaxResultBytes caps the result file (default 1 GiB).
 	MaxResultBytes int64
+	// MaxPerUser caps the jobs one user may have queued or running at
+	// once, across the gateways of the store (default 4); 429 beyond.
+	MaxPerUser int
 	// SiteURL is the gateway's public URL, for the catalog's answers.
 	SiteURL string
 }
@@ -78,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = 1 << 30
+	}
+	if c.MaxPerUser <= 0 {
+		c.MaxPerUser = 4
 	}
 	return c
 }
@@ -123,6 +129,9 @@ type Service struct {
 	cfg     Config
 	log     *slog.Logger
 	owner   string // this process, in the leases it takes
+
+	// slotMu runs this gateway's takings of users' places one at a time.
+	slotMu sync.Mutex
 
 	mu      sync.Mutex
 	active  []Job
@@ -238,10 +247,14 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 		ResourceID: req.ResourceID, PackageID: pkg["package_id"].(string), InputFileID: info.ID,
 		InputFilename: info.Filename, InputSHA256: info.SHA256, Column: m.column,
 		ChunkRows: s.cfg.ChunkRows, State: StateQueued, Created: time.Now().UTC()}
+	if j.Slot, err = s.takeSlot(ctx, c, j.ID); err != nil {
+		return nil, err
+	}
 	staged := false
 	defer func() {
 		if !staged {
 			_ = s.db.rows(j.ID).Drop(context.WithoutCancel(ctx))
+			s.releaseSlot(context.WithoutCancel(ctx), j)
 		}
 	}()
 	var buf []string

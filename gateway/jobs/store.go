@@ -12,6 +12,8 @@
 //	                     "cancel", and the finishing lease ("final/0")
 //	jobs.<id>.rows       the staged input rows ("in/000012") and the model's
 //	                     answers ("out/000012") of each chunk
+//	jobs.slots           each user's places for jobs not yet over ("<user>/<n>",
+//	                     n < jobs.max_per_user), freed when a job ends
 //
 // Every cross-gateway decision is an insert of a document with a chosen _id
 // (unique, hence atomic on every store); every other write has one writer.
@@ -76,6 +78,9 @@ type Job struct {
 	Failed           int       `bson:"failed"`
 	Created          time.Time `bson:"created"`
 	Finished         time.Time `bson:"finished,omitempty"`
+	// Slot is the job's place among its user's jobs not yet over (the _id
+	// of its jobs.slots document), freed when it ends.
+	Slot string `bson:"slot,omitempty"`
 }
 
 // lease is one attempt at a chunk (or at finishing the job). Only its owner

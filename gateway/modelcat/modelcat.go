@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"toxgate/catalog/filestore"
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/pluginhost"
@@ -54,6 +56,8 @@ type Config struct {
 	MaxFileBytes int64
 	// Poll is how often the module set is checked for changes (default 1s).
 	Poll time.Duration
+	// Registerer takes the publisher's metrics (nil: not registered).
+	Registerer prometheus.Registerer
 }
 
 // Identity is the caller the publisher acts as: the gateway's own sysadmin.
@@ -66,6 +70,7 @@ type Publisher struct {
 	files   *filestore.Store
 	cfg     Config
 	log     *slog.Logger
+	clashes *prometheus.GaugeVec
 
 	stop chan struct{}
 	done chan struct{}
@@ -89,8 +94,17 @@ func New(models Models, catalog Catalog, files *filestore.Store, cfg Config, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Publisher{models: models, catalog: catalog, files: files, cfg: cfg, log: log,
+	p := &Publisher{models: models, catalog: catalog, files: files, cfg: cfg, log: log,
+		clashes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toxgate_modelcat_clashes",
+			Help: "Models left unpublished by the last pass because another party holds their place: kind=dataset, a model-<name> dataset outside the models organization; kind=org, a models organization with admins or editors who are not sysadmins."},
+			[]string{"kind"}),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	p.clashes.WithLabelValues(clashDataset).Set(0)
+	p.clashes.WithLabelValues(clashOrg).Set(0)
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(p.clashes)
+	}
+	return p
 }
 
 // Start publishes now and again whenever the set of modules changes; a
@@ -120,6 +134,7 @@ func (p *Publisher) run() {
 	}()
 	var published uint64
 	first, retry := true, time.Duration(0)
+	lastErr := ""
 	t := time.NewTicker(p.cfg.Poll)
 	defer t.Stop()
 	for {
@@ -129,6 +144,12 @@ func (p *Publisher) run() {
 				if ctx.Err() != nil {
 					return
 				}
+				// The same failure again waits twice as long; another one
+				// (a pass that got further) is retried soon.
+				if err.Error() != lastErr {
+					retry = 0
+				}
+				lastErr = err.Error()
 				retry = min(max(2*retry, p.cfg.Poll), time.Minute)
 				p.log.Warn("publishing the models in the catalog failed; retrying", "err", err, "in", retry.String())
 				select {
@@ -138,7 +159,7 @@ func (p *Publisher) run() {
 				}
 				continue
 			}
-			first, retry, published = false, 0, gen
+			first, retry, published, lastErr = false, 0, gen, ""
 		}
 		select {
 		case <-t.C:
@@ -162,19 +183,25 @@ func (p *Publisher) PublishAll(ctx context.Context) error {
 	if _, err := os.Stat(p.cfg.DataDir); err != nil {
 		p.log.Warn("models_data_dir not found: the models' datasets get their cards and links but no data files", "dir", p.cfg.DataDir, "err", err)
 	}
-	if err := p.ensureOrg(); err != nil {
+	orgID, err := p.ensureOrg()
+	if err != nil {
 		return err
 	}
 	var errs []error
 	var st passStats
+	clashes := 0
 	for _, m := range ready {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := p.publish(ctx, m, &st); err != nil {
+		if err := p.publish(ctx, m, orgID, &st); err != nil {
+			if errors.As(err, new(*ClashError)) {
+				clashes++
+			}
 			errs = append(errs, fmt.Errorf("model %s: %w", m.Name, err))
 		}
 	}
+	p.clashes.WithLabelValues(clashDataset).Set(float64(clashes))
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -223,25 +250,104 @@ func (p *Publisher) call(action string, body any, up *contract.Upload) (map[stri
 	return env.Result, nil
 }
 
-func (p *Publisher) ensureOrg() error {
-	if _, err := p.call("organization_show", map[string]any{"id": p.cfg.Org}, nil); err == nil {
-		return nil
-	} else if statusOf(err) != http.StatusNotFound {
-		return err
+// ensureOrg makes the models' organization when it is missing and returns
+// its id. An organization of that name with an admin or editor who is not a
+// sysadmin (a user who made it first) is not the gateway's: nothing is
+// published into it (a *ClashError).
+func (p *Publisher) ensureOrg() (string, error) {
+	show := func() (map[string]any, error) {
+		return p.call("organization_show", map[string]any{"id": p.cfg.Org, "include_users": true, "include_datasets": false}, nil)
 	}
-	_, err := p.call("organization_create", map[string]any{"name": p.cfg.Org, "title": "toxgate models",
-		"description": "One dataset per model served by this toxgate: its card, validation figures, module SHA-256 and the data it learned from. Kept by the gateway."}, nil)
-	if statusOf(err) == http.StatusConflict { // another gateway made it first
-		return nil
+	org, err := show()
+	if statusOf(err) == http.StatusNotFound {
+		_, err = p.call("organization_create", map[string]any{"name": p.cfg.Org, "title": "toxgate models",
+			"description": "One dataset per model served by this toxgate: its card, validation figures, module SHA-256 and the data it learned from. Kept by the gateway."}, nil)
+		if err != nil && statusOf(err) != http.StatusConflict { // a conflict: another gateway made it first
+			return "", err
+		}
+		org, err = show()
 	}
-	return err
+	if err != nil {
+		return "", err
+	}
+	if held := untrustedMembers(org); len(held) > 0 {
+		p.clashes.WithLabelValues(clashOrg).Set(1)
+		p.log.Error("the models organization has admins or editors who are not sysadmins: nothing is published into it (remove them, or set catalog.models_org to an organization only sysadmins hold)",
+			"org", p.cfg.Org, "users", strings.Join(held, ","))
+		return "", &ClashError{Kind: clashOrg, Org: p.cfg.Org, Holders: held}
+	}
+	p.clashes.WithLabelValues(clashOrg).Set(0)
+	id, _ := org["id"].(string)
+	if id == "" {
+		return "", fmt.Errorf("organization_show %s: no id in the answer", p.cfg.Org)
+	}
+	return id, nil
+}
+
+// untrustedMembers are the names of the users of organization_show's answer
+// who may write its datasets (admin or editor) without being sysadmins.
+func untrustedMembers(org map[string]any) []string {
+	users, _ := org["users"].([]any)
+	var out []string
+	for _, u := range users {
+		um, _ := u.(map[string]any)
+		capacity, _ := um["capacity"].(string)
+		sysadmin, _ := um["sysadmin"].(bool)
+		if (capacity == "admin" || capacity == "editor") && !sysadmin {
+			name, _ := um["name"].(string)
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Kinds of clash (the label of toxgate_modelcat_clashes).
+const (
+	clashDataset = "dataset"
+	clashOrg     = "org"
+)
+
+// ClashError is a model's place in the catalog held by someone else: its
+// dataset name by a dataset outside the models' organization (Kind
+// "dataset"), or the organization by users who are not sysadmins (Kind
+// "org"). Nothing of such a dataset or organization is trusted or changed.
+type ClashError struct {
+	Kind    string
+	Dataset string   // the dataset's name (Kind "dataset")
+	Org     string   // the organization holding it (name, else id)
+	Holders []string // the organization's admins and editors who are not sysadmins (Kind "org")
+}
+
+func (e *ClashError) Error() string {
+	if e.Kind == clashOrg {
+		return fmt.Sprintf("organization %s has admins or editors who are not sysadmins (%s)", e.Org, strings.Join(e.Holders, ", "))
+	}
+	return fmt.Sprintf("dataset %s belongs to organization %s, not to the models' organization", e.Dataset, e.Org)
+}
+
+// orgOf names the organization of a dataset dict.
+func orgOf(ds map[string]any) string {
+	if o, ok := ds["organization"].(map[string]any); ok {
+		if n, _ := o["name"].(string); n != "" {
+			return n
+		}
+	}
+	if id, _ := ds["owner_org"].(string); id != "" {
+		return id
+	}
+	return "(none)"
 }
 
 var badName = regexp.MustCompile(`[^a-z0-9_-]+`)
 
+// DatasetPrefix starts the name of every model's dataset; the catalog
+// reserves it for sysadmins (catalog.ReservedDatasetPrefix).
+const DatasetPrefix = "model-"
+
 // DatasetName is the name of model name's dataset ("model-herg").
 func DatasetName(model string) string {
-	return "model-" + badName.ReplaceAllString(strings.ToLower(model), "-")
+	return DatasetPrefix + badName.ReplaceAllString(strings.ToLower(model), "-")
 }
 
 // stableID is a UUID derived from key, so that every gateway picks the same
@@ -254,13 +360,15 @@ func stableID(key string) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// publish creates or updates model m's dataset; nothing is written when the
-// dataset already records m's module SHA-256.
-func (p *Publisher) publish(ctx context.Context, m modulehost.ModelInfo, st *passStats) error {
+// publish creates or updates model m's dataset in the organization orgID;
+// nothing is written when the dataset already records m's module SHA-256.
+// A dataset of that name in another organization is neither trusted nor
+// changed (a *ClashError, logged).
+func (p *Publisher) publish(ctx context.Context, m modulehost.ModelInfo, orgID string, st *passStats) error {
 	name := DatasetName(m.Name)
 	ds, err := p.call("package_show", map[string]any{"id": name}, nil)
 	if statusOf(err) == http.StatusNotFound {
-		ds, err = p.call("package_create", map[string]any{"name": name, "title": titleOf(m), "owner_org": p.cfg.Org,
+		ds, err = p.call("package_create", map[string]any{"name": name, "title": titleOf(m), "owner_org": orgID,
 			"notes": p.notes(m), "extras": []any{}}, nil)
 		if statusOf(err) == http.StatusConflict { // another gateway made it first
 			ds, err = p.call("package_show", map[string]any{"id": name}, nil)
@@ -268,6 +376,12 @@ func (p *Publisher) publish(ctx context.Context, m modulehost.ModelInfo, st *pas
 	}
 	if err != nil {
 		return err
+	}
+	if owner, _ := ds["owner_org"].(string); owner != orgID {
+		id, _ := ds["id"].(string)
+		p.log.Error("a dataset outside the models organization holds the model's dataset name: the model is not published and nothing of that dataset is trusted (rename or delete it)",
+			"model", m.Name, "dataset", name, "dataset_id", id, "dataset_org", orgOf(ds), "models_org", p.cfg.Org)
+		return &ClashError{Kind: clashDataset, Dataset: name, Org: orgOf(ds)}
 	}
 	if extra(ds, "module_sha256") == m.SHA256 {
 		return nil

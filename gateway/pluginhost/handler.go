@@ -24,12 +24,10 @@ func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Iden
 	h.HandleActionWith(ctx, action, caller, string(ctx.Request.Header.ContentType()), ctx.PostBody(), nil)
 }
 
-// SiteURL is the public base URL: the configured one, else the request's.
-func (h *Host) SiteURL(ctx *fasthttp.RequestCtx) string {
-	if h.cfg.SiteURL != "" {
-		return h.cfg.SiteURL
-	}
-	return string(ctx.URI().Scheme()) + "://" + string(ctx.Host())
+// SiteURL is the public base URL (Config.SiteURL); never the request's
+// Host header, which a client chooses.
+func (h *Host) SiteURL(*fasthttp.RequestCtx) string {
+	return h.cfg.SiteURL
 }
 
 // HasAction reports whether a plugin serves action over HTTP.

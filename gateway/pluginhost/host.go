@@ -65,7 +65,7 @@ type Config struct {
 	CallTimeout time.Duration
 	// StartTimeout bounds a plugin's start and handshake [60s].
 	StartTimeout time.Duration
-	// SiteURL is the public base URL; empty derives it from each request.
+	// SiteURL is the public base URL (empty: CKAN's answers carry none).
 	SiteURL string
 	// LogLevel is passed to plugins (TOXGATE_LOG_LEVEL) [info].
 	LogLevel string

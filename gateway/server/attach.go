@@ -42,10 +42,19 @@ func Listen(addr string) (net.Listener, error) {
 
 // URL is the base URL users reach the gateway at.
 func (a *App) URL(addr net.Addr) string {
-	if a.cfg.Server.PublicURL != "" {
-		return strings.TrimRight(a.cfg.Server.PublicURL, "/")
+	return SiteURL(a.cfg.Server.PublicURL, addr.String())
+}
+
+// SiteURL is the gateway's external base URL, without a trailing slash:
+// publicURL (server.public_url) when set, else http:// and the address it
+// listens on (main passes the listener's, so a port 0 is the real one).
+// Links in e-mails, CKAN's answers and the URLs the catalog stores for
+// uploaded files are made from it; a request's Host header never is.
+func SiteURL(publicURL, listenAddr string) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/")
 	}
-	return "http://" + addr.String()
+	return "http://" + listenAddr
 }
 
 // Banner is what the server prints after it starts (how to log in and so on).

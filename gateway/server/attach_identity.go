@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -71,10 +70,10 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	rdfEndpoints := a.newDCAT()
 	rdfEndpoints.Register(a.router)
 	w, err := web.New(web.Options{
-		Identity: svc, Logger: a.log, PublicURL: cfg.Server.PublicURL, SecureCookies: cfg.Auth.SecureCookies,
+		Identity: svc, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
 		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
-		DatasetAs: rdfEndpoints.DatasetAs,
+		DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
 	})
 	if err != nil {
 		return fmt.Errorf("web pages: %w", err)
@@ -108,11 +107,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		return err
 	}
 	if created {
-		base := cfg.Server.PublicURL
-		if base == "" {
-			base = "http://" + cfg.Server.Addr
-		}
-		login := strings.TrimRight(base, "/") + "/login"
+		login := SiteURL(cfg.Server.PublicURL, cfg.Server.Addr) + "/login"
 		if generated != "" {
 			a.AddBanner(fmt.Sprintf("First sysadmin created: log in at %s as %q with the initial password %s", login, cfg.Auth.AdminUsername, generated))
 			a.AddBanner(fmt.Sprintf("(shown only this once; at first login you verify %s through the link written to the log and choose a new password)", cfg.Auth.AdminEmail))
@@ -123,16 +118,11 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	return nil
 }
 
-// siteURL is the external base URL for a request (CKAN's "help" links).
-func (a *App) siteURL(ctx *fasthttp.RequestCtx) string {
-	if a.cfg.Server.PublicURL != "" {
-		return strings.TrimRight(a.cfg.Server.PublicURL, "/")
-	}
-	scheme := "http"
-	if ctx.IsTLS() {
-		scheme = "https"
-	}
-	return scheme + "://" + string(ctx.Host())
+// siteURL is the external base URL (CKAN's "help" links, DCAT):
+// server.public_url, which main sets from the listener when it is empty
+// (SiteURL), never the request's Host header.
+func (a *App) siteURL(*fasthttp.RequestCtx) string {
+	return SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr)
 }
 
 // modelIndex is the model index (GET /models) from the module host, for

@@ -21,7 +21,8 @@ func (a *App) attachJobs(context.Context) error {
 	jc := a.cfg.Jobs
 	svc := jobs.New(a.store.DB(), a.modules, a.plugins, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
-		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: a.cfg.Server.PublicURL,
+		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
+		MaxPerUser: jc.MaxPerUser,
 	}, a.log.With("component", "jobs"))
 	a.jobs = svc
 	if jc.Workers > 0 {

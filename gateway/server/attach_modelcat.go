@@ -17,7 +17,8 @@ func (a *App) attachModelCatalog(context.Context) error {
 	}
 	log := a.log.With("component", "modelcat")
 	p := modelcat.New(a.modules, a.plugins, filestore.New(a.store.DB(), log).WithDir(a.filesDir()), modelcat.Config{
-		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: a.cfg.Server.PublicURL, MaxFileBytes: int64(cc.MaxResourceBytes),
+		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr), MaxFileBytes: int64(cc.MaxResourceBytes),
+		Registerer: a.metrics.Registry(),
 	}, log)
 	p.Start()
 	a.AddCloser("modelcat", p.Close)

@@ -18,10 +18,11 @@ import (
 	"toxgate/plugins/contract"
 )
 
-// dataStoreEnv is the DataStore's configuration for the catalog plugin. The
-// embedded engine's directory defaults to datastore/ beside the embedded
-// store's directory (./data/datastore by default).
-func dataStoreEnv(c config.DataStore, storeDir string) []string {
+// dataStoreEnv is the DataStore's configuration for the catalog plugin,
+// with the egress policy its loader fetches links under. The embedded
+// engine's directory defaults to datastore/ beside the embedded store's
+// directory (./data/datastore by default).
+func dataStoreEnv(c config.DataStore, e config.Egress, storeDir string) []string {
 	dir := c.Dir
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(filepath.Clean(storeDir)), "datastore")
@@ -32,7 +33,15 @@ func dataStoreEnv(c config.DataStore, storeDir string) []string {
 	limits, _ := json.Marshal(map[string]any{
 		"max_rows_per_call": c.MaxRowsPerCall, "max_columns": c.MaxColumns, "max_cell_bytes": c.MaxCellBytes,
 		"max_table_bytes": c.MaxTableBytes, "sql_timeout_ms": c.SQLTimeout.Milliseconds(), "load_formats": c.LoadFormats,
-		"max_load_bytes": c.MaxLoadBytes,
+		"max_load_bytes":      c.MaxLoadBytes,
+		"sql_max_value_bytes": c.SQLMaxValueBytes, "sql_max_length": c.SQLMaxLength, "max_result_bytes": c.MaxResultBytes,
+		"sqlite_heap_limit": c.SQLiteHeapLimit, "pg_work_mem": c.PGWorkMem, "pg_temp_file_limit": c.PGTempFileLimit,
+		"sql_calls_per_user": c.SQLCallsPerUser, "sql_calls_anonymous": c.SQLCallsAnonymous,
+		"max_q_words": c.MaxQWords, "max_q_bytes": c.MaxQBytes, "max_filter_values": c.MaxFilterValues,
+		"quota_bytes": c.QuotaBytes, "quota_tables": c.QuotaTables, "quota_rows": c.QuotaRows,
+		"load_workers": c.LoadWorkers, "load_workers_per_user": c.LoadWorkersPerUser, "load_queue_per_user": c.LoadQueuePerUser,
+		"load_fetch_timeout_ms": c.LoadFetchTimeout.Milliseconds(), "load_idle_timeout_ms": e.IdleTimeout.Milliseconds(),
+		"egress_allow": e.Allow, "egress_max_redirects": e.MaxRedirects,
 	})
 	return []string{contract.EnvDataStoreURL + "=" + c.URL, contract.EnvDataStoreDir + "=" + dir, contract.EnvDataStoreLimits + "=" + string(limits)}
 }
@@ -71,7 +80,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		MongoURI:       a.store.URI(),
 		Users:          a.users,
 		MongoDatabase:  a.cfg.MongoDB.Database,
-		SiteURL:        a.cfg.Server.PublicURL,
+		SiteURL:        SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		LogLevel:       a.cfg.Log.Level,
 		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
@@ -81,7 +90,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
-		}, dataStoreEnv(a.cfg.DataStore, a.cfg.MongoDB.DataDir)...),
+		}, dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
@@ -103,6 +112,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	})
 	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)).WithDir(a.filesDir()), host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
+		MaxUploadsPerUser: a.cfg.Catalog.MaxUploadsPerUser,
 	}, a.metrics.Registry())
 	a.files = files
 	a.SetPluginActions(func(ctx *fasthttp.RequestCtx, action string, c identity.Caller) {

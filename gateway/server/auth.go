@@ -1,6 +1,9 @@
 package server
 
 import (
+	"net"
+	"strings"
+
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
@@ -82,4 +85,74 @@ func (a *App) AdminOnly(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 			h(ctx)
 		}
 	}
+}
+
+// clientIPs finds the address of the client behind the proxies of
+// server.trusted_proxies.
+type clientIPs struct {
+	trusted []*net.IPNet
+}
+
+// newClientIPs parses server.trusted_proxies (checked by config.Validate:
+// a bad entry is skipped).
+func newClientIPs(proxies []string) clientIPs {
+	var c clientIPs
+	for _, p := range proxies {
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil {
+				bits := 8 * len(ip.To16())
+				if ip.To4() != nil {
+					ip, bits = ip.To4(), 32
+				}
+				c.trusted = append(c.trusted, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			}
+			continue
+		}
+		if _, n, err := net.ParseCIDR(p); err == nil {
+			c.trusted = append(c.trusted, n)
+		}
+	}
+	return c
+}
+
+func (c clientIPs) isTrusted(ip net.IP) bool {
+	for _, n := range c.trusted {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// of is the client address of a request: the TCP peer, unless the peer is
+// a trusted proxy, then the nearest address of X-Forwarded-For (read from
+// the right, the entries the trusted proxies appended) that is not itself
+// a trusted proxy. X-Forwarded-For from anyone else is ignored: a client
+// can write anything there.
+func (c clientIPs) of(ctx *fasthttp.RequestCtx) string {
+	ip := ctx.RemoteIP()
+	if len(c.trusted) == 0 || !c.isTrusted(ip) {
+		return ip.String()
+	}
+	var hops []string
+	for _, v := range ctx.Request.Header.PeekAll(fasthttp.HeaderXForwardedFor) {
+		hops = append(hops, strings.Split(string(v), ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := net.ParseIP(strings.TrimSpace(hops[i]))
+		if hop == nil {
+			break // not an address: stop at what the proxies cannot vouch for
+		}
+		ip = hop
+		if !c.isTrusted(hop) {
+			break
+		}
+	}
+	return ip.String()
+}
+
+// ClientIP is the address of the client of a request, as the login
+// throttle counts it (see clientIPs.of and server.trusted_proxies).
+func (a *App) ClientIP(ctx *fasthttp.RequestCtx) string {
+	return a.clientIPs.of(ctx)
 }

@@ -52,6 +52,8 @@ type App struct {
 	reloaders []namedReloader
 	banner    []string
 	auth      Authenticator
+	// clientIPs finds a request's client behind server.trusted_proxies.
+	clientIPs clientIPs
 
 	coreActions   map[string]CoreAction
 	pluginActions ActionHandler
@@ -114,7 +116,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{cfg: cfg, log: log, accessLog: opts.AccessLog, version: opts.Version, started: time.Now(), auth: anonymousOnly{}}
+	a := &App{cfg: cfg, log: log, accessLog: opts.AccessLog, version: opts.Version, started: time.Now(), auth: anonymousOnly{},
+		clientIPs: newClientIPs(cfg.Server.TrustedProxies)}
 	if a.accessLog == nil {
 		a.accessLog = log
 	}

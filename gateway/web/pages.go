@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -46,12 +47,13 @@ func (w *Web) loginSubmit(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	name, next := form(ctx, "username"), form(ctx, "next")
-	u, err := w.id.Login(r.c, name, string(ctx.PostArgs().Peek("password")), ctx.RemoteIP().String())
+	u, err := w.id.Login(r.c, name, string(ctx.PostArgs().Peek("password")), w.clientIP(ctx))
 	switch {
 	case errors.Is(err, identity.ErrThrottled):
-		ctx.Response.Header.Set("Retry-After", "300")
+		secs := int(math.Ceil(identity.RetryAfter(err).Seconds()))
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(secs, 1)))
 		w.render(r, fasthttp.StatusTooManyRequests, "login", "Log in", loginData{Username: name, Next: next}, "",
-			"Too many failed logins for this account. Try again in a few minutes.")
+			"Too many failed logins for this account. Try again in "+waitText(secs)+".")
 		return
 	case errors.Is(err, identity.ErrBadLogin):
 		w.render(r, fasthttp.StatusUnauthorized, "login", "Log in", loginData{Username: name, Next: next}, "", "Wrong user name or password.")
@@ -79,6 +81,26 @@ func (w *Web) loginSubmit(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	redirect(ctx, safeNext(next))
+}
+
+// clientIP is the request's client address (Options.ClientIP).
+func (w *Web) clientIP(ctx *fasthttp.RequestCtx) string {
+	if w.o.ClientIP != nil {
+		return w.o.ClientIP(ctx)
+	}
+	return ctx.RemoteIP().String()
+}
+
+// waitText says a wait of secs seconds in words.
+func waitText(secs int) string {
+	switch {
+	case secs <= 1:
+		return "a second"
+	case secs < 120:
+		return strconv.Itoa(secs) + " seconds"
+	default:
+		return strconv.Itoa((secs+59)/60) + " minutes"
+	}
 }
 
 func (w *Web) logout(ctx *fasthttp.RequestCtx) {

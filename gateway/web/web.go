@@ -58,7 +58,11 @@ type Model struct {
 type Options struct {
 	Identity *identity.Service
 	Logger   *slog.Logger
-	// PublicURL is the external base URL for links in e-mails (empty: from the request).
+	// ClientIP is a request's client address, as the login throttle
+	// counts it (nil: the TCP peer).
+	ClientIP func(*fasthttp.RequestCtx) string
+	// PublicURL is the external base URL for links in e-mails (the
+	// gateway passes server.SiteURL; empty: links are relative).
 	PublicURL string
 	// SecureCookies marks cookies Secure (also done for TLS requests).
 	SecureCookies bool
@@ -392,22 +396,39 @@ func (w *Web) admin(h func(*req)) fasthttp.RequestHandler {
 	})
 }
 
-// baseURL is the site's external URL.
-func (w *Web) baseURL(ctx *fasthttp.RequestCtx) string {
-	if w.o.PublicURL != "" {
-		return strings.TrimRight(w.o.PublicURL, "/")
-	}
-	scheme := "http"
-	if w.secure(ctx) {
-		scheme = "https"
-	}
-	return scheme + "://" + string(ctx.Host())
+// baseURL is the site's external URL (Options.PublicURL), for links in
+// e-mails; never taken from the request's Host header.
+func (w *Web) baseURL(*fasthttp.RequestCtx) string {
+	return strings.TrimRight(w.o.PublicURL, "/")
 }
 
-// safeNext keeps only local paths as redirect targets.
+// afterLogin is where a login without a usable next parameter leads.
+const afterLogin = "/dashboard"
+
+// maxNextBytes bounds the next parameter a login follows.
+const maxNextBytes = 2048
+
+// safeNext is the redirect target for a login's next parameter: next when
+// it is a path of this site (a "/" not followed by "/" or "\", no scheme,
+// no host, no user info), made only of visible ASCII (no control
+// character, white space or backslash, which browsers drop or read as "/"
+// so that "/\t/evil.example" means "//evil.example"); afterLogin otherwise.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/dashboard"
+	if next == "" || len(next) > maxNextBytes || next[0] != '/' {
+		return afterLogin
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return afterLogin
+		}
+	}
+	if len(next) > 1 && next[1] == '/' {
+		return afterLogin
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		strings.HasPrefix(u.Path, "//") || strings.HasPrefix(u.Path, "/\\") {
+		return afterLogin
 	}
 	return next
 }

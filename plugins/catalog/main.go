@@ -20,7 +20,8 @@
 //	                          activity lists' default and largest limit (0 or unset: 31, 100)
 //	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
 //	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
-//	TOXGATE_DATASTORE_LIMITS  JSON: limits and loader settings (see dataStoreLimits)
+//	TOXGATE_DATASTORE_LIMITS  JSON: limits, loader settings and the egress policy
+//	                          of the loader's fetches (see dataStoreLimits)
 //	TOXGATE_CATALOG_CPUPROFILE  a file: SIGUSR1 starts a CPU profile, the
 //	                          next SIGUSR1 writes it there (benchmarks)
 //
@@ -46,11 +47,13 @@ import (
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
 	"toxgate/gateway/version"
+	"toxgate/internal/egress"
 	"toxgate/plugins/contract"
 )
 
 func main() {
 	log := contract.NewLogger(os.Stderr)
+	slog.SetDefault(log) // what the contract logs (a recovered panic) goes to the host too
 	users := contract.NewHostUsers()
 	srv, closeFn, err := open(log, users)
 	if err != nil {
@@ -153,6 +156,30 @@ type dataStoreLimits struct {
 	SQLTimeoutMS   int64    `json:"sql_timeout_ms"`
 	LoadFormats    []string `json:"load_formats"`
 	MaxLoadBytes   int64    `json:"max_load_bytes"`
+	// the read and call limits and the per-user quotas (see
+	// catalog/datastore/README.md, "Limits")
+	SQLMaxValueBytes  int   `json:"sql_max_value_bytes"`
+	SQLMaxLength      int   `json:"sql_max_length"`
+	MaxResultBytes    int64 `json:"max_result_bytes"`
+	SQLiteHeapLimit   int64 `json:"sqlite_heap_limit"`
+	PGWorkMem         int64 `json:"pg_work_mem"`
+	PGTempFileLimit   int64 `json:"pg_temp_file_limit"`
+	SQLCallsPerUser   int   `json:"sql_calls_per_user"`
+	SQLCallsAnonymous int   `json:"sql_calls_anonymous"`
+	MaxQWords         int   `json:"max_q_words"`
+	MaxQBytes         int   `json:"max_q_bytes"`
+	MaxFilterValues   int   `json:"max_filter_values"`
+	QuotaBytes        int64 `json:"quota_bytes"`
+	QuotaTables       int64 `json:"quota_tables"`
+	QuotaRows         int64 `json:"quota_rows"`
+	// the loader's queue and the egress policy of its fetches
+	LoadWorkers        int      `json:"load_workers"`
+	LoadWorkersPerUser int      `json:"load_workers_per_user"`
+	LoadQueuePerUser   int      `json:"load_queue_per_user"`
+	LoadFetchTimeoutMS int64    `json:"load_fetch_timeout_ms"`
+	LoadIdleTimeoutMS  int64    `json:"load_idle_timeout_ms"`
+	EgressAllow        []string `json:"egress_allow"`
+	EgressMaxRedirects *int     `json:"egress_max_redirects"`
 }
 
 // openDataStore opens the DataStore the environment names (none when
@@ -174,13 +201,33 @@ func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options)
 	ds, err := datastore.Open(ctx, datastore.Config{URL: url, Dir: dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
 		MaxRowsPerCall: lim.MaxRowsPerCall, MaxColumns: lim.MaxColumns, MaxCellBytes: lim.MaxCellBytes,
 		MaxTableBytes: lim.MaxTableBytes, SQLTimeout: time.Duration(lim.SQLTimeoutMS) * time.Millisecond,
+		SQLMaxValueBytes: lim.SQLMaxValueBytes, SQLMaxLength: lim.SQLMaxLength, MaxResultBytes: lim.MaxResultBytes,
+		SQLiteHeapLimit: lim.SQLiteHeapLimit, PGWorkMem: lim.PGWorkMem, PGTempFileLimit: lim.PGTempFileLimit,
+		SQLCallsPerUser: lim.SQLCallsPerUser, SQLCallsAnonymous: lim.SQLCallsAnonymous,
+		MaxQWords: lim.MaxQWords, MaxQBytes: lim.MaxQBytes, MaxFilterValues: lim.MaxFilterValues,
+		QuotaBytes: lim.QuotaBytes, QuotaTables: lim.QuotaTables, QuotaRows: lim.QuotaRows,
 	}})
 	if err != nil {
 		return nil, err
 	}
-	log.Info("DataStore open", "engine", ds.Engine())
+	var policy *egress.Policy // the default policy unless the gateway sent one
+	if lim.EgressMaxRedirects != nil || len(lim.EgressAllow) > 0 {
+		redirects := egress.DefaultMaxRedirects
+		if lim.EgressMaxRedirects != nil {
+			redirects = *lim.EgressMaxRedirects
+		}
+		if policy, err = egress.New(egress.Options{Allow: lim.EgressAllow, MaxRedirects: redirects}); err != nil {
+			_ = ds.Close()
+			return nil, fmt.Errorf("%s: %w", contract.EnvDataStoreLimits, err)
+		}
+	}
+	log.Info("DataStore open", "engine", ds.Engine(), "egress_allow", policy.Allowed())
 	opts.DataStore = ds
-	opts.Loader = catalog.LoaderOptions{Formats: lim.LoadFormats, Config: datastore.LoaderConfig{MaxBytes: lim.MaxLoadBytes}}
+	opts.Loader = catalog.LoaderOptions{Formats: lim.LoadFormats, Config: datastore.LoaderConfig{
+		MaxBytes: lim.MaxLoadBytes, Egress: policy,
+		Workers: lim.LoadWorkers, WorkersPerUser: lim.LoadWorkersPerUser, QueuePerUser: lim.LoadQueuePerUser,
+		FetchTimeout: time.Duration(lim.LoadFetchTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(lim.LoadIdleTimeoutMS) * time.Millisecond,
+	}}
 	return ds, nil
 }
 

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	grpcenc "google.golang.org/grpc/encoding"
+
+	"toxgate/catalog/ckan"
 )
 
 // codecName is the gRPC content-subtype of the contract's messages.
@@ -93,8 +97,18 @@ func handleCall(srv any, ctx context.Context, decode func(any) error, intercept 
 	return intercept(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: methodCall}, run)
 }
 
-// callWithDeadline applies the request's deadline to ctx and runs the call.
-func callWithDeadline(ctx context.Context, impl ActionPlugin, req *Request) (*Response, error) {
+// callWithDeadline applies the request's deadline to ctx and runs the call
+// (on both transports). A panic in the call is logged with its stack
+// through slog's default logger and answered with CKAN's 500 "Internal
+// Server Error" for this call alone: the plugin keeps serving.
+func callWithDeadline(ctx context.Context, impl ActionPlugin, req *Request) (resp *Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("plugin call panicked", "action", req.Action, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			failure := ckan.Failure(req.SiteURL, req.Action, ckan.Internal())
+			resp, err = &Response{Status: failure.Status, ContentType: failure.ContentType, Body: failure.Body, ErrorType: ckan.TypeInternal}, nil
+		}
+	}()
 	if !req.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, req.Deadline)

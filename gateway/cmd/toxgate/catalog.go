@@ -18,6 +18,7 @@ import (
 
 	"toxgate/gateway/ckanimport"
 	"toxgate/gateway/config"
+	"toxgate/internal/egress"
 )
 
 const catalogUsage = `usage: toxgate [-config file] catalog import --from URL [flags]
@@ -37,7 +38,10 @@ flags:
   --org NAME         only this organization and its datasets
   --since TIME       datasets modified at the source since TIME (2024-07-24 or
                      2024-07-24T10:00:00Z) instead of since the previous run
-  --with-files       copy uploaded files too (checked by SHA-256)
+  --with-files       copy uploaded files too (checked by SHA-256); file URLs
+                     on another host than --from are fetched only when the
+                     egress policy allows them (egress.allow), each file
+                     at most catalog.max_resource_bytes
   --state FILE       where the run's state is kept (default: under
                      $XDG_STATE_HOME or ~/.local/state/toxgate/)
   --quiet            no progress bar
@@ -86,17 +90,23 @@ func catalogCommand(cfgPath string, args []string, stdout, stderr io.Writer) int
 		}
 		o.Since = t
 	}
+	cfg, err := config.Load(cfgPath, os.Environ())
+	if err != nil {
+		fmt.Fprintf(stderr, "toxgate: %v\n", err)
+		return 1
+	}
 	if o.To == "" {
-		cfg, err := config.Load(cfgPath, os.Environ())
-		if err != nil {
-			fmt.Fprintf(stderr, "toxgate: %v\n", err)
-			return 1
-		}
 		o.To = cfg.Server.PublicURL
 		if o.To == "" {
 			o.To = "http://" + cfg.Server.Addr
 		}
 	}
+	// the source's file URLs are fetched under the egress policy
+	if o.Egress, err = egress.New(egress.Options{Allow: cfg.Egress.Allow, MaxRedirects: cfg.Egress.MaxRedirects}); err != nil {
+		fmt.Fprintf(stderr, "toxgate: %v\n", err)
+		return 1
+	}
+	o.IdleTimeout, o.MaxFileBytes = cfg.Egress.IdleTimeout, int64(cfg.Catalog.MaxResourceBytes)
 	o.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if !quiet {
 		o.Progress = newBar(stderr)

@@ -129,25 +129,30 @@ func serve(cfgPath string, testRoutes bool, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The listener is opened first: a busy port stops the start at once,
+	// and the site's URL (links in e-mails, upload URLs) is the address
+	// really listened on when server.public_url is empty.
+	ln, err := server.Listen(cfg.Server.Addr)
+	if err != nil {
+		log.Error("start failed", "err", err)
+		return 1
+	}
+	cfg.Server.PublicURL = server.SiteURL(cfg.Server.PublicURL, ln.Addr().String())
+
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	app, err := server.New(startCtx, cfg, server.Options{Version: version.Version, Logger: log, AccessLog: accessLog, EnableTestRoutes: testRoutes})
 	cancel()
 	if err != nil {
+		_ = ln.Close()
 		log.Error("start failed", "err", err)
 		return 1
 	}
 	if err := server.Attach(ctx, app); err != nil {
+		_ = ln.Close()
 		log.Error("start failed", "err", err)
 		shutdownCtx, c := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
 		_ = app.Shutdown(shutdownCtx)
 		c()
-		return 1
-	}
-
-	ln, err := server.Listen(cfg.Server.Addr)
-	if err != nil {
-		log.Error("start failed", "err", err)
-		_ = app.Shutdown(context.Background())
 		return 1
 	}
 	fmt.Fprintf(stdout, "toxgate %s serving on %s\n", version.Version, app.URL(ln.Addr()))
