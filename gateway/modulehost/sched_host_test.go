@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,7 +75,8 @@ func floodLoops(call func(caller, path, body string) (int, string), n int) (chan
 // second caller's calls to another model start at once (below its share)
 // and are answered while the loops run.
 func TestCallerLoopsLeaveOthersTheirShare(t *testing.T) {
-	h, call := loopEnv(t, Config{RunSlots: 2})
+	// A's calls wait as long as they must: six 1-second loops on two slots.
+	h, call := loopEnv(t, Config{RunSlots: 2, QueueTimeout: time.Minute})
 	statuses, wg := floodLoops(call, 6)
 	eventually(t, "A's loops to take both run slots and queue the rest", func() bool {
 		st := h.sched.callerStats("A")
