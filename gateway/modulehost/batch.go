@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"toxgate/gateway/modulehost/wasmrt"
@@ -142,64 +143,126 @@ func (b *batchReq) piece(start, end int) []byte {
 
 // callBatch runs the request in pieces and joins their outputs; an error
 // of a piece is the answer, its field renumbered for the whole request.
+// With run slots and instances to spare, the pieces of one round run at
+// once, one per free slot: a caller alone gets every core for its batch.
 func (h *Host) callBatch(ctx context.Context, r route, caller Caller, bt *abi.Batch, b *batchReq) ([]byte, error) {
-	var head []Member
-	at := -1
-	var items []json.RawMessage
+	j := batchJoin{input: bt.Input, output: bt.Output}
+	n := len(b.items)
 	budget := time.Duration(r.e.mod.Limits().TimeoutMS) * time.Millisecond / 2
-	for start := 0; start < len(b.items); {
+	for start := 0; start < n; {
 		t, err := h.sched.acquire(ctx, caller, r.e.pool, true)
 		if err != nil {
 			return nil, err
 		}
-		end := h.sliceEnd(b.items, start)
-		if t.spare {
-			if per := h.sched.perItem(r.e.pool); per > 0 {
-				end = max(end, min(len(b.items), start+int(budget.Seconds()/per)))
+		per := h.sched.perItem(r.e.pool)
+		if !t.spare || per <= 0 {
+			end := h.sliceEnd(b.items, start)
+			out, err := h.run(ctx, r, caller, t, b.piece(start, end), end-start)
+			if err := j.add(out, err, start); err != nil {
+				return nil, err
 			}
+			start = end
+			continue
 		}
-		if start == 0 && end == len(b.items) {
-			return h.run(ctx, r, caller, t, b.body, end)
-		}
-		out, err := h.run(ctx, r, caller, t, b.piece(start, end), end-start)
-		if err != nil {
-			var ge *abi.Error
-			if errors.As(err, &ge) {
-				ge.Field = renumber(ge.Field, bt.Input, start)
+		// Free run slots beside this one take a piece each, none smaller
+		// than a slice, none larger than fits in half the deadline.
+		tickets := []*ticket{t}
+		for len(tickets) < (n-start+h.cfg.BatchSliceItems-1)/h.cfg.BatchSliceItems {
+			x := h.sched.tryAcquireSpare(caller, r.e.pool)
+			if x == nil {
+				break
 			}
-			return nil, err
+			tickets = append(tickets, x)
 		}
-		ms, err := ObjectMembers(out)
-		if err != nil {
-			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch slice output: %w", err)}
+		size := min((n-start+len(tickets)-1)/len(tickets), max(h.cfg.BatchSliceItems, int(budget.Seconds()/per)))
+		if len(tickets) == 1 && start == 0 && size >= n {
+			return h.run(ctx, r, caller, t, b.body, n)
 		}
-		found := false
-		for i, m := range ms {
-			if m.Key != bt.Output {
+		type result struct {
+			out        []byte
+			err        error
+			start, end int
+		}
+		results := make([]result, len(tickets))
+		var wg sync.WaitGroup
+		for i, tk := range tickets {
+			ps, pe := min(n, start+i*size), min(n, start+(i+1)*size)
+			results[i] = result{start: ps, end: pe}
+			if ps == pe {
+				h.sched.release(caller.Key, tk, 0, 0)
 				continue
 			}
-			var part []json.RawMessage
-			if err := json.Unmarshal(m.Val, &part); err != nil {
-				return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", bt.Output)}
-			}
-			if start > 0 {
-				for k := range part {
-					part[k] = renumberRowError(part[k], bt.Input, start)
-				}
-			}
-			items = append(items, part...)
-			if head == nil {
-				head, at = ms, i
-			}
-			found = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i].out, results[i].err = h.run(ctx, r, caller, tk, b.piece(ps, pe), pe-ps)
+			}()
 		}
-		if !found {
-			return nil, &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output has no member %s", bt.Output)}
+		wg.Wait()
+		for _, res := range results {
+			if res.start == res.end {
+				continue
+			}
+			if err := j.add(res.out, res.err, res.start); err != nil {
+				return nil, err
+			}
+			start = res.end
 		}
-		start = end
 	}
-	head[at].Val = joinArray(items)
-	return encodeMembers(head), nil
+	return j.result(), nil
+}
+
+// batchJoin joins the outputs of a batch's pieces in order.
+type batchJoin struct {
+	input, output string
+	head          []Member
+	at            int
+	items         []json.RawMessage
+}
+
+// add appends the output of the piece starting at item start, or returns
+// its error renumbered for the whole request.
+func (j *batchJoin) add(out []byte, err error, start int) error {
+	if err != nil {
+		var ge *abi.Error
+		if errors.As(err, &ge) {
+			ge.Field = renumber(ge.Field, j.input, start)
+		}
+		return err
+	}
+	ms, err := ObjectMembers(out)
+	if err != nil {
+		return &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch slice output: %w", err)}
+	}
+	found := false
+	for i, m := range ms {
+		if m.Key != j.output {
+			continue
+		}
+		var part []json.RawMessage
+		if err := json.Unmarshal(m.Val, &part); err != nil {
+			return &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output member %s is not a list", j.output)}
+		}
+		if start > 0 {
+			for k := range part {
+				part[k] = renumberRowError(part[k], j.input, start)
+			}
+		}
+		j.items = append(j.items, part...)
+		if j.head == nil {
+			j.head, j.at = ms, i
+		}
+		found = true
+	}
+	if !found {
+		return &wasmrt.Failure{Kind: wasmrt.FailBadOutput, Err: fmt.Errorf("batch output has no member %s", j.output)}
+	}
+	return nil
+}
+
+func (j *batchJoin) result() []byte {
+	j.head[j.at].Val = joinArray(j.items)
+	return encodeMembers(j.head)
 }
 
 // renumberRowError renumbers the "error" member of a result row of a slice

@@ -276,6 +276,32 @@ func (s *scheduler) rejectLocked(sc *schedCaller, p *pool, reason string) error 
 	return r
 }
 
+// tryAcquireSpare grants caller a batch piece on p at once if a run slot
+// is free (not by the share's oversubscription), nobody waits anywhere, and
+// p keeps a free instance after it; nil otherwise. A caller alone thus
+// spreads its batch over the idle cores.
+func (s *scheduler) tryAcquireSpare(caller Caller, p *pool) *ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc := s.callerLocked(caller)
+	if sc.bg || s.running >= s.slots || p.running+1 >= p.slots || s.hardCap > 0 && sc.running >= s.hardCap || s.anyWaitingLocked() {
+		s.forgetLocked(sc)
+		return nil
+	}
+	t := &ticket{pool: p, batch: true}
+	s.grantLocked(sc, t)
+	return t
+}
+
+func (s *scheduler) anyWaitingLocked() bool {
+	for _, sc := range s.callers {
+		if len(sc.waiting) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // release ends caller's call that held t for held; items is the number of
 // batch items it evaluated (0 for a single call), for sizing later pieces.
 func (s *scheduler) release(caller string, t *ticket, held time.Duration, items int) {

@@ -289,3 +289,35 @@ func TestSchedulerHardCap(t *testing.T) {
 		t.Fatalf("a runs %d calls past its cap of 1", st.Running)
 	}
 }
+
+// A batch takes spare run slots only while they are free, nobody waits and
+// its module keeps a free instance.
+func TestSchedulerSpareSlotsForABatch(t *testing.T) {
+	s := newScheduler(3, 0, 0.5)
+	p := newPool(3, 64, 64, time.Minute, 0.5)
+	ctx := context.Background()
+	first, err := s.acquire(ctx, who("a"), p, true)
+	if err != nil || !first.spare {
+		t.Fatalf("a batch on an idle module: %v, spare %v", err, first != nil && first.spare)
+	}
+	second := s.tryAcquireSpare(who("a"), p)
+	if second == nil {
+		t.Fatal("no spare slot for a batch on an idle server")
+	}
+	if x := s.tryAcquireSpare(who("a"), p); x != nil {
+		t.Fatal("a spare piece took the module's last free instance")
+	}
+	s.release("a", second, time.Millisecond, 10)
+	q := newPool(1, 64, 64, time.Minute, 0.5)
+	other, err := s.acquire(ctx, who("b"), q, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.acquire(ctx, who("c"), q, false) // waits for q's one instance
+	waitQueued(t, s, q, 1)
+	if x := s.tryAcquireSpare(who("a"), p); x != nil {
+		t.Fatal("a spare piece started while a call waits")
+	}
+	s.release("b", other, time.Millisecond, 0)
+	s.release("a", first, time.Millisecond, 10)
+}
