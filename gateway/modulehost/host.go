@@ -674,18 +674,22 @@ func (h *Host) Ready() error {
 			loading++
 		}
 	}
-	if !h.scanned || loading > 0 {
-		return fmt.Errorf("modules are still loading: %d of %d ready", len(serving), len(serving)+loading)
-	}
 	var missing []string
 	for f, why := range h.failures {
-		if !serving[f] {
+		if _, pending := h.pending[f]; !serving[f] && !pending {
 			missing = append(missing, why)
 		}
 	}
+	sort.Strings(missing)
+	var msgs []string
+	if !h.scanned || loading > 0 {
+		msgs = append(msgs, fmt.Sprintf("modules are still loading: %d of %d ready", len(serving), len(serving)+loading+len(missing)))
+	}
 	if len(missing) > 0 {
-		sort.Strings(missing)
-		return fmt.Errorf("%d module file(s) not loaded: %s", len(missing), strings.Join(missing, "; "))
+		msgs = append(msgs, fmt.Sprintf("%d module file(s) not loaded: %s", len(missing), strings.Join(missing, "; ")))
+	}
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }
