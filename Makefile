@@ -117,6 +117,8 @@ bench: build
 	TOXGATE_CHEM_ROUNDS=8 $(BENCH) -bench 'ChemPipeline|ChemStages' -benchtime 3x -cpu 1 ./gateway/modulehost/
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
+	@echo "== gateway start: catalog serving and every model ready, fresh and restarted, beside compiling the modules serially and in parallel"
+	$(BENCH) -bench 'GatewayStart' -benchtime 1x ./gateway/server/
 	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
 	@echo "== gateway idle RSS with every module loaded and ready, beside the modules' .wasm size; first-call latency"
 	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/

@@ -4,6 +4,9 @@
 package config
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"toxgate/sdk/abi"
@@ -51,7 +54,14 @@ type Server struct {
 	MaxHeaderBytes  int           `yaml:"max_header_bytes" doc:"largest request header block (431 beyond)"`
 	MaxConns        int           `yaml:"max_conns" doc:"max concurrent connections"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" doc:"how long in-flight requests may take at shutdown"`
+	ReadyStatus     string        `yaml:"ready_status" doc:"what /readyz's status code waits for: all (every part, models included) or core (store, identity, catalog)"`
 }
+
+// Values of server.ready_status.
+const (
+	ReadyAll  = "all"  // /readyz answers 200 once every part is ready, models included
+	ReadyCore = "core" // /readyz answers 200 once the core parts are ready; models may still load
+)
 
 // Log sets the format and level of the structured logs.
 type Log struct {
@@ -171,15 +181,32 @@ type Modules struct {
 	MaxUploadBytes int           `yaml:"max_upload_bytes" doc:"largest module accepted by POST /admin/modules"`
 	Watch          bool          `yaml:"watch" doc:"hot-load modules when the directory changes"`
 	// Fair sharing, batch slicing and release of idle modules: see gateway/modulehost/README.md.
-	IdleRelease     time.Duration `yaml:"idle_release" doc:"a module without a call for this long drops its instances and compiled code (negative: never)"`
-	QueueSize       int           `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
-	CallerQueue     int           `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
-	QueueTimeout    time.Duration `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
-	CallerRunning   int           `yaml:"caller_running" doc:"calls one caller may run at once across all models (0: half the CPUs)"`
-	BatchSliceItems int           `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
-	BatchSliceBytes int           `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
-	RequireToken    bool          `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
-	BackgroundShare int           `yaml:"background_percent" doc:"percent of a module's instances scoring jobs may hold at once (at least one)"`
+	IdleRelease     time.Duration     `yaml:"idle_release" doc:"a module without a call for this long drops its instances and compiled code (negative: never)"`
+	LoadWorkers     int               `yaml:"load_workers" doc:"module files compiled at once at start and on reload (0: one per CPU)"`
+	RunSlots        int               `yaml:"run_slots" doc:"model calls run at once when callers contend (0: one per CPU); a caller below its fair share starts at once"`
+	RoleWeights     map[string]string `yaml:"role_weights" doc:"role: weight of the fair share of a caller holding it (default 1; the largest of a caller's roles counts)"`
+	QueueSize       int               `yaml:"queue_size" doc:"calls that may wait for an instance of one module; past it 429"`
+	CallerQueue     int               `yaml:"caller_queue" doc:"calls one caller may have waiting for one module; past it 429"`
+	QueueTimeout    time.Duration     `yaml:"queue_timeout" doc:"longest wait for an instance before 429 (0s: the module's call timeout)"`
+	CallerRunning   int               `yaml:"caller_running" doc:"hard cap on the calls one caller runs at once across all models (0: none)"`
+	BatchSliceItems int               `yaml:"batch_slice_items" doc:"most list items per slice of a batch request"`
+	BatchSliceBytes int               `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
+	RequireToken    bool              `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
+	BackgroundShare int               `yaml:"background_percent" doc:"percent of a module's instances, and of the run slots, scoring jobs may hold at once (at least one)"`
+}
+
+// Weights parses role_weights: role → weight of the fair share (a
+// positive number, at most 1000).
+func (m Modules) Weights() (map[string]float64, error) {
+	out := make(map[string]float64, len(m.RoleWeights))
+	for role, v := range m.RoleWeights {
+		w, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(w > 0 && w <= 1000) {
+			return nil, fmt.Errorf("role %q: weight %q is not a number above 0 and at most 1000", role, v)
+		}
+		out[role] = w
+	}
+	return out, nil
 }
 
 // Jobs configures scoring jobs (POST /jobs): see gateway/jobs/README.md.
@@ -243,6 +270,7 @@ func Default() Config {
 	return Config{
 		Server: Server{
 			Addr:            "127.0.0.1:8080",
+			ReadyStatus:     ReadyAll,
 			TrustedProxies:  []string{},
 			ReadTimeout:     30 * time.Second,
 			WriteTimeout:    60 * time.Second,
@@ -310,8 +338,9 @@ func Default() Config {
 			Watch:           true,
 			RequireToken:    true,
 			IdleRelease:     2 * time.Minute,
-			QueueSize:       64,
-			CallerQueue:     8,
+			RoleWeights:     map[string]string{},
+			QueueSize:       512,
+			CallerQueue:     128,
 			BatchSliceItems: 50,
 			BatchSliceBytes: 64 << 10,
 			BackgroundShare: 50,

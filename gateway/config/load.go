@@ -376,6 +376,23 @@ func (c Config) Validate() error {
 	if c.Modules.MaxMemoryPages > 65536 {
 		bad("modules.max_memory_pages", "at most 65536 (4 GiB), got %d", c.Modules.MaxMemoryPages)
 	}
+	if c.Modules.RunSlots < 0 || c.Modules.RunSlots > 4096 {
+		bad("modules.run_slots", "must be between 0 and 4096, got %d", c.Modules.RunSlots)
+	}
+	if c.Modules.LoadWorkers < 0 || c.Modules.LoadWorkers > 256 {
+		bad("modules.load_workers", "must be between 0 and 256, got %d", c.Modules.LoadWorkers)
+	}
+	if c.Modules.CallerRunning < 0 {
+		bad("modules.caller_running", "must not be negative, got %d", c.Modules.CallerRunning)
+	}
+	if _, err := c.Modules.Weights(); err != nil {
+		bad("modules.role_weights", "%v", err)
+	}
+	switch c.Server.ReadyStatus {
+	case ReadyAll, ReadyCore:
+	default:
+		bad("server.ready_status", "must be %s or %s, got %q", ReadyAll, ReadyCore, c.Server.ReadyStatus)
+	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
 	default:

@@ -112,9 +112,12 @@ func BenchmarkCallPooledVsNative(b *testing.B) {
 	b.ReportMetric((c2-c1)*1e9/float64(b.N), "pooled-cpu-ns/call")
 }
 
-// BenchmarkStart measures New with every module of modules/ (built once), with
-// an empty compilation cache (cold) and with the cache of a previous start, and
-// reports the ratio cold/cached.
+// BenchmarkStart measures New with every module of modules/ (built once):
+// with an empty compilation cache loading one module at a time
+// (cold-serial) and on every core (cold), and with the cache of a previous
+// start (cached: modules restored from their snapshots); it reports the
+// ratios serial/parallel and cold/cached. The gateway's own start (catalog
+// serving, every model ready) is BenchmarkGatewayStart in gateway/server.
 func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
 	entries, _ := os.ReadDir("../../modules")
@@ -127,9 +130,9 @@ func BenchmarkStart(b *testing.B) {
 		modtest.Install(b, src, dir, e.Name())
 		n++
 	}
-	start := func(cacheDir string) time.Duration {
+	start := func(cacheDir string, workers int) time.Duration {
 		t0 := time.Now()
-		h, err := New(context.Background(), Config{ModulesDir: dir, CacheDir: cacheDir}, quietLogger(), nil)
+		h, err := New(context.Background(), Config{ModulesDir: dir, CacheDir: cacheDir, LoadWorkers: workers}, quietLogger(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -141,17 +144,20 @@ func BenchmarkStart(b *testing.B) {
 		return took
 	}
 	warm := b.TempDir()
-	start(warm)
-	var cold, cached time.Duration
+	start(warm, 0)
+	var serial, cold, cached time.Duration
 	b.ResetTimer()
 	for range b.N {
-		cold += start(b.TempDir())
-		cached += start(warm)
+		serial += start(b.TempDir(), 1)
+		cold += start(b.TempDir(), 0)
+		cached += start(warm, 0)
 	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(n), "modules")
+	b.ReportMetric(float64(serial.Milliseconds())/float64(b.N), "cold-serial-ms/start")
 	b.ReportMetric(float64(cold.Milliseconds())/float64(b.N), "cold-ms/start")
 	b.ReportMetric(float64(cached.Milliseconds())/float64(b.N), "cached-ms/start")
+	b.ReportMetric(float64(serial)/float64(cold), "serial/parallel")
 	b.ReportMetric(float64(cold)/float64(cached), "cold/cached")
 }
 

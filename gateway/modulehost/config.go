@@ -3,6 +3,7 @@ package modulehost
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -44,27 +45,38 @@ type Config struct {
 	// a CacheDir only idle instances beyond one are closed. Default 2m;
 	// negative: never (every module keeps its code and instances).
 	IdleRelease time.Duration
+	// RunSlots is how many calls run at once when callers contend (0: one
+	// per CPU). A caller alone may use every slot; a caller below its fair
+	// share (RunSlots × its weight / the weights of every active caller)
+	// starts a call at once even when every slot is taken. See the README.
+	RunSlots int
 	// QueueSize bounds the calls waiting for an instance of one module
-	// (default 64); CallerQueue bounds those of one caller (default 8).
+	// (default 512); CallerQueue bounds those of one caller (default 128).
 	// Past either bound, or after waiting QueueTimeout (default: the
-	// module's own call timeout), a call is refused with 429 and Retry-After.
+	// module's own call timeout), a call is refused with 429 and
+	// Retry-After. A caller with nothing running or waiting on a module
+	// always gets a place in its queue.
 	QueueSize, CallerQueue int
 	QueueTimeout           time.Duration
-	// CallerRunning bounds the calls one caller runs at once across every
-	// module (0: half the CPUs, rounded up), so that one caller's calls
-	// cannot take every core from other callers' models; its further calls
-	// wait in its own queue (CallerQueue, QueueTimeout).
+	// CallerRunning is a hard cap on the calls one caller runs at once
+	// across every module (0, the default: none; a caller alone may use
+	// every slot); its further calls wait (CallerQueue, QueueTimeout).
 	CallerRunning int
 	// BatchSliceItems and BatchSliceBytes bound the slices a batch request
 	// is cut into on routes that declare a batch member (defaults 50 items,
-	// 64 KiB): each slice waits for an instance in the caller's queue like a
-	// call of its own, so a batch cannot hold an instance for long.
+	// 64 KiB) when it would otherwise take a module's last free instance or
+	// others wait for one: each slice waits for an instance in the caller's
+	// queue like a call of its own, so a batch cannot hold an instance that
+	// someone waits for for long. With instances to spare, a batch runs in
+	// pieces as large as fit in half the module's deadline.
 	BatchSliceItems, BatchSliceBytes int
-	// BackgroundShare is the fraction of a module's instances that
-	// background callers (BackgroundPrefix: scoring jobs) may hold at once,
-	// at least one (default 0.5); they also yield free instances to
-	// interactive callers first.
+	// BackgroundShare is the fraction of a module's instances, and of the
+	// run slots, that background callers (BackgroundPrefix: scoring jobs)
+	// may hold at once, at least one (default 0.5); they run only on free
+	// slots and yield them to interactive callers first.
 	BackgroundShare float64
+	// LoadWorkers is how many module files load at once (0: one per CPU).
+	LoadWorkers int
 	// ServerVersion is the version GET /v2 reports.
 	ServerVersion string
 	// Watch reloads modules when files in ModulesDir change.
@@ -120,10 +132,10 @@ func (c Config) withDefaults() Config {
 		c.IdleRelease = 2 * time.Minute
 	}
 	if c.QueueSize == 0 {
-		c.QueueSize = 64
+		c.QueueSize = 512
 	}
 	if c.CallerQueue == 0 {
-		c.CallerQueue = 8
+		c.CallerQueue = 128
 	}
 	if c.BatchSliceItems == 0 {
 		c.BatchSliceItems = 50
@@ -133,6 +145,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BackgroundShare == 0 {
 		c.BackgroundShare = 0.5
+	}
+	if c.LoadWorkers <= 0 {
+		c.LoadWorkers = runtime.GOMAXPROCS(0)
 	}
 	if c.ReservedPrefixes == nil {
 		c.ReservedPrefixes = DefaultReservedPrefixes
@@ -152,8 +167,8 @@ func (c Config) Validate() error {
 	if c.MemoryPages > c.MaxMemoryPages && c.MaxMemoryPages > 0 || c.MaxMemoryPages > 65536 {
 		errs = append(errs, fmt.Errorf("memory pages %d must be at most max memory pages %d (≤ 65536)", c.MemoryPages, c.MaxMemoryPages))
 	}
-	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 {
-		errs = append(errs, errors.New("queue size, caller queue, queue timeout and batch slice sizes must not be negative"))
+	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 || c.RunSlots < 0 || c.CallerRunning < 0 {
+		errs = append(errs, errors.New("run slots, caller running, queue size, caller queue, queue timeout and batch slice sizes must not be negative"))
 	}
 	if c.BackgroundShare < 0 || c.BackgroundShare > 1 {
 		errs = append(errs, fmt.Errorf("background share %v must be between 0 and 1", c.BackgroundShare))

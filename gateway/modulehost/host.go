@@ -7,9 +7,12 @@
 package modulehost
 
 import (
+	"toxgate/gateway/modulehost/modelapi"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
+	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/modulehost/wasmrt"
@@ -39,12 +43,24 @@ type Host struct {
 	cache   wazero.CompilationCache
 
 	reg atomic.Pointer[registry]
-	// callers bounds each caller's running calls across all modules.
-	callers *callerCaps
+	// sched admits calls to the run slots and to each module's instances.
+	sched *scheduler
 
-	mu       sync.Mutex        // serializes loads, swaps and removals
+	mu       sync.Mutex        // serializes swaps and removals
 	failures map[string]string // module file → why it has no serving module
 	scanned  bool              // the initial scan finished
+	// pending are the module files a Sync is loading now (file → when it
+	// started); loadTime the moving average of a load, for Retry-After.
+	pending  map[string]time.Time
+	loadTime time.Duration
+	syncMu   sync.Mutex // one Sync at a time
+
+	// parkedAtStart is set when the initial load parked a module it
+	// compiled (the memory it freed is handed back once it ends).
+	parkedAtStart bool
+	// loaded is closed when the initial load ends; stopLoad cancels it.
+	loaded   chan struct{}
+	stopLoad context.CancelFunc
 
 	retiring  sync.WaitGroup // modules being drained after a swap or removal
 	stopWatch func()
@@ -71,12 +87,34 @@ type entry struct {
 	loadedAt  time.Time
 	schemas   []*jsonschema.Schema
 	lastError string // why the latest replacement attempt failed
-	gate      *gate  // admits calls fairly between callers
+	pool      *pool  // admission state of its instances (see scheduler)
 }
 
-// New creates a Host and loads every *.wasm in cfg.ModulesDir. A module that
-// fails to load is logged and reported by Ready; it does not make New fail.
+// New creates a Host and loads every *.wasm in cfg.ModulesDir, several at
+// once, before it returns. A module that fails to load is logged and
+// reported by Ready; it does not make New fail.
 func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Host, error) {
+	h, err := Start(ctx, cfg, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-h.loaded:
+		return h, nil
+	case <-ctx.Done():
+		h.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("modulehost: loading modules: %w", ctx.Err())
+	}
+}
+
+// Start creates a Host and loads the *.wasm of cfg.ModulesDir in the
+// background, several at once (Config.LoadWorkers): a module restored from
+// its snapshot in CacheDir (a restart) is ready at once, a new one once it
+// is compiled and checked. Until the initial load ends, Ready reports what
+// is missing, Readiness each module's state, and ServeLoading answers the
+// model calls that no loaded module serves yet with 503; Loaded is closed
+// when it ends. Only ctx's values are kept: Close stops the load.
+func Start(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Host, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,7 +123,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 		log = slog.Default()
 	}
 	h := &Host{cfg: cfg, log: log.With("component", "modulehost"), failures: map[string]string{},
-		callers: newCallerCaps(cfg.CallerRunning, cfg.CallerQueue, cfg.QueueTimeout)}
+		pending: map[string]time.Time{}, loaded: make(chan struct{}),
+		sched: newScheduler(cfg.RunSlots, cfg.CallerRunning, cfg.BackgroundShare)}
 	var err error
 	if h.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
@@ -102,24 +141,59 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 		if err := os.MkdirAll(cfg.ModulesDir, 0o755); err != nil {
 			return nil, fmt.Errorf("modulehost: modules dir: %w", err)
 		}
-		if err := h.Sync(ctx); err != nil {
-			return nil, err
+		// The files are known at once: Ready and Readiness name them
+		// while they load.
+		files, _ := filepath.Glob(filepath.Join(cfg.ModulesDir, "*.wasm"))
+		now := time.Now()
+		for _, f := range files {
+			h.pending[f] = now
 		}
-		if cfg.Watch {
-			if h.stopWatch, err = h.watch(); err != nil {
-				return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.stopLoad = cancel
+	go h.initialLoad(lctx)
+	return h, nil
+}
+
+// initialLoad loads the modules directory, then parks what it compiled,
+// starts watching the directory and reaping idle modules.
+func (h *Host) initialLoad(ctx context.Context) {
+	defer close(h.loaded)
+	start := time.Now()
+	if h.cfg.ModulesDir != "" {
+		if err := h.Sync(ctx); err != nil {
+			h.log.Error("loading modules", "error", err)
+		}
+		if h.cfg.Watch && ctx.Err() == nil {
+			stop, err := h.watch()
+			if err != nil {
+				h.log.Error("watching the modules directory", "error", err)
+			} else {
+				h.mu.Lock()
+				h.stopWatch = stop
+				h.mu.Unlock()
 			}
 		}
 	}
 	h.mu.Lock()
 	h.scanned = true
+	n, parked := len(h.reg.Load().modules), h.parkedAtStart
 	h.mu.Unlock()
-	if cfg.IdleRelease >= 0 {
-		h.release(ctx, 0)
-		h.stopReap = h.reap()
+	if parked {
+		debug.FreeOSMemory() // the machine code of parked modules is unmapped by a finalizer
 	}
-	return h, nil
+	h.log.Info("modules loaded", "modules", n, "took", time.Since(start))
+	if h.cfg.IdleRelease >= 0 && ctx.Err() == nil {
+		h.release(ctx, 0)
+		stop := h.reap()
+		h.mu.Lock()
+		h.stopReap = stop
+		h.mu.Unlock()
+	}
 }
+
+// Loaded is closed when the initial load of the modules directory ends.
+func (h *Host) Loaded() <-chan struct{} { return h.loaded }
 
 // reap releases, every IdleRelease/4, the modules idle for IdleRelease
 // (see Config.IdleRelease) and the idle instances beyond one of the modules
@@ -165,6 +239,68 @@ func (h *Host) release(ctx context.Context, idle time.Duration) {
 	}
 }
 
+// newPool makes the admission state of a module: one slot per instance.
+func (h *Host) newPool(mod *wasmrt.Module) *pool {
+	l := mod.Limits()
+	wait := h.cfg.QueueTimeout
+	if wait == 0 {
+		wait = time.Duration(l.TimeoutMS) * time.Millisecond
+	}
+	return newPool(l.PoolSize, h.cfg.QueueSize, h.cfg.CallerQueue, wait, h.cfg.BackgroundShare)
+}
+
+// compile loads wasm: restored from its snapshot when one fits (restored
+// is then true; nothing is compiled), else compiled and checked.
+func (h *Host) compile(ctx context.Context, wasm []byte, sha string) (mod *wasmrt.Module, restored bool, err error) {
+	if snap, ok := h.readSnapshot(sha); ok && h.cfg.IdleRelease >= 0 {
+		if mod, err := wasmrt.Restore(snap, sha, h.options()); err == nil {
+			return mod, true, nil
+		}
+	}
+	mod, err = wasmrt.Load(ctx, wasm, h.options())
+	return mod, false, err
+}
+
+// snapshotFile is where the snapshot of the module whose bytes hash to
+// sha is kept ("" without a CacheDir).
+func (h *Host) snapshotFile(sha string) string {
+	if h.cfg.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(h.codeDir(), sha+".json")
+}
+
+// readSnapshot reads the snapshot of the module whose bytes hash to sha.
+func (h *Host) readSnapshot(sha string) (wasmrt.Snapshot, bool) {
+	var s wasmrt.Snapshot
+	f := h.snapshotFile(sha)
+	if f == "" {
+		return s, false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil || len(b) > 4<<20 || json.Unmarshal(b, &s) != nil {
+		return s, false
+	}
+	return s, true
+}
+
+// saveSnapshot keeps mod's snapshot beside its code, so that the next
+// start restores it without compiling.
+func (h *Host) saveSnapshot(mod *wasmrt.Module) {
+	f := h.snapshotFile(mod.SHA256())
+	snap, ok := mod.Snapshot()
+	if f == "" || !ok {
+		return
+	}
+	b, err := json.Marshal(snap)
+	if err == nil {
+		err = writeAtomic(f, b)
+	}
+	if err != nil {
+		h.log.Warn("module snapshot not saved; the next start compiles it", "module", mod.Manifest().Name, "error", err)
+	}
+}
+
 func (h *Host) options() wasmrt.Options {
 	return wasmrt.Options{
 		Cache: h.cache,
@@ -191,28 +327,69 @@ func (h *Host) codeDir() string {
 	return filepath.Join(h.cfg.CacheDir, "toxgate-code")
 }
 
-// Sync makes the registry match ModulesDir: new or changed files are loaded
-// (a file that fails leaves the version already serving in place), modules
-// whose file disappeared are removed.
+// Sync makes the registry match ModulesDir: new or changed files are loaded,
+// Config.LoadWorkers at once, the largest first (a file that fails leaves
+// the version already serving in place), modules whose file disappeared
+// are removed.
 func (h *Host) Sync(ctx context.Context) error {
+	h.syncMu.Lock()
+	defer h.syncMu.Unlock()
 	files, err := filepath.Glob(filepath.Join(h.cfg.ModulesDir, "*.wasm"))
 	if err != nil {
 		return fmt.Errorf("modulehost: listing modules: %w", err)
 	}
 	present := map[string]bool{}
+	size := map[string]int64{}
 	for _, f := range files {
 		present[f] = true
-		b, err := os.ReadFile(f)
-		if err != nil {
-			h.noteFailure(f, err)
-			continue
+		if st, err := os.Stat(f); err == nil {
+			size[f] = st.Size()
 		}
-		if _, _, err := h.load(ctx, b, f, false); err != nil {
-			h.log.Error("module refused", "file", f, "error", err)
+	}
+	sort.SliceStable(files, func(i, j int) bool { return size[files[i]] > size[files[j]] })
+	h.mu.Lock()
+	now := time.Now()
+	for _, f := range files {
+		if _, ok := h.pending[f]; !ok {
+			h.pending[f] = now
 		}
+	}
+	h.mu.Unlock()
+	work := make(chan string)
+	var wg sync.WaitGroup
+	var retryMu sync.Mutex
+	var retry []string
+	for range min(h.cfg.LoadWorkers, max(1, len(files))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				if h.syncFile(ctx, f) {
+					retryMu.Lock()
+					retry = append(retry, f)
+					retryMu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	// A module that did not start within the load timeout while others
+	// loaded beside it (a busy machine) gets one more try on its own.
+	for _, f := range retry {
+		h.log.Info("loading the module again, alone: it did not start in time beside the others", "file", f)
+		h.syncFile(ctx, f)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for f := range h.pending {
+		if !present[f] {
+			delete(h.pending, f)
+		}
+	}
 	for f := range h.failures {
 		if !present[f] {
 			delete(h.failures, f)
@@ -225,6 +402,37 @@ func (h *Host) Sync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// syncFile loads one file of the modules directory; retry reports a load
+// that failed on a deadline (the machine was busy), worth one more try.
+func (h *Host) syncFile(ctx context.Context, f string) (retry bool) {
+	start := time.Now()
+	defer func() {
+		h.mu.Lock()
+		delete(h.pending, f)
+		const alpha = 0.3
+		took := time.Since(start)
+		if h.loadTime == 0 {
+			h.loadTime = took
+		} else {
+			h.loadTime += time.Duration(alpha * float64(took-h.loadTime))
+		}
+		h.mu.Unlock()
+	}()
+	if ctx.Err() != nil {
+		return false
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		h.noteFailure(f, err)
+		return false
+	}
+	if _, _, err := h.load(ctx, b, f, false); err != nil {
+		h.log.Error("module refused", "file", f, "error", err)
+		return ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded"))
+	}
+	return false
 }
 
 func (h *Host) noteFailure(file string, err error) {
@@ -249,18 +457,27 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 	sum := sha256.Sum256(wasm)
 	sha := hex.EncodeToString(sum[:])
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed.Load() {
+		h.mu.Unlock()
 		return LoadResult{}, nil, errors.New("modulehost: closed")
 	}
 	for _, e := range h.reg.Load().modules {
 		if e.mod.SHA256() == sha && (e.source == source || persist) {
 			delete(h.failures, source)
+			h.mu.Unlock()
 			return LoadResult{Name: e.mod.Manifest().Name, Version: e.mod.Manifest().Version, SHA256: sha, Unchanged: true}, e, nil
 		}
 	}
+	h.mu.Unlock()
+	// Compiled and checked outside the lock: modules load in parallel.
 	start := time.Now()
-	mod, err := wasmrt.Load(ctx, wasm, h.options())
+	mod, restored, err := h.compile(ctx, wasm, sha)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil && h.closed.Load() {
+		mod.Retire(context.WithoutCancel(ctx))
+		return LoadResult{}, nil, errors.New("modulehost: closed")
+	}
 	if err != nil {
 		h.metrics.loads.WithLabelValues("refused").Inc()
 		err = fmt.Errorf("module %s refused: %w", displayName(source, sha), err)
@@ -310,7 +527,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		}
 		source = dst
 	}
-	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, gate: h.newGate(mod)}
+	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod)}
 	h.install(e)
 	if source != "" {
 		delete(h.failures, source)
@@ -324,7 +541,18 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 	}
 	h.metrics.loads.WithLabelValues("loaded").Inc()
 	h.log.Info("module loaded", "module", m.Name, "version", m.Version, "sha256", sha, "source", source,
-		"routes", len(m.Routes), "limits", mod.Limits(), "replaced", res.Replaced, "took", time.Since(start))
+		"routes", len(m.Routes), "limits", mod.Limits(), "replaced", res.Replaced, "restored", restored, "took", time.Since(start))
+	if !restored {
+		h.saveSnapshot(mod)
+		// At start, parked right after its checks (as a restored module
+		// is): its code waits on disk until its first call, and the
+		// modules still loading have the memory. A module loaded later
+		// (watch, upload) keeps its first instance until it is idle.
+		if !h.scanned && h.cfg.CacheDir != "" && h.cfg.IdleRelease >= 0 && mod.Park(ctx, 0) {
+			h.metrics.parks.WithLabelValues(m.Name).Inc()
+			h.parkedAtStart = true
+		}
+	}
 	return res, e, nil
 }
 
@@ -435,9 +663,6 @@ func (h *Host) Remove(name string) (sha string, ok bool, err error) {
 func (h *Host) Ready() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.scanned {
-		return errors.New("modules are still loading")
-	}
 	if h.closed.Load() {
 		return errors.New("module host is shut down")
 	}
@@ -445,17 +670,103 @@ func (h *Host) Ready() error {
 	for _, e := range h.reg.Load().modules {
 		serving[e.source] = true
 	}
+	loading := 0
+	for f := range h.pending {
+		if !serving[f] {
+			loading++
+		}
+	}
 	var missing []string
 	for f, why := range h.failures {
-		if !serving[f] {
+		if _, pending := h.pending[f]; !serving[f] && !pending {
 			missing = append(missing, why)
 		}
 	}
+	sort.Strings(missing)
+	var msgs []string
+	if !h.scanned || loading > 0 {
+		msgs = append(msgs, fmt.Sprintf("modules are still loading: %d of %d ready", len(serving), len(serving)+loading+len(missing)))
+	}
 	if len(missing) > 0 {
-		sort.Strings(missing)
-		return fmt.Errorf("%d module file(s) not loaded: %s", len(missing), strings.Join(missing, "; "))
+		msgs = append(msgs, fmt.Sprintf("%d module file(s) not loaded: %s", len(missing), strings.Join(missing, "; ")))
+	}
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// Module states in Readiness.
+const (
+	StateReady   = "ready"   // serving
+	StateLoading = "loading" // its file is being compiled and checked
+	StateFailed  = "failed"  // its file was refused (Models says why)
+)
+
+// Readiness maps each module to its state: loaded modules by name, module
+// files that have no serving module yet by file name without ".wasm".
+func (h *Host) Readiness() map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]string{}
+	serving := map[string]bool{}
+	for name, e := range h.reg.Load().modules {
+		out[name] = StateReady
+		serving[e.source] = true
+	}
+	for f := range h.pending {
+		if !serving[f] {
+			out[fileStem(f)] = StateLoading
+		}
+	}
+	for f := range h.failures {
+		if _, ok := h.pending[f]; !ok && !serving[f] {
+			out[fileStem(f)] = StateFailed
+		}
+	}
+	return out
+}
+
+func fileStem(f string) string { return strings.TrimSuffix(filepath.Base(f), ".wasm") }
+
+// loading reports how many module files are being loaded with no module
+// serving them yet, how many modules serve, and when to retry (the
+// remaining loads at the average load time over the workers; at least 1 s).
+func (h *Host) loading() (pending, ready int, retry time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	reg := h.reg.Load()
+	serving := map[string]bool{}
+	for _, e := range reg.modules {
+		serving[e.source] = true
+	}
+	for f := range h.pending {
+		if !serving[f] {
+			pending++
+		}
+	}
+	est := h.loadTime * time.Duration((pending+h.cfg.LoadWorkers-1)/h.cfg.LoadWorkers)
+	return pending, len(reg.modules), max(time.Second, est.Round(time.Second))
+}
+
+// ServeLoading answers a model call to a path that no loaded module serves
+// while module files are still loading (the path may be one of theirs):
+// 503 with Retry-After and a JSON error, and reports whether it did. Call it
+// for requests that matched no route and no loaded module's path.
+func (h *Host) ServeLoading(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsPost() {
+		return false
+	}
+	pending, ready, retry := h.loading()
+	if pending == 0 {
+		return false
+	}
+	secs := int(retry / time.Second)
+	ctx.Response.Header.Set("Retry-After", itoa(secs))
+	httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, modelapi.CodeUnavailable,
+		fmt.Sprintf("the models are still loading (%d of %d ready) and %s may be one of them; retry in %d s",
+			ready, ready+pending, strconvQuote(string(ctx.Path())), secs), "")
+	return true
 }
 
 // Manifests returns the manifests of the loaded modules sorted by name, and a
@@ -475,11 +786,19 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.closed.Swap(true) {
 		return nil
 	}
-	if h.stopWatch != nil {
-		h.stopWatch()
+	h.stopLoad()
+	select { // a load under way ends with its module retired
+	case <-h.loaded:
+	case <-ctx.Done():
 	}
-	if h.stopReap != nil {
-		h.stopReap()
+	h.mu.Lock()
+	stopWatch, stopReap := h.stopWatch, h.stopReap
+	h.mu.Unlock()
+	if stopWatch != nil {
+		stopWatch()
+	}
+	if stopReap != nil {
+		stopReap()
 	}
 	h.mu.Lock()
 	for name := range h.reg.Load().modules {

@@ -1,14 +1,14 @@
 package modulehost
 
 import (
+	"toxgate/gateway/modulehost/modelapi"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/valyala/fasthttp"
-
-	"toxgate/gateway/modulehost/modelapi"
 )
 
 // Provenance headers of every model answer (errors included).
@@ -40,10 +40,15 @@ func (h *Host) Resolve(nameOrPath string) (modelapi.ModelRef, bool) {
 }
 
 // Invoke validates body and runs it on the route at path as caller, as a
-// POST to path does (batch slicing and the caller's share of the gate
-// included); ctx cancels the wait and the call. It returns the answer (with
+// POST to path does (batch slicing and the caller's share of the run
+// slots and instances included; caller is a key as CallerKey or
+// BackgroundPrefix makes, of weight 1); ctx cancels the wait and the call. It returns the answer (with
 // the provenance member) and the module that computed it.
 func (h *Host) Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modelapi.ModelRef, error) {
+	return h.invoke(ctx, path, Caller{Key: caller}, body)
+}
+
+func (h *Host) invoke(ctx context.Context, path string, caller Caller, body []byte) ([]byte, modelapi.ModelRef, error) {
 	for attempt := 0; ; attempt++ {
 		r, ok := h.reg.Load().routes[path]
 		if !ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -55,11 +56,18 @@ func (h *Host) HandleServerMetadata(ctx *fasthttp.RequestCtx) {
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"name": "toxgate", "version": h.cfg.ServerVersion, "extensions": []string{}})
 }
 
-// ServeInfer serves POST /v2/models/{name}[/versions/{version}]/infer for caller.
-func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
+// ServeInfer serves POST /v2/models/{name}[/versions/{version}]/infer for
+// caller, with the same fair share as ServeModelAs.
+func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller Caller) {
 	name, _ := ctx.UserValue("name").(string)
 	e, ok := h.reg.Load().modules[name]
 	if !ok {
+		if pending, ready, retry := h.loading(); pending > 0 {
+			ctx.Response.Header.Set("Retry-After", itoa(int(retry/time.Second)))
+			oipError(ctx, fasthttp.StatusServiceUnavailable, fmt.Sprintf("the models are still loading (%d of %d ready) and %s may be one of them",
+				ready, ready+pending, strconvQuote(name)))
+			return
+		}
 		oipError(ctx, fasthttp.StatusNotFound, "no model named "+strconvQuote(name))
 		return
 	}
@@ -94,7 +102,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		oipError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
-	out, ref, err := h.Invoke(context.WithoutCancel(ctx), rt.Path, caller, body)
+	out, ref, err := h.invoke(context.WithoutCancel(ctx), rt.Path, caller, body)
 	ctx.Response.Header.Set(HeaderModel, man.Name+"/"+man.Version)
 	ctx.Response.Header.Set(HeaderModelSHA256, e.mod.SHA256())
 	var ce *modelapi.CallError
@@ -102,6 +110,9 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller string) {
 		msg := ce.Message
 		if ce.Field != "" {
 			msg = ce.Field + ": " + msg
+		}
+		if ce.RetryAfter > 0 {
+			ctx.Response.Header.Set("Retry-After", itoa(int(ce.RetryAfter/time.Second)))
 		}
 		oipError(ctx, ce.Status, msg)
 		return

@@ -56,7 +56,7 @@ type ModelInfo struct {
 	Version     string         `json:"version,omitempty"`
 	Title       string         `json:"title,omitempty"`
 	Description string         `json:"description,omitempty"`
-	Status      string         `json:"status"` // "ready" or "failed"
+	Status      string         `json:"status"` // "ready", "loading" or "failed"
 	Error       string         `json:"error,omitempty"`
 	SHA256      string         `json:"sha256,omitempty"`
 	SizeBytes   int            `json:"size_bytes,omitempty"`
@@ -92,8 +92,8 @@ func infoOf(e *entry) ModelInfo {
 	return mi
 }
 
-// Models returns the model index: loaded modules, then module files that failed
-// to load and have no serving version.
+// Models returns the model index: loaded modules, then module files that are
+// loading or failed to load and have no serving version.
 func (h *Host) Models() []ModelInfo {
 	reg := h.reg.Load()
 	out := make([]ModelInfo, 0, len(reg.modules))
@@ -105,10 +105,14 @@ func (h *Host) Models() []ModelInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	h.mu.Lock()
 	var failed []ModelInfo
-	for f, why := range h.failures {
+	for f := range h.pending {
 		if !serving[f] {
-			base := f[strings.LastIndexByte(f, '/')+1:]
-			failed = append(failed, ModelInfo{Name: strings.TrimSuffix(base, ".wasm"), Status: "failed", Error: why})
+			failed = append(failed, ModelInfo{Name: fileStem(f), Status: StateLoading})
+		}
+	}
+	for f, why := range h.failures {
+		if _, loading := h.pending[f]; !serving[f] && !loading {
+			failed = append(failed, ModelInfo{Name: fileStem(f), Status: StateFailed, Error: why})
 		}
 	}
 	h.mu.Unlock()
@@ -227,10 +231,22 @@ func tensors(schema json.RawMessage) []TensorMetadata {
 	return out
 }
 
+// handleOIPModelReady answers 200 for a loaded model; while module files
+// are still loading, 503 with Retry-After for a name no loaded module has
+// (it may be one of theirs); 404 otherwise.
 func (h *Host) handleOIPModelReady(ctx *fasthttp.RequestCtx) {
-	if e, ok := h.lookup(ctx); ok {
+	name, _ := ctx.UserValue("name").(string)
+	if e, ok := h.reg.Load().modules[name]; ok {
 		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"name": e.mod.Manifest().Name, "ready": true})
+		return
 	}
+	if pending, _, retry := h.loading(); pending > 0 {
+		ctx.Response.Header.Set("Retry-After", itoa(int(retry/time.Second)))
+		httpcore.WriteJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"name": name, "ready": false,
+			"error": "the models are still loading"})
+		return
+	}
+	httpcore.WriteError(ctx, fasthttp.StatusNotFound, modelapi.CodeNotFound, "no model named "+strconvQuote(name), "")
 }
 
 // handleUpload loads the module in the request body (application/wasm or

@@ -1,16 +1,18 @@
 package modulehost
 
 import (
+	"toxgate/gateway/modulehost/modelapi"
+
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
-	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/modulehost/wasmrt"
 	"toxgate/sdk/abi"
 )
@@ -18,15 +20,16 @@ import (
 // ServeModel serves ctx as ServeModelAs does, with the client's IP address
 // as the caller.
 func (h *Host) ServeModel(ctx *fasthttp.RequestCtx) bool {
-	return h.ServeModelAs(ctx, "ip:"+ctx.RemoteIP().String())
+	return h.ServeModelAs(ctx, Caller{Key: modelapi.CallerKey("", "", ctx.RemoteIP().String())})
 }
 
 // ServeModelAs serves ctx if its path is a route of a loaded module and
-// reports whether it did. caller names who is calling (the authenticated
-// user, else the client's address): each caller gets a fair share of a
-// module's instances and a bounded place in its queue. Call it from the
-// router's NotFound handler, after auth.
-func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
+// reports whether it did. caller names who is calling (CallerKey: the
+// authenticated user, else the client's address) and the weight of its
+// share: each caller gets a fair share of the run slots and of a module's
+// instances when callers contend, and a bounded place in its queue. Call
+// it from the router's NotFound handler, after auth.
+func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller Caller) bool {
 	r, ok := h.reg.Load().routes[string(ctx.Path())]
 	if !ok {
 		return false
@@ -58,7 +61,7 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller string) bool {
 // serveOn runs one call on route r, on behalf of the request (its values;
 // the module's own call timeout is the deadline, and a shutdown lets it
 // finish); it returns false if the module was retired.
-func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []byte) bool {
+func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller Caller, body []byte) bool {
 	out, cerr, retired := h.invokeOn(context.WithoutCancel(ctx), r, caller, body)
 	if retired {
 		return false
@@ -104,7 +107,7 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller string, body []
 
 // invokeOn validates body and runs it on route r as caller: the answer, or
 // the error a client gets; retired is true if the module was swapped out.
-func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte) (out []byte, cerr *modelapi.CallError, retired bool) {
+func (h *Host) invokeOn(ctx context.Context, r route, caller Caller, body []byte) (out []byte, cerr *modelapi.CallError, retired bool) {
 	mod := r.e.mod
 	man := mod.Manifest()
 	rt := man.Routes[r.idx]
@@ -123,8 +126,8 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte
 	}
 	start := time.Now()
 	var err error
-	if slices := h.slices(rt.Batch, body); slices != nil {
-		out, err = h.callBatch(ctx, r, caller, rt.Batch, slices)
+	if b := h.parseBatch(rt.Batch, body); b != nil {
+		out, err = h.callBatch(ctx, r, caller, rt.Batch, b)
 	} else {
 		out, err = h.call(ctx, r, caller, body)
 	}
@@ -152,25 +155,45 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller string, body []byte
 	return out, nil, false
 }
 
-// call waits for the caller's turn at the module's gate, then runs input on
+// prepareTimeout bounds bringing a parked module back and starting an
+// instance, before a call's own deadline starts (at least the deadline).
+const prepareTimeout = 30 * time.Second
+
+// call waits for the caller's turn (see scheduler), then runs input on
 // one instance under the module's deadline (the wait does not count).
-func (h *Host) call(ctx context.Context, r route, caller string, input []byte) ([]byte, error) {
-	limits := r.e.mod.Limits()
-	wait := h.cfg.QueueTimeout
-	if wait == 0 {
-		wait = time.Duration(limits.TimeoutMS) * time.Millisecond
-	}
-	done, err := h.callers.acquire(ctx, caller, wait)
+func (h *Host) call(ctx context.Context, r route, caller Caller, input []byte) ([]byte, error) {
+	t, err := h.sched.acquire(ctx, caller, r.e.pool, false)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if err := r.e.gate.acquire(ctx, caller); err != nil {
-		return nil, err
+	return h.run(ctx, r, caller, t, input, 0)
+}
+
+// run runs input on one instance of r's module under the module's
+// deadline, holding t, which it releases; items is the number of batch
+// items input holds (0 for a single call).
+func (h *Host) run(ctx context.Context, r route, caller Caller, t *ticket, input []byte, items int) ([]byte, error) {
+	if items > 0 && r.e.mod.Parked() {
+		items = 0 // the call compiles the module first: no measure of its time per item
 	}
 	start := time.Now()
-	defer func() { r.e.gate.release(caller, time.Since(start)) }()
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
+	defer func() { h.sched.release(caller.Key, t, time.Since(start), items) }()
+	timeout := time.Duration(r.e.mod.Limits().TimeoutMS) * time.Millisecond
+	// The deadline covers the model's work: bringing a parked module back
+	// and starting an instance come first, bounded on their own.
+	pctx, pcancel := context.WithTimeout(ctx, max(timeout, prepareTimeout))
+	err := r.e.mod.Prepare(pctx)
+	late := pctx.Err() != nil
+	pcancel()
+	switch {
+	case errors.Is(err, wasmrt.ErrRetired):
+		return nil, err
+	case err != nil && late:
+		return nil, &wasmrt.Failure{Kind: wasmrt.FailBusy, Err: fmt.Errorf("preparing the module: %w", err)}
+	case err != nil:
+		return nil, &wasmrt.Failure{Kind: wasmrt.FailCrash, Err: fmt.Errorf("preparing the module: %w", err)}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return r.e.mod.Call(cctx, r.idx, input)
 }

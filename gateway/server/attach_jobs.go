@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -25,8 +26,7 @@ func (a *App) attachJobs(context.Context) error {
 	}, a.log.With("component", "jobs"))
 	a.jobs = svc
 	if jc.Workers > 0 {
-		svc.Start()
-		a.AddCloser("jobs", svc.Close)
+		a.startJobsAfterModules(svc)
 	}
 	as := func(h func(*fasthttp.RequestCtx, jobs.Caller)) fasthttp.RequestHandler {
 		return a.RequireRole(identity.RoleModels, func(ctx *fasthttp.RequestCtx, c identity.Caller) {
@@ -53,6 +53,34 @@ func (a *App) attachJobs(context.Context) error {
 	r.GET("/jobs/{id}", orPage(a.pagesHandler((*web.Web).JobPage), as(svc.HandleGet)))
 	r.DELETE("/jobs/{id}", as(svc.HandleCancel))
 	return nil
+}
+
+// startJobsAfterModules starts the job workers once the modules directory
+// is loaded (a chunk picked up before would find its model missing), and
+// stops them at shutdown.
+func (a *App) startJobsAfterModules(svc *jobs.Service) {
+	var mu sync.Mutex
+	closed := false
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-a.modules.Loaded():
+		case <-stop:
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !closed {
+			svc.Start()
+		}
+	}()
+	a.AddCloser("jobs", func(ctx context.Context) error {
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		close(stop)
+		return svc.Close(ctx)
+	})
 }
 
 // pagesHandler is a page of the web pages as a handler.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/valyala/fasthttp"
@@ -10,6 +11,7 @@ import (
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/modulehost"
+	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/gateway/web"
 )
 
@@ -19,7 +21,14 @@ import (
 // documentation.
 func (a *App) attachModules(ctx context.Context) error {
 	mc := a.cfg.Modules
-	host, err := modulehost.New(ctx, modulehost.Config{
+	weights, err := mc.Weights()
+	if err != nil {
+		return fmt.Errorf("modules.role_weights: %w", err)
+	}
+	a.roleWeights = weights
+	// The modules load in the background: the gateway serves the catalog,
+	// identity and pages meanwhile, and each model as soon as it is ready.
+	host, err := modulehost.Start(ctx, modulehost.Config{
 		ModulesDir:      mc.Dir,
 		CacheDir:        mc.CacheDir,
 		PoolSize:        mc.PoolSize,
@@ -32,6 +41,8 @@ func (a *App) attachModules(ctx context.Context) error {
 		CallerQueue:     mc.CallerQueue,
 		QueueTimeout:    mc.QueueTimeout,
 		CallerRunning:   mc.CallerRunning,
+		RunSlots:        mc.RunSlots,
+		LoadWorkers:     mc.LoadWorkers,
 		BatchSliceItems: mc.BatchSliceItems,
 		BatchSliceBytes: mc.BatchSliceBytes,
 		BackgroundShare: float64(mc.BackgroundShare) / 100,
@@ -43,7 +54,7 @@ func (a *App) attachModules(ctx context.Context) error {
 	}
 	a.modules = host
 	a.AddCloser("modules", host.Close)
-	a.AddReadyCheck("modules", func(context.Context) error { return host.Ready() })
+	a.addReadyPart("modules", false, func(context.Context) error { return host.Ready() })
 	a.AddReloader("modules", host.Sync)
 	for _, rt := range host.Routes() {
 		h := rt.Handler
@@ -66,12 +77,9 @@ func (a *App) attachModules(ctx context.Context) error {
 		a.router.Handle(rt.Method, rt.Path, h)
 	}
 
-	// The caller whose share of a module's instances a call uses: the
-	// authenticated user, else (models open to anonymous callers) the
-	// client's address.
 	serve := func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 		httpcore.SetRoute(ctx, string(ctx.Path()))
-		host.ServeModelAs(ctx, callerName(ctx, c))
+		host.ServeModelAs(ctx, a.modelCaller(c, ctx.RemoteIP().String()))
 	}
 	infer := func(ctx *fasthttp.RequestCtx) {
 		c := identity.Caller{}
@@ -81,12 +89,18 @@ func (a *App) attachModules(ctx context.Context) error {
 				return
 			}
 		}
-		host.ServeInfer(ctx, callerName(ctx, c))
+		host.ServeInfer(ctx, a.modelCaller(c, ctx.RemoteIP().String()))
 	}
 	a.router.POST("/v2/models/{name}/infer", infer)
 	a.router.POST("/v2/models/{name}/versions/{version}/infer", infer)
 	a.AddFallback(func(ctx *fasthttp.RequestCtx) bool {
 		if !host.IsModelPath(ctx.Path()) {
+			// While modules load, a model call to a path no loaded
+			// module serves yet gets 503 + Retry-After, not 404.
+			if host.ServeLoading(ctx) {
+				httpcore.SetRoute(ctx, "models loading")
+				return true
+			}
 			return false
 		}
 		if !mc.RequireToken {
@@ -133,15 +147,24 @@ func (a *App) docActions() []apidocs.Action {
 	return out
 }
 
-// callerName is the caller whose share of a module's instances a call uses:
-// the authenticated user, else (models open to anonymous callers) the
-// client's address.
-func callerName(ctx *fasthttp.RequestCtx, c identity.Caller) string {
-	switch {
-	case c.UserID != "":
-		return "user:" + c.UserID
-	case c.Name != "":
-		return "user:" + c.Name
+// modelCaller is the caller whose fair share of the models a call uses
+// (modelapi.CallerKey: the authenticated user, else, with models open to
+// anonymous callers, the client's address), weighted by the largest
+// modules.role_weights of the caller's roles (1 without any). Every way
+// into the models uses it: the API, the Open Inference Protocol, the web
+// pages.
+func (a *App) modelCaller(c identity.Caller, remoteIP string) modulehost.Caller {
+	w := 0.0
+	for _, role := range c.Roles {
+		w = max(w, a.roleWeights[role])
 	}
-	return "ip:" + ctx.RemoteIP().String()
+	if c.Sysadmin {
+		for _, rw := range a.roleWeights {
+			w = max(w, rw)
+		}
+	}
+	if w == 0 {
+		w = 1
+	}
+	return modulehost.Caller{Key: modelapi.CallerKey(c.UserID, c.Name, remoteIP), Weight: w}
 }

@@ -107,14 +107,7 @@ func (b webBackend) RunModel(path string, body []byte, accept string, caller ide
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.Header.Set("Accept", accept)
 	rc.Request.SetBody(body)
-	// The same caller key as the API's (attach_modules.go).
-	who := "ip:" + remoteIP
-	if caller.UserID != "" {
-		who = "user:" + caller.UserID
-	} else if caller.Name != "" {
-		who = "user:" + caller.Name
-	}
-	if !b.a.modules.ServeModelAs(&rc, who) {
+	if !b.a.modules.ServeModelAs(&rc, b.a.modelCaller(caller, remoteIP)) {
 		return fasthttp.StatusNotFound, "application/json", []byte(`{"error":{"code":"not_found","message":"no model serves ` + path + `"}}`)
 	}
 	return rc.Response.StatusCode(), string(rc.Response.Header.ContentType()), append([]byte(nil), rc.Response.Body()...)

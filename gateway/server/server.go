@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -63,7 +64,9 @@ type App struct {
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
 	modules       *modulehost.Host
-	files         *filehttp.Handler
+	// roleWeights weigh model callers' fair shares (modules.role_weights).
+	roleWeights map[string]float64
+	files       *filehttp.Handler
 	// modelPage serves GET /models/{name} to browsers (the web pages).
 	modelPage fasthttp.RequestHandler
 	// users is the identity store's user directory, served to the plugins
@@ -84,6 +87,9 @@ type Fallback func(ctx *fasthttp.RequestCtx) bool
 type namedCheck struct {
 	name  string
 	check ReadyCheck
+	// core parts decide /readyz's status code with server.ready_status
+	// core; the others (the models) only with all.
+	core bool
 }
 
 type namedCloser struct {
@@ -203,11 +209,15 @@ func (a *App) Router() *router.Router { return a.router }
 // Metrics is the gateway's metrics registry holder.
 func (a *App) Metrics() *httpcore.Metrics { return a.metrics }
 
-// AddReadyCheck adds a part to /readyz.
-func (a *App) AddReadyCheck(name string, c ReadyCheck) {
+// AddReadyCheck adds a core part to /readyz.
+func (a *App) AddReadyCheck(name string, c ReadyCheck) { a.addReadyPart(name, true, c) }
+
+// addReadyPart adds a part to /readyz; a part that is not core (the
+// models) decides its status code only with server.ready_status all.
+func (a *App) addReadyPart(name string, core bool, c ReadyCheck) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.checks = append(a.checks, namedCheck{name, c})
+	a.checks = append(a.checks, namedCheck{name, c, core})
 }
 
 // AddCloser registers a part to stop at shutdown, after the HTTP server and
@@ -340,12 +350,13 @@ func (a *App) isAlive(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(buf)
 }
 
-// readiness runs every check with a short deadline.
-func (a *App) readiness(ctx context.Context) map[string]string {
+// readiness runs every check with a short deadline: each part's status
+// ("ok" or why not) and whether it is core.
+func (a *App) readiness(ctx context.Context) (parts map[string]string, core map[string]bool) {
 	a.mu.Lock()
 	checks := append([]namedCheck(nil), a.checks...)
 	a.mu.Unlock()
-	out := make(map[string]string, len(checks))
+	parts, core = make(map[string]string, len(checks)), make(map[string]bool, len(checks))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, c := range checks {
@@ -359,27 +370,45 @@ func (a *App) readiness(ctx context.Context) map[string]string {
 				status = err.Error()
 			}
 			mu.Lock()
-			out[c.name] = status
+			parts[c.name], core[c.name] = status, c.core
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return out
+	return parts, core
 }
 
+// readyz answers what is ready: "parts" maps each part to "ok" or why not,
+// "models" each model to ready, loading or failed; "ready" and the status
+// code (200 or 503) cover every part, or with server.ready_status core the
+// core parts only (a load balancer may then send traffic while models
+// load; their routes answer 503 + Retry-After meanwhile).
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
-	parts := a.readiness(context.Background())
-	var notReady []string
+	parts, core := a.readiness(context.Background())
+	var notReady, coreNotReady []string
 	for name, s := range parts {
 		if s != "ok" {
 			notReady = append(notReady, name)
+			if core[name] {
+				coreNotReady = append(coreNotReady, name)
+			}
 		}
 	}
+	sort.Strings(notReady)
+	ready := len(notReady) == 0
+	if a.cfg.Server.ReadyStatus == config.ReadyCore {
+		ready = len(coreNotReady) == 0
+	}
 	status := fasthttp.StatusOK
-	body := map[string]any{"ready": len(notReady) == 0, "parts": parts}
+	body := map[string]any{"ready": ready, "parts": parts, "ready_status": a.cfg.Server.ReadyStatus}
+	if a.modules != nil {
+		body["models"] = a.modules.Readiness()
+	}
 	if len(notReady) > 0 {
-		status = fasthttp.StatusServiceUnavailable
 		body["not_ready"] = notReady
+	}
+	if !ready {
+		status = fasthttp.StatusServiceUnavailable
 	}
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	httpcore.WriteJSON(ctx, status, body)

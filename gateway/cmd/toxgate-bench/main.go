@@ -37,9 +37,10 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per scenario (alternating with the baseline); the median is reported")
 	only := flag.String("only", "", "comma-separated scenario names to run (default: all)")
 	flag.StringVar(&profileDir, "profile", "", "write the gateway's CPU profile during each scenario's last subject round to this directory")
+	vs := flag.String("vs", "", "also run each scenario's subject on a gateway built into this directory (e.g. an older build: its toxgate, toxgate-catalog and modules/), alternating with this one, and print the ratio")
 	flag.Parse()
 
-	if err := run(*conns, *dur, *rounds, *only); err != nil {
+	if err := run(*conns, *dur, *rounds, *only, *vs); err != nil {
 		fmt.Fprintln(os.Stderr, "toxgate-bench:", err)
 		os.Exit(1)
 	}
@@ -63,6 +64,10 @@ type Scenario struct {
 	Target string
 	// Conns overrides the number of connections (e.g. 1 for latency).
 	Conns int
+	// Needs names the model paths the scenario calls: it is skipped, and
+	// says so, when the gateway serves none of them (a module that was
+	// not built, such as the Rust example without a wasm32 rustc).
+	Needs []string
 }
 
 var scenarios = []Scenario{
@@ -83,12 +88,20 @@ var scenarios = []Scenario{
 		Baseline: isAlive,
 		Subject:  postJSON("/example/rust/convert", []byte(convertBody)),
 		Target:   "subject ≥ 50% of baseline req/s (the host's own cost: a guest without Go's runtime)",
+		Needs:    []string{"/example/rust/convert"},
 	},
 	{
 		Name:     "hERG one SMILES vs IsAlive",
 		Baseline: isAlive,
 		Subject:  hergOne,
 		Target:   "subject p50 ≤ 2 ms (queueing dominates at 64 connections: see the 1-connection figure)",
+	},
+	{
+		Name:     "hERG one SMILES, 16 connections of one caller, vs IsAlive",
+		Conns:    16,
+		Baseline: isAlive,
+		Subject:  hergOne,
+		Target:   "no refused call (0 errors): a caller alone waits for the cores, it is not refused",
 	},
 	{
 		Name:     "hERG one SMILES vs IsAlive, 1 connection",
@@ -102,7 +115,7 @@ var scenarios = []Scenario{
 		Conns:    1,
 		Baseline: hergOne,
 		Subject:  func(e *Env) loadgen.Target { return postJSON("/hERG/evaluate", batchBody(1000))(e) },
-		Target:   "a 1000-molecule batch under 0.5 s (p50 of the subject)",
+		Target:   "a 1000-molecule batch on an idle server ≤ 0.12 s (p50 of the subject): one call, not cut into slices",
 	},
 }
 
@@ -146,7 +159,7 @@ func batchBody(n int) []byte {
 	return b
 }
 
-func run(conns int, dur time.Duration, rounds int, only string) error {
+func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 	ctx := context.Background()
 	bins, err := harness.BuildBinaries()
 	if err != nil {
@@ -157,12 +170,14 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		return err
 	}
 	defer stopBare()
-	gw, err := harness.Launch(bins, harness.WithLogSink(io.Discard), harness.WithAllModules(),
-		harness.WithEnv(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false",
-			// One load generator is one caller: lift the per-caller shares so
-			// that the serving path is measured, not the fairness policy.
-			"TOXGATE_MODULES_CALLER_QUEUE=256", "TOXGATE_MODULES_CALLER_RUNNING=64"},
-			strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
+	// One load generator is one caller, with the gateway's own settings:
+	// a caller alone gets every core (gateway/modulehost/README.md).
+	launch := func(bins harness.Binaries, env ...string) (*harness.Gateway, error) {
+		return harness.Launch(bins, harness.WithLogSink(io.Discard), harness.WithAllModules(),
+			harness.WithEnv(append(append([]string{"TOXGATE_MODULES_REQUIRE_TOKEN=false"}, env...),
+				strings.Fields(os.Getenv("TOXGATE_BENCH_ENV"))...)...))
+	}
+	gw, err := launch(bins)
 	if err != nil {
 		return err
 	}
@@ -171,11 +186,36 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		os.RemoveAll(gw.DataDir)
 	}()
 	env := &Env{Gateway: gw, BareURL: bareURL, Opts: loadgen.Options{Conns: conns, Duration: dur}}
+	var other *Env
+	if vs != "" {
+		ob := harness.Binaries{Dir: vs, Gateway: filepath.Join(vs, "toxgate"), Modules: filepath.Join(vs, "modules")}
+		// An older build reads its own configs/toxgate.yaml (beside its
+		// bin directory), not this tree's, which may have keys it lacks.
+		var oenv []string
+		if cfg := filepath.Join(vs, "..", "configs", "toxgate.yaml"); fileExists(cfg) {
+			oenv = append(oenv, "TOXGATE_CONFIG="+cfg)
+		}
+		ogw, err := launch(ob, oenv...)
+		if err != nil {
+			return fmt.Errorf("-vs %s: %w", vs, err)
+		}
+		defer func() {
+			ogw.Stop()
+			os.RemoveAll(ogw.DataDir)
+		}()
+		other = &Env{Gateway: ogw, BareURL: bareURL, Opts: env.Opts}
+		fmt.Printf("each subject also on the gateway of %s (\"vs\"), alternating\n", vs)
+	}
 	fmt.Printf("toxgate-bench: %d connections, %s per round, %d rounds, median reported (GOMAXPROCS=%s)\n\n",
 		conns, dur, rounds, os.Getenv("GOMAXPROCS"))
 	failed := false
 	for _, sc := range scenarios {
 		if only != "" && !strings.Contains(","+only+",", ","+sc.Name+",") {
+			continue
+		}
+		if missing := missingPaths(gw.URL, sc.Needs); len(missing) > 0 {
+			fmt.Printf("%s\n  SKIPPED: no module serves %s (not built: the Rust example needs a rustc with the wasm32 target, see README.md)\n\n",
+				sc.Name, strings.Join(missing, ", "))
 			continue
 		}
 		if sc.Setup != nil {
@@ -187,8 +227,15 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		if sc.Conns > 0 {
 			opts.Conns = sc.Conns
 		}
-		var base, subj []loadgen.Result
+		var base, subj, vsRes []loadgen.Result
 		for i := 0; i < rounds; i++ {
+			if other != nil {
+				v, err := loadgen.Run(ctx, sc.Subject(other), opts)
+				if err != nil {
+					return fmt.Errorf("%s: vs: %w", sc.Name, err)
+				}
+				vsRes = append(vsRes, v)
+			}
 			b, err := loadgen.Run(ctx, sc.Baseline(env), opts)
 			if err != nil {
 				return fmt.Errorf("%s: baseline: %w", sc.Name, err)
@@ -212,6 +259,13 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		b, s := median(base), median(subj)
 		fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f%% of baseline req/s   (target: %s)\n",
 			sc.Name, b, s, 100*s.RPS/b.RPS, sc.Target)
+		if other != nil {
+			v := median(vsRes)
+			fmt.Printf("  vs       %s\n  subject/vs: %.2f× req/s, p50 %.2f×\n", v, s.RPS/v.RPS, float64(s.P50)/float64(max(1, v.P50)))
+			if v.Errors > 0 {
+				fmt.Printf("  vs had failed requests: %q\n", v.FirstErr)
+			}
+		}
 		if s.Errors > 0 || b.Errors > 0 {
 			fmt.Printf("  INVALID: requests failed: baseline %q subject %q\n", b.FirstErr, s.FirstErr)
 			failed = true
@@ -222,6 +276,47 @@ func run(conns int, dur time.Duration, rounds int, only string) error {
 		return fmt.Errorf("some scenarios had failed requests")
 	}
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// missingPaths returns the paths of paths that no model of the gateway
+// serves (by its index, GET /models).
+func missingPaths(gatewayURL string, paths []string) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	res, err := http.Get(gatewayURL + "/models")
+	if err != nil {
+		return paths
+	}
+	defer res.Body.Close()
+	var index struct {
+		Models []struct {
+			Routes []struct {
+				Path string `json:"path"`
+			} `json:"routes"`
+		} `json:"models"`
+	}
+	if json.NewDecoder(res.Body).Decode(&index) != nil {
+		return paths
+	}
+	served := map[string]bool{}
+	for _, m := range index.Models {
+		for _, r := range m.Routes {
+			served[r.Path] = true
+		}
+	}
+	var missing []string
+	for _, p := range paths {
+		if !served[p] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
 }
 
 // profileDir is where -profile writes CPU profiles ("" for none).

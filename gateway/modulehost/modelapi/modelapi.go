@@ -57,3 +57,17 @@ type ModelRef struct {
 // jobs): low priority at each module's gate, at most the module host's
 // Config.BackgroundShare of its instances.
 const BackgroundPrefix = "job:"
+
+// CallerKey is the key of a caller's fair share: the authenticated user
+// (every token and session of a user share it: more tokens buy nothing),
+// else the client's address. Every way into the models (the API, the Open
+// Inference Protocol, the web pages, scoring jobs) uses it.
+func CallerKey(userID, userName, remoteIP string) string {
+	switch {
+	case userID != "":
+		return "user:" + userID
+	case userName != "":
+		return "user:" + userName
+	}
+	return "ip:" + remoteIP
+}

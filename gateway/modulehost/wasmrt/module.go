@@ -221,6 +221,41 @@ func (m *Module) activate(ctx context.Context) error {
 	return nil
 }
 
+// Prepare makes the module ready to run a call at once: it compiles a
+// parked module again and starts an instance when none is idle. The host
+// calls it before it starts a call's deadline, so that the deadline covers
+// the model's work, not the host's (reading the code back, loading machine
+// code, instantiating); ctx bounds that work. It returns ErrRetired for a
+// retired module.
+func (m *Module) Prepare(ctx context.Context) error {
+	m.rtMu.Lock()
+	ready := m.rt != nil && len(m.pool.idle) > 0
+	m.rtMu.Unlock()
+	if ready {
+		return nil
+	}
+	if !m.enter() {
+		return ErrRetired
+	}
+	defer m.inflight.Done()
+	if err := m.activate(ctx); err != nil {
+		return err
+	}
+	defer m.deactivate()
+	select {
+	case m.pool.slots <- struct{}{}:
+	default:
+		return nil // every instance exists: one comes back when a call ends
+	}
+	inst, err := m.newInstance(ctx)
+	if err != nil {
+		<-m.pool.slots
+		return err
+	}
+	m.pool.put(inst)
+	return nil
+}
+
 func (m *Module) deactivate() {
 	m.rtMu.Lock()
 	m.active--
