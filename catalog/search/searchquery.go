@@ -1,0 +1,176 @@
+package search
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Query is one search.
+type Query struct {
+	// Q is the main query: "" or "*:*" for all, a Lucene query when it has
+	// a field ("name:x"), otherwise dismax terms.
+	Q string
+	// Filters are fq strings, all of which must match.
+	Filters []string
+	// Sort is e.g. "score desc, metadata_modified desc".
+	Sort string
+	// Start and Rows page through the results.
+	Start, Rows int
+	// FacetFields are the fields to count.
+	FacetFields []string
+	// FacetLimit caps items per facet (negative: unlimited).
+	FacetLimit int
+	// FacetMinCount drops items with fewer documents.
+	FacetMinCount int
+	// Allow, if set, is applied to every match (permissions).
+	Allow func(d *Doc) bool
+}
+
+// Facet is one counted value.
+type Facet struct {
+	// Value is the field value.
+	Value string
+	// Count is the number of matching documents.
+	Count int
+}
+
+// Result is a search outcome.
+type Result struct {
+	// Count is the number of matches before paging.
+	Count int
+	// IDs are the ids of the page, in order.
+	IDs []string
+	// Facets holds, per requested field, the counted values by count
+	// descending.
+	Facets map[string][]Facet
+}
+
+// hit is a match: its slot and score (no pointer, so that moving hits
+// costs no write barriers and pooled hits hold no documents).
+type hit struct {
+	score float64
+	slot  int32
+}
+
+// Search runs q. A malformed query or sort, or one past the bounds in
+// limits.go, gives an *Error. It only reads the index, so searches may run
+// concurrently under a read lock.
+func (ix *Index) Search(q Query) (Result, error) {
+	if err := checkLength("query", q.Q); err != nil {
+		return Result{}, err
+	}
+	if len(q.FacetFields) > MaxFacetFields {
+		return Result{}, &Error{Message: "too many facet fields: " + strconv.Itoa(len(q.FacetFields)) + ", at most " + strconv.Itoa(MaxFacetFields)}
+	}
+	facetFields := unique(q.FacetFields)
+	left := newBudget()
+	filters := make([]node, 0, min(len(q.Filters), MaxClauses))
+	for _, f := range q.Filters {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := parse(f, left)
+		if err != nil {
+			return Result{}, err
+		}
+		filters = append(filters, ix.bind(n))
+	}
+	keys, err := parseSort(q.Sort)
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := ix.matcher(q.Q, left)
+	if err != nil {
+		return Result{}, err
+	}
+	sc := getScratch()
+	defer putScratch(sc)
+	hits := sc.hits[:0]
+	if m.dismax != nil {
+		hits = m.dismax.run(ix, sc, hits)
+	} else {
+		for slot, d := range ix.slots {
+			if d == nil {
+				continue
+			}
+			if s, ok := m.fn(d); ok {
+				hits = append(hits, hit{score: s, slot: int32(slot)})
+			}
+		}
+	}
+	if len(filters) > 0 || q.Allow != nil {
+		kept := hits[:0]
+	next:
+		for _, h := range hits {
+			d := ix.slots[h.slot]
+			for _, f := range filters {
+				if !f.match(d) {
+					continue next
+				}
+			}
+			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(d) {
+				continue
+			}
+			kept = append(kept, h)
+		}
+		hits = kept
+	}
+	sc.hits = hits
+	res := Result{Count: len(hits)}
+	if len(facetFields) > 0 {
+		res.Facets = ix.facets(sc, hits, facetFields, q.FacetLimit, q.FacetMinCount)
+	}
+	cmp := func(a, b hit) bool { return ix.less(keys, a, b) }
+	scoreDesc := keys[0].idx == keyScore && keys[0].desc
+	if scoreDesc {
+		cmp = func(a, b hit) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			return ix.less(keys[1:], a, b)
+		}
+	}
+	// start and rows are clamped to the matches first, so that no sum of
+	// them overflows
+	start := min(max(q.Start, 0), len(hits))
+	end := start + min(max(q.Rows, 0), len(hits)-start)
+	topK(hits, end, cmp, scoreDesc)
+	for _, h := range hits[start:end] {
+		res.IDs = append(res.IDs, ix.slots[h.slot].ID)
+	}
+	return res, nil
+}
+
+// match is the main query: a plan over the postings for free text, else a
+// function applied to every document.
+type match struct {
+	fn     func(*Doc) (float64, bool)
+	dismax *dismaxPlan
+}
+
+// matcher builds the main query's matcher, spending from left.
+func (ix *Index) matcher(q string, left *budget) (match, error) {
+	q = strings.TrimSpace(q)
+	if q == "" || q == "*:*" || q == "*" {
+		return match{fn: func(*Doc) (float64, bool) { return 1, true }}, nil
+	}
+	if strings.Contains(q, ":") {
+		n, err := parse(q, left)
+		if err != nil {
+			return match{}, err
+		}
+		terms := n.terms(nil)
+		n = ix.bind(n)
+		return match{fn: func(d *Doc) (float64, bool) {
+			if !n.match(d) {
+				return 0, false
+			}
+			return ix.score(d, terms) + 1, true
+		}}, nil
+	}
+	// free text: every token is a clause
+	if err := left.spend(tokenCount(q), false); err != nil {
+		return match{}, err
+	}
+	return match{dismax: ix.dismax(q)}, nil
+}
