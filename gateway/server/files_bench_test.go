@@ -32,8 +32,12 @@ import (
 //
 //	TOXGATE_BIN_DIR=$PWD/bin go test -run '^$' -bench FileTransfer -benchtime 1x ./gateway/server/
 func BenchmarkFileTransfer(b *testing.B) {
-	b.Run("mongodb", func(b *testing.B) { benchFileTransfer(b, "embedded store", []string{"TOXGATE_FILES_BACKEND=mongodb"}, nil) })
-	b.Run("dir", func(b *testing.B) { benchFileTransfer(b, "files directory", []string{"TOXGATE_FILES_DIR=" + b.TempDir()}, nil) })
+	b.Run("mongodb", func(b *testing.B) {
+		benchFileTransfer(b, "embedded store", []string{"TOXGATE_FILES_BACKEND=mongodb"}, nil)
+	})
+	b.Run("dir", func(b *testing.B) {
+		benchFileTransfer(b, "files directory", []string{"TOXGATE_FILES_DIR=" + b.TempDir()}, nil)
+	})
 	b.Run("s3", func(b *testing.B) {
 		srv := s3test.Start(b)
 		bucket := srv.Bucket(b)
