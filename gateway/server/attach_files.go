@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/filestore"
 	"toxgate/gateway/config"
@@ -45,10 +48,16 @@ func filesEnv(c config.Config) []string {
 	return env
 }
 
+// OpenFiles opens the file store that cfg's files section describes on db
+// (the gateway's, and `toxgate files migrate`'s).
+func OpenFiles(ctx context.Context, cfg config.Config, db *mongo.Database, log *slog.Logger) (*filestore.Store, error) {
+	return filestore.New(ctx, db, filesConfig(cfg), log)
+}
+
 // attachFiles opens the file store, the one every part of this gateway
 // uses (uploads and downloads, scoring jobs, the models' datasets).
 func (a *App) attachFiles(ctx context.Context) error {
-	st, err := filestore.New(ctx, a.store.DB(), filesConfig(a.cfg), a.log.With("component", "filestore"))
+	st, err := OpenFiles(ctx, a.cfg, a.store.DB(), a.log.With("component", "filestore"))
 	if err != nil {
 		return err
 	}
