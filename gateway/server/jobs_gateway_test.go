@@ -310,7 +310,7 @@ func TestScoringJobSharedByTwoGateways(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
 	b, _ := os.ReadFile(filepath.Join(f.modulesDir, "herg.wasm"))
 	os.WriteFile(filepath.Join(dir, "modules", "herg.wasm"), b, 0o644)
-	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI()))
+	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_FILES_DIR="+filepath.Join(f.g.DataDir, "files")))
 	resID := f.upload(t, "lib.csv", library(t, 6000))
 	id := f.submit(t, other, resID)
 
