@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench fuzz train train-check ci-deps clean help
+.PHONY: all build gateway plugins modules rust-modules run test deps vet bench fuzz train train-check ci-deps s3-server clean help
 
 all: build
 
@@ -177,9 +177,21 @@ MISSING_PKGS = $(strip $(shell \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib))
 
-# ci-deps installs what the tests need on a fresh machine (MISSING_PKGS),
-# and fails when it cannot. Go modules come from the module proxy.
+# s3-server builds the S3-compatible server of the file store's tests
+# (Versity's versitygw, pinned) from the Go module proxy into bin/tools,
+# where internal/testenv finds it; once built it is kept.
+VERSITYGW_VERSION := v1.8.0
+s3-server: $(BIN)/tools/versitygw
+$(BIN)/tools/versitygw:
+	@echo "building versitygw $(VERSITYGW_VERSION) (the file store's S3 test server) into $(BIN)/tools"
+	GOBIN=$(BIN)/tools $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+# ci-deps installs what the tests need on a fresh machine (MISSING_PKGS,
+# the S3 test server), and fails when it cannot. Go modules come from the
+# module proxy.
 ci-deps:
+	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server || \
+		echo "note: building versitygw failed: the S3 file store tests skip (summary at the end)"
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -n "$$PKGS" ]; then \
 		echo "installing $$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests, DCAT tests' RDF parser)"; \
@@ -191,8 +203,11 @@ ci-deps:
 # deps is ci-deps for make test: it installs MISSING_PKGS when it may (as root,
 # or with password-less sudo, on a system with apt-get) and otherwise says so
 # and goes on; the tests that need what is missing then skip, and make test
-# names them at the end. TOXGATE_TEST_DEPS=off installs nothing.
+# names them at the end; it also builds the S3 test server (s3-server).
+# TOXGATE_TEST_DEPS=off installs and builds nothing.
 deps:
+	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server || \
+		echo "note: building versitygw failed: the S3 file store tests skip (summary at the end)"
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -z "$$PKGS" ] || [ "$(TOXGATE_TEST_DEPS)" = off ]; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \

@@ -39,9 +39,9 @@ type Options struct {
 	// so one writer at a time is much faster. Turn it on for a MongoDB
 	// replica set.
 	ConcurrentWrites bool
-	// FilesDir keeps the bytes of uploaded files in a directory instead of
-	// the database (catalog.files_dir); "" keeps them in the database.
-	FilesDir string
+	// Files is the file store of uploaded files (nil: one keeping bytes in
+	// segment collections of db).
+	Files *filestore.Store
 	// Users is the gateway's user directory, through which the catalog
 	// resolves member names and renders member lists (nil: no users).
 	Users contract.Users
@@ -146,7 +146,14 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		opts.SiteTitle = "toxgate"
 	}
 	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
-		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
+		files: opts.Files}
+	if s.files == nil {
+		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		s.files = fs
+	}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth
 	if err := s.c.ensureIndexes(ctx); err != nil {

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,50 +9,60 @@ import (
 	"strings"
 )
 
-// BackendDir marks a file whose bytes are a file in the store's directory
-// (see WithDir) rather than chunks in segment collections.
-const BackendDir = "dir"
+// dirBackend keeps each file's bytes as one file in a directory, named by
+// the file id: "<id>.part" while written, renamed to "<id>" after fsync, and
+// the directory synced after the rename, so a complete name always holds
+// every byte and a crash leaves at most a ".part" that the sweep removes.
+type dirBackend struct{ dir string }
 
-// WithDir returns a copy of s that writes the bytes of new files as files in
-// dir (one per file, named by its id), keeping their metadata in the
-// database as before. Several gateways share such a store only when they
-// share the directory (a network file system). Files already stored keep
-// being read where they are.
-func (s *Store) WithDir(dir string) *Store {
-	c := *s
-	c.dir = dir
-	return &c
-}
+// NewDir returns the backend keeping bytes in dir (made on first write).
+func NewDir(dir string) Backend { return &dirBackend{dir: dir} }
 
-// dirPath is where a complete file's bytes are; partPath where they grow.
-func (s *Store) dirPath(id string) string  { return filepath.Join(s.dir, id) }
-func (s *Store) partPath(id string) string { return filepath.Join(s.dir, id+".part") }
+func (b *dirBackend) Name() string { return BackendDir }
 
-// openPart creates the file an upload writes into.
-func (s *Store) openPart(id string) (*os.File, error) {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+func (b *dirBackend) path(id string) string     { return filepath.Join(b.dir, id) }
+func (b *dirBackend) partPath(id string) string { return filepath.Join(b.dir, id+".part") }
+
+func (b *dirBackend) Create(_ context.Context, id string) (Part, error) {
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("filestore: files dir: %w", err)
 	}
-	f, err := os.OpenFile(s.partPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(b.partPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: create %s: %w", id, err)
 	}
-	return f, nil
+	return &dirPart{b: b, id: id, f: f}, nil
 }
 
-// commitPart makes a written part durable and gives it its final name.
-func (s *Store) commitPart(f *os.File, id string) error {
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("filestore: sync %s: %w", id, err)
+// dirPart is a file growing in the directory.
+type dirPart struct {
+	b  *dirBackend
+	id string
+	f  *os.File
+}
+
+func (p *dirPart) Write(q []byte) (int, error) {
+	n, err := p.f.Write(q)
+	if err != nil {
+		return n, fmt.Errorf("filestore: write %s: %w", p.id, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("filestore: close %s: %w", id, err)
+	return n, nil
+}
+
+// Commit syncs the file, renames it to its final name and syncs the
+// directory, so the name survives a power loss.
+func (p *dirPart) Commit(context.Context) error {
+	if err := p.f.Sync(); err != nil {
+		_ = p.f.Close()
+		return fmt.Errorf("filestore: sync %s: %w", p.id, err)
 	}
-	if err := os.Rename(s.partPath(id), s.dirPath(id)); err != nil {
-		return fmt.Errorf("filestore: rename %s: %w", id, err)
+	if err := p.f.Close(); err != nil {
+		return fmt.Errorf("filestore: close %s: %w", p.id, err)
 	}
-	d, err := os.Open(s.dir)
+	if err := os.Rename(p.b.partPath(p.id), p.b.path(p.id)); err != nil {
+		return fmt.Errorf("filestore: rename %s: %w", p.id, err)
+	}
+	d, err := os.Open(p.b.dir)
 	if err != nil {
 		return fmt.Errorf("filestore: sync dir: %w", err)
 	}
@@ -62,12 +73,13 @@ func (s *Store) commitPart(f *os.File, id string) error {
 	return nil
 }
 
-// removeDirFile removes a file's bytes from the directory, complete or not.
-func (s *Store) removeDirFile(id string) error {
-	if s.dir == "" {
-		return nil
-	}
-	for _, p := range []string{s.dirPath(id), s.partPath(id)} {
+func (p *dirPart) Abort(ctx context.Context) error {
+	_ = p.f.Close()
+	return p.b.Delete(ctx, p.id)
+}
+
+func (b *dirBackend) Delete(_ context.Context, id string) error {
+	for _, p := range []string{b.path(id), b.partPath(id)} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("filestore: remove %s: %w", p, err)
 		}
@@ -75,18 +87,13 @@ func (s *Store) removeDirFile(id string) error {
 	return nil
 }
 
-// dirFiles lists the file ids that have bytes (complete or partial) in the
-// directory.
-func (s *Store) dirFiles() ([]string, error) {
-	if s.dir == "" {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(s.dir)
+func (b *dirBackend) IDs(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(b.dir)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("filestore: list %s: %w", s.dir, err)
+		return nil, fmt.Errorf("filestore: list %s: %w", b.dir, err)
 	}
 	var ids []string
 	for _, e := range entries {
@@ -97,9 +104,8 @@ func (s *Store) dirFiles() ([]string, error) {
 	return ids, nil
 }
 
-// openDirRange opens length bytes of a complete file at offset.
-func (s *Store) openDirRange(info Info, offset, length int64) (io.ReadCloser, error) {
-	f, err := os.Open(s.dirPath(info.ID))
+func (b *dirBackend) Open(_ context.Context, info Info, offset, length int64) (io.ReadCloser, error) {
+	f, err := os.Open(b.path(info.ID))
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", info.ID, err)
 	}

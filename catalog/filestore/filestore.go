@@ -1,14 +1,13 @@
-// Package filestore keeps uploaded files in the catalog's MongoDB database,
-// so that every gateway sharing that database serves every file.
+// Package filestore keeps the files of the catalog's resources: one
+// metadata document per file in the catalog's MongoDB database (state,
+// size, SHA-256, media type, which backend holds the bytes) and the bytes
+// in a Backend: a files directory (dir), an S3-compatible bucket (s3), or
+// segment collections of the database itself (mongodb).
 //
-// A file is one metadata document in the collection "filestore" and its bytes
-// in chunks (ChunkSize bytes each, the last one shorter) spread over segment
-// collections "filestore.<file id>.<segment>" of SegmentChunks chunks each.
 // A file is written in the state "pending" and becomes "complete" only after
-// every chunk is stored and its SHA-256 is known; only complete files are
-// read. Readers stream a segment's chunks in insertion order (one scan, which
-// the embedded store pushes down) and check every chunk's number; a chunk out
-// of place is fetched by its _id instead. See README.md for why.
+// its backend has made every byte durable and its SHA-256 is known; only
+// complete files are read. A sweep removes what crashes leave. See README.md
+// and RATIONALE.md.
 package filestore
 
 import (
@@ -18,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -61,7 +59,7 @@ type Info struct {
 	Size int64 `bson:"size"`
 	// SHA256 is the hex SHA-256 of the bytes.
 	SHA256 string `bson:"sha256"`
-	// Chunks is the number of chunks.
+	// Chunks is the number of chunks (segment collections only).
 	Chunks int64 `bson:"chunks"`
 	// Created is when the upload started.
 	Created time.Time `bson:"created"`
@@ -69,36 +67,71 @@ type Info struct {
 	// when the file was completed.
 	Touched time.Time `bson:"touched"`
 	// Backend is where the bytes are: "" for segment collections,
-	// BackendDir for a file in the store's directory.
+	// BackendDir for a file in the files directory, BackendS3 for an object
+	// in the bucket.
 	Backend string `bson:"backend,omitempty"`
 }
 
 // Hash is the resource hash CKAN clients see: "sha256:<hex>".
 func (i Info) Hash() string { return "sha256:" + i.SHA256 }
 
-// Store reads and writes files in one MongoDB database.
+// Store keeps the metadata of files in one MongoDB database and their
+// bytes in a Backend: new files go to the write backend, and a file is read
+// from the backend its metadata names, so files stored before a change of
+// backend stay readable while every backend they use is configured.
 type Store struct {
-	db         *mongo.Database
 	files      *mongo.Collection
 	log        *slog.Logger
 	touchEvery time.Duration
-	dir        string // bytes of new files go here when set (WithDir)
+	write      Backend
+	backends   map[string]Backend // by stored name ("" for mongodb)
+	download   string
 }
 
-// New returns a Store on db; log may be nil.
-func New(db *mongo.Database, log *slog.Logger) *Store {
+// New returns a Store on db built from cfg; log may be nil. The segment
+// backend (mongodb) is always there for reading; the files directory is
+// there when cfg.Dir is set, the bucket when cfg.S3.Bucket is.
+func New(ctx context.Context, db *mongo.Database, cfg Config, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Store{db: db, files: db.Collection(CollFiles), log: log, touchEvery: DefaultTouchEvery}
+	s := &Store{files: db.Collection(CollFiles), log: log, touchEvery: cfg.TouchEvery, download: cfg.Download,
+		backends: map[string]Backend{"": NewSegments(db)}}
+	if s.touchEvery <= 0 {
+		s.touchEvery = DefaultTouchEvery
+	}
+	if cfg.Dir != "" {
+		s.backends[BackendDir] = NewDir(cfg.Dir)
+	}
+	if cfg.S3.Bucket != "" {
+		b, err := NewS3(ctx, cfg.S3)
+		if err != nil {
+			return nil, err
+		}
+		s.backends[BackendS3] = b
+	}
+	name := cfg.Backend
+	if name == "" {
+		name = BackendMongoDB
+	}
+	w, ok := s.backends[storedBackend(name)]
+	if !ok {
+		return nil, fmt.Errorf("filestore: backend %q is not configured (files.backend: dir needs files.dir, s3 needs files.s3.bucket)", name)
+	}
+	s.write = w
+	return s, nil
 }
 
-// WithTouchEvery returns a copy of s whose writers refresh their file's
-// Touched time every d (keep it well below the sweep's grace).
-func (s *Store) WithTouchEvery(d time.Duration) *Store {
-	c := *s
-	c.touchEvery = d
-	return &c
+// Backend is the backend new files are written to.
+func (s *Store) Backend() Backend { return s.write }
+
+// backendOf is the backend holding info's bytes.
+func (s *Store) backendOf(info Info) (Backend, error) {
+	b, ok := s.backends[info.Backend]
+	if !ok {
+		return nil, fmt.Errorf("filestore: %s is in backend %q, which is not configured", info.ID, info.Backend)
+	}
+	return b, nil
 }
 
 // newFileID returns 32 random hex digits.
@@ -109,7 +142,7 @@ func newFileID() string {
 }
 
 // validID reports whether id has the shape of a file id (it becomes part of
-// collection names).
+// collection names, file names and object keys).
 func validID(id string) bool {
 	if len(id) != 32 {
 		return false
@@ -120,22 +153,6 @@ func validID(id string) bool {
 		}
 	}
 	return true
-}
-
-// segmentName is the collection holding segment seg of file id.
-func segmentName(id string, seg int64) string {
-	return fmt.Sprintf("%s.%s.%d", CollFiles, id, seg)
-}
-
-// chunkID is the _id of chunk n: zero-padded so that string order is number
-// order, and a string so that the embedded store pushes a lookup down.
-func chunkID(n int64) string { return fmt.Sprintf("%010d", n) }
-
-// chunk is one stored piece of a file.
-type chunk struct {
-	ID   string `bson:"_id"`
-	N    int64  `bson:"n"`
-	Data []byte `bson:"data"`
 }
 
 // Stat returns the metadata of a complete file.
@@ -167,56 +184,19 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
-// Delete removes a file's chunks, then its metadata. Deleting a file that
-// does not exist is not an error.
+// Delete removes a file's bytes from every backend, then its metadata.
+// Deleting a file that does not exist is not an error.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if !validID(id) {
 		return nil
 	}
-	if err := s.dropSegments(ctx, id); err != nil {
-		return err
-	}
-	if err := s.removeDirFile(id); err != nil {
-		return err
+	for _, b := range s.backends {
+		if err := b.Delete(ctx, id); err != nil {
+			return err
+		}
 	}
 	if _, err := s.files.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
 		return fmt.Errorf("filestore: delete %s: %w", id, err)
 	}
 	return nil
-}
-
-// dropSegments drops every segment collection of file id.
-func (s *Store) dropSegments(ctx context.Context, id string) error {
-	names, err := s.segmentCollections(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range names[id] {
-		if err := s.db.Collection(n).Drop(ctx); err != nil {
-			return fmt.Errorf("filestore: drop %s: %w", n, err)
-		}
-	}
-	return nil
-}
-
-// segmentCollections maps each file id that has segment collections to
-// their names.
-func (s *Store) segmentCollections(ctx context.Context) (map[string][]string, error) {
-	names, err := s.db.ListCollectionNames(ctx, bson.M{})
-	if err != nil {
-		return nil, fmt.Errorf("filestore: list collections: %w", err)
-	}
-	out := map[string][]string{}
-	prefix := CollFiles + "."
-	for _, n := range names {
-		rest, ok := strings.CutPrefix(n, prefix)
-		if !ok {
-			continue
-		}
-		id, _, ok := strings.Cut(rest, ".")
-		if ok && validID(id) {
-			out[id] = append(out[id], n)
-		}
-	}
-	return out, nil
 }

@@ -9,17 +9,16 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"toxgate/gateway/store"
+	"toxgate/internal/s3test"
 )
 
-// openStore starts the embedded store in a temporary directory.
-func openStore(t *testing.T) *Store {
+// openStore starts the embedded store in a temporary directory and opens
+// a Store on it with cfg.
+func openStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -29,14 +28,29 @@ func openStore(t *testing.T) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close(context.Background()) })
-	return New(st.DB(), quiet)
+	s, err := New(ctx, st.DB(), cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
-// eachBackend runs f on a store keeping bytes in segment collections and
-// on one keeping them in a files directory.
+// eachBackend runs f on a store writing to each backend: segment
+// collections, a files directory, and a bucket of a real S3-compatible
+// server started for the test.
 func eachBackend(t *testing.T, f func(t *testing.T, s *Store)) {
-	t.Run("segments", func(t *testing.T) { f(t, openStore(t)) })
-	t.Run("dir", func(t *testing.T) { f(t, openStore(t).WithDir(t.TempDir())) })
+	t.Run("mongodb", func(t *testing.T) { f(t, openStore(t, Config{Backend: BackendMongoDB})) })
+	t.Run("dir", func(t *testing.T) { f(t, openStore(t, Config{Backend: BackendDir, Dir: t.TempDir()})) })
+	t.Run("s3", func(t *testing.T) {
+		srv := s3test.Start(t)
+		f(t, openStore(t, Config{Backend: BackendS3, S3: s3Config(t, srv, "files/")}))
+	})
+}
+
+// s3Config is a new bucket of srv with the object key prefix.
+func s3Config(t testing.TB, srv *s3test.Server, prefix string) S3Config {
+	return S3Config{Bucket: srv.Bucket(t), Prefix: prefix, Endpoint: srv.Endpoint, PathStyle: true,
+		AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey, Region: "us-east-1", PartBytes: 6 << 20}
 }
 
 func randomBytes(n int, seed uint64) []byte {
@@ -149,18 +163,19 @@ func TestSweep(t *testing.T) {
 		if _, err := s.Stat(ctx, w.ID()); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("pending file served: %v", err)
 		}
-		// A segment whose metadata is gone (a deletion cut short).
+		// Bytes whose metadata is gone (a deletion cut short).
 		stray := newFileID()
-		if _, err := s.db.Collection(segmentName(stray, 0)).InsertOne(ctx, bson.M{"_id": chunkID(0), "n": 0, "data": []byte("x")}); err != nil {
+		p, err := s.Backend().Create(ctx, stray)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		strays := 1
-		if s.dir != "" { // and a file in the directory whose metadata is gone
-			if err := os.WriteFile(s.dirPath(newFileID()), []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			strays++
-		}
 		refs := func(id string) bool { return id == kept.ID }
 		st, err := s.Sweep(ctx, refs, time.Hour)
 		if err != nil || st.Pending != 0 || st.Unreferenced != 0 || st.Segments != strays {
@@ -171,14 +186,9 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("sweep: %+v, %v", st, err)
 		}
 		files, _ := s.List(ctx)
-		segs, _ := s.segmentCollections(ctx)
-		onDisk, _ := s.dirFiles()
-		if s.dir != "" {
-			if len(files) != 1 || files[0].ID != kept.ID || len(segs) != 0 || len(onDisk) != 1 || onDisk[0] != kept.ID {
-				t.Fatalf("left: files %+v segments %v on disk %v", files, segs, onDisk)
-			}
-		} else if len(files) != 1 || files[0].ID != kept.ID || len(segs) != 1 || len(segs[kept.ID]) != 1 {
-			t.Fatalf("left: files %+v segments %v", files, segs)
+		ids, err := s.Backend().IDs(ctx)
+		if err != nil || len(files) != 1 || files[0].ID != kept.ID || len(ids) != 1 || ids[0] != kept.ID {
+			t.Fatalf("left: files %+v, bytes of %v (%v)", files, ids, err)
 		}
 	})
 }

@@ -11,8 +11,8 @@ type SweepStats struct {
 	Pending int
 	// Unreferenced is the number of complete files no record points at.
 	Unreferenced int
-	// Segments is the number of segment collections, and files in the
-	// files directory, without metadata.
+	// Segments is the number of files' bytes (in any backend) without
+	// metadata.
 	Segments int
 }
 
@@ -22,20 +22,23 @@ func (s SweepStats) Total() int { return s.Pending + s.Unreferenced + s.Segments
 // Sweep removes what crashes and lost races leave behind: pending files not
 // touched for longer than grace (their writer is gone), complete files that
 // referenced reports unused and that were completed longer than grace ago
-// (their record was never written, or was replaced or deleted), and segment
-// collections of files that have no metadata. referenced must see every
+// (their record was never written, or was replaced or deleted), and bytes
+// in any backend of files that have no metadata. referenced must see every
 // record written before the sweep started.
 func (s *Store) Sweep(ctx context.Context, referenced func(id string) bool, grace time.Duration) (SweepStats, error) {
 	var st SweepStats
-	// Segments first: a writer inserts a file's metadata before its first
-	// chunk, so every segment listed here has its metadata in the list below.
-	segs, err := s.segmentCollections(ctx)
-	if err != nil {
-		return st, err
-	}
-	onDisk, err := s.dirFiles()
-	if err != nil {
-		return st, err
+	// Bytes first: a writer inserts a file's metadata before its first
+	// byte, so every id listed here that has bytes of a live file has its
+	// metadata in the list below.
+	withBytes := map[string][]Backend{}
+	for _, bk := range s.backends {
+		ids, err := bk.IDs(ctx)
+		if err != nil {
+			return st, err
+		}
+		for _, id := range ids {
+			withBytes[id] = append(withBytes[id], bk)
+		}
 	}
 	files, err := s.List(ctx)
 	if err != nil {
@@ -60,27 +63,18 @@ func (s *Store) Sweep(ctx context.Context, referenced func(id string) bool, grac
 			return st, err
 		}
 	}
-	for id, names := range segs {
+	for id, bks := range withBytes {
 		if known[id] {
 			continue
 		}
-		// A writer inserts the metadata before any chunk, so segments
-		// without metadata belong to a file whose deletion was cut short.
-		for _, n := range names {
-			if err := s.db.Collection(n).Drop(ctx); err != nil {
+		// Bytes without metadata belong to a file whose deletion was cut
+		// short.
+		for _, bk := range bks {
+			if err := bk.Delete(ctx, id); err != nil {
 				return st, err
 			}
 			st.Segments++
 		}
-	}
-	for _, id := range onDisk {
-		if known[id] {
-			continue
-		}
-		if err := s.removeDirFile(id); err != nil {
-			return st, err
-		}
-		st.Segments++
 	}
 	return st, nil
 }

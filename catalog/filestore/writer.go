@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"os"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -15,7 +14,7 @@ import (
 
 // DefaultTouchEvery is how often a writer refreshes its file's Touched
 // time, so that a sweep tells a live upload from one abandoned by a crash;
-// it must be well below the sweep's grace (see Store.WithTouchEvery).
+// it must be well below the sweep's grace (see Config.TouchEvery).
 const DefaultTouchEvery = 10 * time.Second
 
 // Writer stores one file. Write it, then Commit; Abort (or a crash) leaves
@@ -26,14 +25,12 @@ type Writer struct {
 	ctx      context.Context
 	info     Info
 	max      int64
-	buf      []byte
+	part     Part
 	sum      hash.Hash
 	head     []byte
-	n        int64
 	touched  time.Time
 	err      error
 	finished bool
-	file     *os.File // the part being written, with a directory backend
 }
 
 // errAbandoned means a sweep removed the file while it was written (its
@@ -41,28 +38,21 @@ type Writer struct {
 var errAbandoned = errors.New("upload was idle too long and has been removed; send it again")
 
 // Create starts a file named filename that may hold at most maxBytes
-// (0: no limit). The metadata is written first, in the pending state.
+// (0: no limit) in the write backend. The metadata is written first, in
+// the pending state, so that a sweep finds the bytes of a crashed writer.
 func (s *Store) Create(ctx context.Context, filename string, maxBytes int64) (*Writer, error) {
 	at := time.Now().UTC()
-	info := Info{ID: newFileID(), State: StatePending, Filename: filename, Created: at, Touched: at}
-	if s.dir != "" {
-		info.Backend = BackendDir
-	}
+	info := Info{ID: newFileID(), State: StatePending, Filename: filename, Created: at, Touched: at,
+		Backend: storedBackend(s.write.Name())}
 	if _, err := s.files.InsertOne(ctx, info); err != nil {
 		return nil, fmt.Errorf("filestore: create: %w", err)
 	}
-	w := &Writer{s: s, ctx: ctx, info: info, max: maxBytes, sum: sha256.New(), touched: at}
-	if s.dir != "" {
-		f, err := s.openPart(info.ID)
-		if err != nil {
-			_ = s.Delete(ctx, info.ID)
-			return nil, err
-		}
-		w.file = f
-	} else {
-		w.buf = make([]byte, 0, ChunkSize)
+	part, err := s.write.Create(ctx, info.ID)
+	if err != nil {
+		_ = s.Delete(context.WithoutCancel(ctx), info.ID)
+		return nil, err
 	}
-	return w, nil
+	return &Writer{s: s, ctx: ctx, info: info, max: maxBytes, part: part, sum: sha256.New(), touched: at}, nil
 }
 
 // ID is the new file's id.
@@ -71,8 +61,8 @@ func (w *Writer) ID() string { return w.info.ID }
 // Size is the number of bytes written so far.
 func (w *Writer) Size() int64 { return w.info.Size }
 
-// Write stores p, a chunk at a time. It fails with ErrTooLarge past the
-// limit given to Create.
+// Write hashes p and hands it to the backend. It fails with ErrTooLarge
+// past the limit given to Create.
 func (w *Writer) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
@@ -81,35 +71,15 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.err = ErrTooLarge
 		return 0, w.err
 	}
-	written := 0
-	if w.file != nil {
-		if len(w.head) < 512 {
-			w.head = append(w.head, p[:min(512-len(w.head), len(p))]...)
-		}
-		w.sum.Write(p)
-		n, err := w.file.Write(p)
-		w.info.Size += int64(n)
-		if err != nil {
-			w.err = fmt.Errorf("filestore: write %s: %w", w.info.ID, err)
-			return n, w.err
-		}
-		p, written = nil, n
+	if len(w.head) < 512 {
+		w.head = append(w.head, p[:min(512-len(w.head), len(p))]...)
 	}
-	for len(p) > 0 {
-		if len(w.head) < 512 {
-			k := min(512-len(w.head), len(p))
-			w.head = append(w.head, p[:k]...)
-		}
-		k := min(ChunkSize-len(w.buf), len(p))
-		w.buf = append(w.buf, p[:k]...)
-		p = p[k:]
-		written += k
-		w.info.Size += int64(k)
-		if len(w.buf) == ChunkSize {
-			if err := w.flush(); err != nil {
-				return written, err
-			}
-		}
+	n, err := w.part.Write(p)
+	w.sum.Write(p[:n])
+	w.info.Size += int64(n)
+	if err != nil {
+		w.err = err
+		return n, err
 	}
 	if now := time.Now(); now.Sub(w.touched) > w.s.touchEvery {
 		w.touched = now
@@ -119,30 +89,15 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 		if err != nil {
 			w.err = fmt.Errorf("filestore: touch %s: %w", w.info.ID, err)
-			return written, w.err
+			return n, w.err
 		}
 	}
-	return written, nil
+	return n, nil
 }
 
-// flush stores the buffered chunk.
-func (w *Writer) flush() error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	w.sum.Write(w.buf)
-	c := chunk{ID: chunkID(w.n), N: w.n, Data: w.buf}
-	if _, err := w.s.db.Collection(segmentName(w.info.ID, w.n/SegmentChunks)).InsertOne(w.ctx, c); err != nil {
-		w.err = fmt.Errorf("filestore: store chunk %d of %s: %w", w.n, w.info.ID, err)
-		return w.err
-	}
-	w.n++
-	w.buf = w.buf[:0]
-	return nil
-}
-
-// Commit stores what is buffered and marks the file complete with its
-// size, SHA-256 and guessed media type. Only then can it be read.
+// Commit makes the bytes durable in the backend, then marks the file
+// complete with its size, SHA-256 and guessed media type. Only then can it
+// be read.
 func (w *Writer) Commit() (Info, error) {
 	if w.err != nil {
 		return Info{}, w.err
@@ -150,19 +105,15 @@ func (w *Writer) Commit() (Info, error) {
 	if w.finished {
 		return Info{}, fmt.Errorf("filestore: %s already finished", w.info.ID)
 	}
-	if err := w.flush(); err != nil {
+	if err := w.part.Commit(w.ctx); err != nil {
+		w.err = err
 		return Info{}, err
-	}
-	if w.file != nil {
-		if err := w.s.commitPart(w.file, w.info.ID); err != nil {
-			w.err = err
-			return Info{}, err
-		}
-		w.file = nil
 	}
 	w.finished = true
 	w.info.SHA256 = hex.EncodeToString(w.sum.Sum(nil))
-	w.info.Chunks = w.n
+	if w.info.Backend == "" {
+		w.info.Chunks = (w.info.Size + ChunkSize - 1) / ChunkSize
+	}
 	w.info.Mimetype = GuessMimetype(w.info.Filename, w.head)
 	w.info.State = StateComplete
 	w.info.Touched = time.Now().UTC()
@@ -185,9 +136,6 @@ func (w *Writer) Abort(ctx context.Context) error {
 	if w.err == nil {
 		w.err = fmt.Errorf("filestore: %s aborted", w.info.ID)
 	}
-	if w.file != nil {
-		_ = w.file.Close()
-		w.file = nil
-	}
+	_ = w.part.Abort(ctx)
 	return w.s.Delete(ctx, w.info.ID)
 }

@@ -27,6 +27,8 @@ type Config struct {
 	MongoDB MongoDB `yaml:"mongodb"`
 	Plugins Plugins `yaml:"plugins"`
 	Catalog Catalog `yaml:"catalog"`
+	// Files selects where the bytes of uploaded files live.
+	Files   Files   `yaml:"files"`
 	Modules Modules `yaml:"modules"`
 	Jobs    Jobs    `yaml:"jobs"`
 	Auth    Auth    `yaml:"auth"`
@@ -92,7 +94,6 @@ type Catalog struct {
 	MaxResourceBytes int           `yaml:"max_resource_bytes" doc:"largest file a resource upload may hold (413 beyond)"`
 	UploadGrace      time.Duration `yaml:"upload_grace" doc:"an upload without progress, or a stored file no resource holds, is removed by the sweep after this long"`
 	SweepInterval    time.Duration `yaml:"sweep_interval" doc:"how often the catalog plugin sweeps the file store"`
-	FilesDir         string        `yaml:"files_dir" doc:"directory for the bytes of uploaded files, shared by every gateway (empty: in the MongoDB store)"`
 	PublishModels    bool          `yaml:"publish_models" doc:"publish one dataset per loaded model (card, module SHA-256, training data, page link) in models_org"`
 	ModelsOrg        string        `yaml:"models_org" doc:"organization holding the models' datasets"`
 	ModelsDataDir    string        `yaml:"models_data_dir" doc:"source folder of the modules' cards and data files (modules/, with internal/data/SOURCES.md)"`
@@ -108,6 +109,33 @@ type Catalog struct {
 	MaxUploadsPerUser    int `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
+}
+
+// Files selects the backend of the catalog's file store (catalog/filestore):
+// the bytes of new files go to Backend; files already stored are read from
+// the backend that holds them while it stays configured. The catalog plugin
+// receives these as TOXGATE_CATALOG_FILES (JSON) with the AWS_* variables
+// of the gateway's environment.
+type Files struct {
+	Backend  string  `yaml:"backend" doc:"where the bytes of new files go: dir (files.dir), s3 (files.s3) or mongodb (segment collections of the catalog's database)"`
+	Dir      string  `yaml:"dir" doc:"files directory of the dir backend (empty: files/ beside mongodb.data_dir, i.e. ./data/files); several gateways need it on a shared file system"`
+	Download string  `yaml:"download" doc:"proxy: downloads stream through the gateway (Range, ETag); redirect: an authorized download of a file in s3 is a 302 to a presigned URL (files.s3.presign_ttl)"`
+	S3       FilesS3 `yaml:"s3"`
+}
+
+// FilesS3 is the S3-compatible bucket of the s3 backend. Empty credentials
+// come from the usual AWS environment (AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY, ~/.aws/credentials, an instance role).
+type FilesS3 struct {
+	Bucket          string        `yaml:"bucket" doc:"bucket holding the files (must exist; empty leaves the s3 backend out)"`
+	Prefix          string        `yaml:"prefix" doc:"start of every object key (files/ gives files/<file id>)"`
+	Region          string        `yaml:"region" doc:"bucket region (empty: us-east-1)"`
+	Endpoint        string        `yaml:"endpoint" doc:"URL of an S3-compatible server, e.g. http://127.0.0.1:7070 (empty: AWS S3)"`
+	PathStyle       bool          `yaml:"path_style" doc:"address the bucket in the URL path rather than the host name (most S3-compatible servers)"`
+	AccessKeyID     string        `yaml:"access_key_id" doc:"access key (empty: from the AWS environment)"`
+	SecretAccessKey string        `yaml:"secret_access_key" doc:"secret key (empty: from the AWS environment)"`
+	PartBytes       int           `yaml:"part_bytes" doc:"part size of a multipart upload, the memory one upload holds (5 MiB to 5 GiB)"`
+	PresignTTL      time.Duration `yaml:"presign_ttl" doc:"lifetime of a presigned download URL (files.download: redirect)"`
 }
 
 // CatalogAuth are CKAN's ckan.auth.* switches that a shared deployment
@@ -290,7 +318,8 @@ func Default() Config {
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
 		},
-		Catalog: Catalog{MaxResourceBytes: 1 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
+		Files: Files{Backend: "dir", Download: "proxy", S3: FilesS3{PartBytes: 16 << 20, PresignTTL: 5 * time.Minute}},
+		Catalog: Catalog{MaxResourceBytes: 50 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2,

@@ -403,6 +403,34 @@ func (c Config) Validate() error {
 	default:
 		bad("log.format", "must be text or json, got %q", c.Log.Format)
 	}
+	switch c.Files.Backend {
+	case "dir", "mongodb":
+	case "s3":
+		if c.Files.S3.Bucket == "" {
+			bad("files.s3.bucket", "must be set when files.backend is s3")
+		}
+	default:
+		bad("files.backend", "must be dir, s3 or mongodb, got %q", c.Files.Backend)
+	}
+	switch c.Files.Download {
+	case "proxy", "redirect":
+	default:
+		bad("files.download", "must be proxy or redirect, got %q", c.Files.Download)
+	}
+	if n := c.Files.S3.PartBytes; n < 5<<20 || n > 5<<30 {
+		bad("files.s3.part_bytes", "must be between 5 MiB and 5 GiB (S3's part sizes), got %d", n)
+	}
+	if n := c.Files.S3.PartBytes; c.Files.Backend == "s3" && int64(n)*10000 < int64(c.Catalog.MaxResourceBytes) {
+		bad("files.s3.part_bytes", "%d bytes times S3's 10000 parts of one upload is less than catalog.max_resource_bytes (%d)", n, c.Catalog.MaxResourceBytes)
+	}
+	if d := c.Files.S3.PresignTTL; d <= 0 || d > 7*24*time.Hour {
+		bad("files.s3.presign_ttl", "must be positive and at most 7 days (S3's limit), got %s", d)
+	}
+	if e := c.Files.S3.Endpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("files.s3.endpoint", "must be an http:// or https:// URL, got %q", e)
+		}
+	}
 	if c.MongoDB.Database == "" {
 		bad("mongodb.database", "must not be empty")
 	}

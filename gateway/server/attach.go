@@ -9,7 +9,7 @@ import (
 )
 
 // Attach connects the parts to the app, in order: identity (auth, web
-// pages), plugins (the catalog), modules (the model API). Each part
+// pages), the file store, plugins (the catalog), modules (the model API). Each part
 // registers its routes, readiness checks, reloaders and closers.
 func Attach(ctx context.Context, a *App) error {
 	steps := []struct {
@@ -17,6 +17,7 @@ func Attach(ctx context.Context, a *App) error {
 		attach func(context.Context) error
 	}{
 		{"identity", a.attachIdentity},
+		{"files", a.attachFiles},
 		{"plugins", a.attachPlugins},
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},

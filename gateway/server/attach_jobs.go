@@ -6,7 +6,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"toxgate/catalog/filestore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/jobs"
 	"toxgate/gateway/web"
@@ -19,7 +18,7 @@ func (a *App) attachJobs(context.Context) error {
 		return nil
 	}
 	jc := a.cfg.Jobs
-	svc := jobs.New(a.store.DB(), a.modules, a.plugins, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
+	svc := jobs.New(a.store.DB(), a.modules, a.plugins, a.fileStore, jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		MaxPerUser: jc.MaxPerUser,

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"toxgate/catalog/filestore"
 	"toxgate/gateway/modelcat"
 )
 
@@ -16,7 +15,7 @@ func (a *App) attachModelCatalog(context.Context) error {
 		return nil
 	}
 	log := a.log.With("component", "modelcat")
-	p := modelcat.New(a.modules, a.plugins, filestore.New(a.store.DB(), log).WithDir(a.filesDir()), modelcat.Config{
+	p := modelcat.New(a.modules, a.plugins, a.fileStore, modelcat.Config{
 		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr), MaxFileBytes: int64(cc.MaxResourceBytes),
 		Registerer: a.metrics.Registry(),
 	}, log)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"toxgate/catalog/filestore"
 	"toxgate/gateway/config"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
@@ -61,19 +60,6 @@ func catalogAuthEnv(c config.CatalogAuth) []string {
 	}
 }
 
-// filesDir is catalog.files_dir as an absolute path ("" when unset: file
-// bytes live in the MongoDB store).
-func (a *App) filesDir() string {
-	d := a.cfg.Catalog.FilesDir
-	if d == "" {
-		return ""
-	}
-	if abs, err := filepath.Abs(d); err == nil {
-		return abs
-	}
-	return d
-}
-
 // attachPlugins starts the plugin programs (the catalog) and routes the CKAN
 // actions they declare; SIGHUP and POST /admin/plugins/{name}/reload reload them.
 func (a *App) attachPlugins(ctx context.Context) error {
@@ -100,12 +86,11 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		Env: append([]string{
 			"TOXGATE_CATALOG_UPLOAD_GRACE=" + a.cfg.Catalog.UploadGrace.String(),
 			"TOXGATE_CATALOG_SWEEP_INTERVAL=" + a.cfg.Catalog.SweepInterval.String(),
-			"TOXGATE_CATALOG_FILES_DIR=" + a.filesDir(),
 			"TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowDatasetCollaborators),
 			"TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS=" + strconv.FormatBool(a.cfg.Catalog.AllowAdminCollaborators),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimit),
 			"TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX=" + strconv.Itoa(a.cfg.Catalog.ActivityListLimitMax),
-		}, append(catalogAuthEnv(a.cfg.Catalog.Auth), dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...)...),
+		}, append(append(catalogAuthEnv(a.cfg.Catalog.Auth), filesEnv(a.cfg)...), dataStoreEnv(a.cfg.DataStore, a.cfg.Egress, a.cfg.MongoDB.DataDir)...)...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
@@ -125,7 +110,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		}
 		return nil
 	})
-	files := filehttp.New(filestore.New(a.store.DB(), a.log.With("component", "filestore")).WithTouchEvery(min(filestore.DefaultTouchEvery, a.cfg.Catalog.UploadGrace/4)).WithDir(a.filesDir()), host, filehttp.Config{
+	files := filehttp.New(a.fileStore, host, filehttp.Config{
 		MaxBytes: int64(a.cfg.Catalog.MaxResourceBytes), ReadTimeout: a.cfg.Server.ReadTimeout, WriteTimeout: a.cfg.Server.WriteTimeout,
 		MaxUploadsPerUser: a.cfg.Catalog.MaxUploadsPerUser,
 	}, a.metrics.Registry())

@@ -16,22 +16,74 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+
 	"toxgate/gateway/harness"
+	"toxgate/internal/s3test"
 )
 
 // BenchmarkFileTransfer uploads and downloads one file (TOXGATE_BENCH_FILE_MB,
-// default 512 MiB) through the gateway, with the bytes in its embedded store
-// (store) and in a files directory (dir, catalog.files_dir), beside copying
-// the same bytes to a local file in the same run, and samples the resident
-// memory of the gateway and the catalog plugin during each transfer.
+// default 512 MiB) through the gateway on each backend of the file store,
+// and the same bytes without the gateway in the same run: for dir and
+// mongodb a copy to a local file (flushed), for s3 a PutObject and a
+// GetObject of the S3 server alone (versitygw, same part size). It samples
+// the resident memory of the gateway and the catalog plugin during each
+// transfer.
 //
 //	TOXGATE_BIN_DIR=$PWD/bin go test -run '^$' -bench FileTransfer -benchtime 1x ./gateway/server/
 func BenchmarkFileTransfer(b *testing.B) {
-	b.Run("store", func(b *testing.B) { benchFileTransfer(b, "") })
-	b.Run("dir", func(b *testing.B) { benchFileTransfer(b, b.TempDir()) })
+	b.Run("mongodb", func(b *testing.B) {
+		benchFileTransfer(b, "embedded store", []string{"TOXGATE_FILES_BACKEND=mongodb"}, nil)
+	})
+	b.Run("dir", func(b *testing.B) {
+		benchFileTransfer(b, "files directory", []string{"TOXGATE_FILES_DIR=" + b.TempDir()}, nil)
+	})
+	b.Run("s3", func(b *testing.B) {
+		srv := s3test.Start(b)
+		bucket := srv.Bucket(b)
+		env := append(srv.Env(bucket, "files/"), "TOXGATE_FILES_S3_PART_BYTES="+strconv.Itoa(16<<20))
+		benchFileTransfer(b, "s3 (versitygw)", env, func(src, dst string) (float64, float64) {
+			c := srv.Client(b)
+			ctx := context.Background()
+			f, err := os.Open(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			t0 := time.Now()
+			info, err := c.PutObject(ctx, bucket, "alone/big.bin", f, -1, minio.PutObjectOptions{PartSize: 16 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			up := float64(info.Size) / 1e6 / time.Since(t0).Seconds()
+			t0 = time.Now()
+			obj, err := c.GetObject(ctx, bucket, "alone/big.bin", minio.GetObjectOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := os.Create(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.Copy(out, obj); err != nil {
+				b.Fatal(err)
+			}
+			if err := out.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			out.Close()
+			obj.Close()
+			down := float64(info.Size) / 1e6 / time.Since(t0).Seconds()
+			os.Remove(dst)
+			_ = c.RemoveObject(ctx, bucket, "alone/big.bin", minio.RemoveObjectOptions{})
+			return up, down
+		})
+	})
 }
 
-func benchFileTransfer(b *testing.B, filesDir string) {
+// benchFileTransfer measures one backend; alone, when set, measures the
+// transfer without the gateway (up and down MB/s), else a local copy is.
+func benchFileTransfer(b *testing.B, where string, env []string, alone func(src, dst string) (float64, float64)) {
 	mb := 512
 	if v, err := strconv.Atoi(os.Getenv("TOXGATE_BENCH_FILE_MB")); err == nil && v > 0 {
 		mb = v
@@ -41,36 +93,41 @@ func benchFileTransfer(b *testing.B, filesDir string) {
 	src := filepath.Join(dir, "src.bin")
 	writeRandomFile(b, src, size)
 
-	g := harness.Start(b, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+filesDir))
+	g := harness.Start(b, harness.WithEnv(env...))
 	admin := adminToken(b, g)
 	benchAction(b, g, admin, "organization_create", map[string]any{"name": "bench"})
 	benchAction(b, g, admin, "package_create", map[string]any{"name": "bench-files", "owner_org": "bench"})
 	pids := []int{g.PID(), benchPluginPID(b, g, admin)}
 
 	for i := 0; i < b.N; i++ {
-		// Baseline: the same bytes copied to a local file, flushed to disk.
-		t0 := time.Now()
-		copyLocal(b, src, filepath.Join(dir, "copy.bin"))
-		copyMBs := float64(size) / 1e6 / time.Since(t0).Seconds()
+		// Baseline: the same bytes without the gateway.
+		base := "local copy"
+		var baseUp, baseDown float64
+		if alone != nil {
+			base = "S3 server alone"
+			baseUp, baseDown = alone(src, filepath.Join(dir, "alone.bin"))
+		} else {
+			t0 := time.Now()
+			copyLocal(b, src, filepath.Join(dir, "copy.bin"))
+			baseUp = float64(size) / 1e6 / time.Since(t0).Seconds()
+			baseDown = baseUp
+		}
 
 		var url string
 		upSecs, upPeak := sampled(pids, func() { url = benchUpload(b, g, admin, src) })
 		downSecs, downPeak := sampled(pids, func() { benchDownload(b, g, admin, url, filepath.Join(dir, "down.bin"), size) })
 
 		upMBs, downMBs := float64(size)/1e6/upSecs, float64(size)/1e6/downSecs
-		b.ReportMetric(copyMBs, "copy_MB/s")
+		b.ReportMetric(baseUp, "baseline_up_MB/s")
+		b.ReportMetric(baseDown, "baseline_down_MB/s")
 		b.ReportMetric(upMBs, "upload_MB/s")
 		b.ReportMetric(downMBs, "download_MB/s")
-		b.ReportMetric(upMBs/copyMBs, "upload/copy")
-		b.ReportMetric(downMBs/copyMBs, "download/copy")
+		b.ReportMetric(upMBs/baseUp, "upload/baseline")
+		b.ReportMetric(downMBs/baseDown, "download/baseline")
 		b.ReportMetric(float64(upPeak)/(1<<20), "upload_peak_rss_growth_MiB")
 		b.ReportMetric(float64(downPeak)/(1<<20), "download_peak_rss_growth_MiB")
-		where := "embedded store"
-		if filesDir != "" {
-			where = "files directory"
-		}
-		fmt.Printf("file transfer, %s, %d MiB: local copy %.0f MB/s; upload %.1f MB/s (%.1f%% of the copy), peak RSS growth of gateway+plugin %d MiB; download %.1f MB/s (%.1f%%), peak RSS growth %d MiB\n",
-			where, mb, copyMBs, upMBs, 100*upMBs/copyMBs, upPeak>>20, downMBs, 100*downMBs/copyMBs, downPeak>>20)
+		fmt.Printf("file transfer, %s, %d MiB: %s %.0f MB/s up, %.0f MB/s down; upload %.1f MB/s (%.1f%%), peak RSS growth of gateway+plugin %d MiB; download %.1f MB/s (%.1f%%), peak RSS growth %d MiB\n",
+			where, mb, base, baseUp, baseDown, upMBs, 100*upMBs/baseUp, upPeak>>20, downMBs, 100*downMBs/baseDown, downPeak>>20)
 	}
 }
 

@@ -71,9 +71,9 @@ func downloadIs(t testing.TB, g *harness.Gateway, token, resID string) []byte {
 
 // sweptFixture is a file fixture whose sweep runs every 250 ms with a 2 s
 // grace, and a resource holding a file of size bytes (returned).
-func sweptFixture(t *testing.T, size int, seed uint64) (*fileFixture, string, []byte) {
+func sweptFixture(t *testing.T, size int, seed uint64, env ...string) (*fileFixture, string, []byte) {
 	t.Helper()
-	f := newFileFixture(t, harness.WithEnv("TOXGATE_CATALOG_UPLOAD_GRACE=2s", "TOXGATE_CATALOG_SWEEP_INTERVAL=250ms"))
+	f := newFileFixture(t, harness.WithEnv(append([]string{"TOXGATE_CATALOG_UPLOAD_GRACE=2s", "TOXGATE_CATALOG_SWEEP_INTERVAL=250ms"}, env...)...))
 	old := testBytes(size, seed)
 	code, out := uploadAction(t, f.g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "v1.csv", old)
 	if code != 200 {
@@ -83,12 +83,20 @@ func sweptFixture(t *testing.T, size int, seed uint64) (*fileFixture, string, []
 }
 
 // Under kill -9 of the gateway in the middle of an upload, the resource
-// keeps its old file, and the partial upload is swept after the restart.
+// keeps its old file, and the partial upload (a pending file, a ".part" in
+// the files directory, an incomplete multipart upload with two parts in
+// the bucket) is swept after the restart, on every backend.
 func TestUploadSurvivesGatewayKill(t *testing.T) {
-	f, rid, old := sweptFixture(t, 1500000, 5)
+	for _, b := range fileBackends {
+		t.Run(b.name, func(t *testing.T) { testUploadSurvivesGatewayKill(t, b.env(t)...) })
+	}
+}
+
+func testUploadSurvivesGatewayKill(t *testing.T, env ...string) {
+	f, rid, old := sweptFixture(t, 1500000, 5, env...)
 	g := f.g
-	next := testBytes(4<<20, 6)
-	partialUpload(t, g, f.editor, rid, next, 3<<20)
+	next := testBytes(16<<20, 6)
+	partialUpload(t, g, f.editor, rid, next, 13<<20)
 	waitFor(t, 30*time.Second, "a pending upload with chunks in the store", func() bool {
 		files, segs := storedFiles(t, g)
 		return files == 2 && segs == 2

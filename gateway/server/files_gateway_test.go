@@ -12,15 +12,19 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"toxgate/gateway/harness"
+	"toxgate/internal/s3test"
 )
 
 // multipartBody builds what ckanapi sends for `upload@file`: the fields
@@ -74,9 +78,11 @@ func fetch(t testing.TB, g *harness.Gateway, method, url string, h http.Header) 
 	return resp, body
 }
 
-// storedFiles counts the file store's metadata documents and segment
-// collections in the gateway's embedded store.
-func storedFiles(t testing.TB, g *harness.Gateway) (files, segments int) {
+// storedFiles counts the file store's metadata documents in the gateway's
+// store, and the files that have bytes in any backend the gateway uses:
+// segment collections, its files directory, its bucket (objects and
+// incomplete multipart uploads).
+func storedFiles(t testing.TB, g *harness.Gateway) (files, withBytes int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -90,16 +96,73 @@ func storedFiles(t testing.TB, g *harness.Gateway) (files, segments int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids := map[string]bool{}
 	names, err := db.ListCollectionNames(ctx, bson.M{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range names {
-		if strings.HasPrefix(name, "filestore.") {
-			segments++
+		if rest, ok := strings.CutPrefix(name, "filestore."); ok {
+			id, _, _ := strings.Cut(rest, ".")
+			ids[id] = true
 		}
 	}
-	return int(n), segments
+	env := gatewayEnv(g)
+	dir := env["TOXGATE_FILES_DIR"]
+	if dir == "" {
+		dir = filepath.Join(g.DataDir, "files")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		ids[strings.TrimSuffix(e.Name(), ".part")] = true
+	}
+	if bucket := env["TOXGATE_FILES_S3_BUCKET"]; bucket != "" {
+		s3c, err := minio.New(strings.TrimPrefix(env["TOXGATE_FILES_S3_ENDPOINT"], "http://"), &minio.Options{
+			Creds:  credentials.NewStaticV4(env["TOXGATE_FILES_S3_ACCESS_KEY_ID"], env["TOXGATE_FILES_S3_SECRET_ACCESS_KEY"], ""),
+			Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := env["TOXGATE_FILES_S3_PREFIX"]
+		for o := range s3c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+			if o.Err != nil {
+				t.Fatal(o.Err)
+			}
+			ids[strings.TrimPrefix(o.Key, prefix)] = true
+		}
+		for u := range s3c.ListIncompleteUploads(ctx, bucket, prefix, true) {
+			if u.Err != nil {
+				t.Fatal(u.Err)
+			}
+			ids[strings.TrimPrefix(u.Key, prefix)] = true
+		}
+	}
+	return int(n), len(ids)
+}
+
+// gatewayEnv is the gateway's environment as a map (later entries win).
+func gatewayEnv(g *harness.Gateway) map[string]string {
+	out := map[string]string{}
+	for _, kv := range g.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		out[k] = v
+	}
+	return out
+}
+
+// fileBackends are the file store's backends a gateway test runs on: the
+// default files directory, segment collections, and a bucket of a real
+// S3-compatible server (versitygw) started for the test.
+var fileBackends = []struct {
+	name string
+	env  func(t *testing.T) []string
+}{
+	{"dir", func(*testing.T) []string { return nil }},
+	{"mongodb", func(*testing.T) []string { return []string{"TOXGATE_FILES_BACKEND=mongodb"} }},
+	{"s3", func(t *testing.T) []string {
+		srv := s3test.Start(t)
+		return srv.Env(srv.Bucket(t), "files/")
+	}},
 }
 
 func sha(b []byte) string {
@@ -154,8 +217,16 @@ func newFileFixture(t *testing.T, opts ...harness.Option) *fileFixture {
 	return f
 }
 
+// Upload, download (whole, HEAD, ranges, validators), replace, clear,
+// delete and purge, on every backend.
 func TestResourceUploadDownload(t *testing.T) {
-	f := newFileFixture(t)
+	for _, b := range fileBackends {
+		t.Run(b.name, func(t *testing.T) { testResourceUploadDownload(t, harness.WithEnv(b.env(t)...)) })
+	}
+}
+
+func testResourceUploadDownload(t *testing.T, opts ...harness.Option) {
+	f := newFileFixture(t, opts...)
 	g := f.g
 	data := testBytes(3<<20+777, 1) // several chunks and a short last one
 	code, out := uploadAction(t, g, f.editor, "resource_create", map[string]string{"package_id": f.public, "name": "Viability"}, "Viability Table.csv", data)
@@ -234,7 +305,7 @@ func TestResourceUploadDownload(t *testing.T) {
 		t.Fatalf("download after patch: %d", resp.StatusCode)
 	}
 	if files, segs := storedFiles(t, g); files != 1 || segs != 1 {
-		t.Fatalf("after replacing: %d files, %d segment collections; want 1, 1", files, segs)
+		t.Fatalf("after replacing: %d files, %d with bytes; want 1, 1", files, segs)
 	}
 	// A resource_update that sends the dict back keeps the file.
 	upd := map[string]any{}
@@ -387,10 +458,11 @@ func TestResourceUploadBadInput(t *testing.T) {
 	}
 }
 
-// Two gateways on one store serve each other's files.
+// Two gateways on one store, with the bytes in its segment collections,
+// serve each other's files.
 func TestFilesSharedByTwoGateways(t *testing.T) {
-	f := newFileFixture(t)
-	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI()))
+	f := newFileFixture(t, harness.WithEnv("TOXGATE_FILES_BACKEND=mongodb"))
+	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_FILES_BACKEND=mongodb"))
 	data := testBytes(1500000, 4)
 	code, out := uploadAction(t, other, f.editor, "resource_create", map[string]string{"package_id": f.public}, "shared.csv", data)
 	if code != 200 {
@@ -405,14 +477,13 @@ func TestFilesSharedByTwoGateways(t *testing.T) {
 	_ = io.Discard
 }
 
-// With catalog.files_dir the bytes are files in a directory that gateways
-// share: a file uploaded through one gateway downloads (whole and by range)
-// from the other, a replaced file leaves the directory, and nothing but the
-// held file is left.
+// With the dir backend on a directory that gateways share, a file uploaded
+// through one gateway downloads (whole and by range) from the other, a
+// replaced file leaves the directory, and nothing but the held file is left.
 func TestFilesDirBackendSharedByTwoGateways(t *testing.T) {
 	dir := t.TempDir()
-	f := newFileFixture(t, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+dir))
-	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_CATALOG_FILES_DIR="+dir))
+	f := newFileFixture(t, harness.WithEnv("TOXGATE_FILES_DIR="+dir))
+	other := harness.Start(t, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_FILES_DIR="+dir))
 	data := testBytes(2500000, 9)
 	code, out := uploadAction(t, other, f.editor, "resource_create", map[string]string{"package_id": f.public}, "dir.csv", data)
 	if code != 200 || out["result"].(map[string]any)["hash"] != "sha256:"+sha(data) {
@@ -426,8 +497,8 @@ func TestFilesDirBackendSharedByTwoGateways(t *testing.T) {
 	if resp, body, _ := f.g.Do(context.Background(), http.MethodGet, path, http.Header{"Range": {"bytes=1048570-1048599"}}, nil); resp.StatusCode != 206 || !bytes.Equal(body, data[1048570:1048600]) {
 		t.Fatalf("range from the directory: %d", resp.StatusCode)
 	}
-	if files, segs := storedFiles(t, f.g); files != 1 || segs != 0 {
-		t.Fatalf("metadata %d, segment collections %d; want 1, 0", files, segs)
+	if files, segs := storedFiles(t, f.g); files != 1 || segs != 1 {
+		t.Fatalf("metadata %d, with bytes %d; want 1, 1", files, segs)
 	}
 	data2 := testBytes(1000, 10)
 	if code, out := uploadAction(t, f.g, f.editor, "resource_patch", map[string]string{"id": res["id"].(string)}, "dir2.csv", data2); code != 200 {

@@ -46,7 +46,7 @@ func TestScoringJobsPerUserCap(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyModules(t, filepath.Join(dir, "modules"), "herg")
-	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
+	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_FILES_DIR="+filepath.Join(f.g.DataDir, "files"), "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
 	for name, g := range map[string]*harness.Gateway{"first gateway": f.g, "second gateway": other} {
 		code, retry, out := postJob(t, g, f.editor, req)
 		e, _ := out["error"].(map[string]any)

@@ -310,7 +310,7 @@ func TestScoringJobSharedByTwoGateways(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
 	b, _ := os.ReadFile(filepath.Join(f.modulesDir, "herg.wasm"))
 	os.WriteFile(filepath.Join(dir, "modules", "herg.wasm"), b, 0o644)
-	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI()))
+	other := harness.Start(t, harness.WithDataDir(dir), env, harness.WithEnv("TOXGATE_MONGODB_URI="+f.g.StoreURI(), "TOXGATE_FILES_DIR="+filepath.Join(f.g.DataDir, "files")))
 	resID := f.upload(t, "lib.csv", library(t, 6000))
 	id := f.submit(t, other, resID)
 
@@ -364,7 +364,7 @@ func TestScoringJobSharedByTwoGateways(t *testing.T) {
 // With catalog.files_dir the job reads its input from, and writes its
 // result into, the files directory the catalog uses.
 func TestScoringJobWithFilesDir(t *testing.T) {
-	f := newJobFixture(t, []string{"herg"}, harness.WithEnv("TOXGATE_CATALOG_FILES_DIR="+t.TempDir(), "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
+	f := newJobFixture(t, []string{"herg"}, harness.WithEnv("TOXGATE_FILES_DIR="+t.TempDir(), "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
 	lib := library(t, 30, 4)
 	id := f.submit(t, f.g, f.upload(t, "small.csv", lib))
 	st := waitJob(t, f.g, f.editor, id, 5*time.Minute, "over", over)

@@ -236,7 +236,7 @@ func TestModelsPublishedByTwoGateways(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gws[i], errs[i] = harness.Launch(harness.Build(t), harness.WithDataDir(dir), harness.WithEnv("TOXGATE_MONGODB_URI="+store.StoreURI()))
+			gws[i], errs[i] = harness.Launch(harness.Build(t), harness.WithDataDir(dir), harness.WithEnv("TOXGATE_MONGODB_URI="+store.StoreURI(), "TOXGATE_FILES_DIR="+filepath.Join(store.DataDir, "files")))
 		}()
 	}
 	wg.Wait()

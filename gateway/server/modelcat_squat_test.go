@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestModelsPlaceCannotBeSquatted(t *testing.T) {
 		t.Fatalf("package_create model-herg in mallory-lab as sysadmin: %d %v", code, out)
 	}
 
-	pub, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_MONGODB_URI="+seed.StoreURI(), "TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true"))
+	pub, _ := modelsGateway(t, modules, harness.WithEnv("TOXGATE_MONGODB_URI="+seed.StoreURI(), "TOXGATE_FILES_DIR="+filepath.Join(seed.DataDir, "files"), "TOXGATE_CATALOG_AUTH_USER_CREATE_ORGANIZATIONS=true"))
 	orgClash := regexp.MustCompile(`the models organization has admins or editors who are not sysadmins[^\n]*"org":"toxgate-models"[^\n]*"users":"mallory"`)
 	if !pub.WaitLog(orgClash, 2*time.Minute) {
 		t.Fatalf("no clash logged for the organization mallory made; logs:\n%s", pub.Logs())

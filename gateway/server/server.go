@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/catalog/filestore"
 	"toxgate/gateway/config"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
@@ -67,6 +68,9 @@ type App struct {
 	// roleWeights weigh model callers' fair shares (modules.role_weights).
 	roleWeights map[string]float64
 	files       *filehttp.Handler
+	// fileStore is the catalog's file store, opened once (attachFiles)
+	// and shared by uploads, downloads, scoring jobs and modelcat.
+	fileStore *filestore.Store
 	// modelPage serves GET /models/{name} to browsers (the web pages).
 	modelPage fasthttp.RequestHandler
 	// users is the identity store's user directory, served to the plugins

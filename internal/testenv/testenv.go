@@ -24,24 +24,31 @@ type Tool struct {
 	// Debian lists the Debian packages that provide it (what `make ci-deps`
 	// installs, and `make test` when it may).
 	Debian string
-	find   func() (string, error)
+	// Make, when set, is the make target that builds it from the Go
+	// module proxy (instead of a Debian package).
+	Make string
+	find func() (string, error)
 }
 
 // The tools the tests look for.
 var (
 	// Chromium is a headless browser for the browser tests (its path).
-	Chromium = Tool{"chromium", "chromium", findChromium}
+	Chromium = Tool{Name: "chromium", Debian: "chromium", find: findChromium}
 	// PostgreSQL is the server of the DataStore tests (the directory of
 	// initdb and postgres).
-	PostgreSQL = Tool{"PostgreSQL", "postgresql", findPostgres}
+	PostgreSQL = Tool{Name: "PostgreSQL", Debian: "postgresql", find: findPostgres}
 	// RustWasm32 is a rustc with the wasm32-unknown-unknown standard
 	// library and its linker, for the Rust module (the rustc to run).
-	RustWasm32 = Tool{"rustc with the wasm32 target", "rustc libstd-rust-dev-wasm32 lld", findRustWasm32}
+	RustWasm32 = Tool{Name: "rustc with the wasm32 target", Debian: "rustc libstd-rust-dev-wasm32 lld", find: findRustWasm32}
 	// WasmOpt is binaryen's optimiser of the module build (its path).
-	WasmOpt = Tool{"wasm-opt", "binaryen", findWasmOpt}
+	WasmOpt = Tool{Name: "wasm-opt", Debian: "binaryen", find: findWasmOpt}
 	// RDFLib is a python3 that imports rdflib, which parses the DCAT
 	// output (the interpreter to run).
-	RDFLib = Tool{"python3 with rdflib", "python3-rdflib", findRDFLib}
+	RDFLib = Tool{Name: "python3 with rdflib", Debian: "python3-rdflib", find: findRDFLib}
+	// S3Server is Versity's versitygw, the S3-compatible server of the
+	// file store's tests, built by make s3-server into bin/tools (the
+	// program's path).
+	S3Server = Tool{Name: "versitygw", Make: "s3-server", find: findS3Server}
 )
 
 // EnvSkipLog names the file to which Missing appends one line per skip
@@ -76,6 +83,9 @@ func RequireTool(tb testing.TB, tool Tool) string {
 func Missing(tb testing.TB, tool Tool, detail string) {
 	tb.Helper()
 	msg := fmt.Sprintf("no %s (%s); Debian: apt-get install %s, or make ci-deps", tool.Name, detail, tool.Debian)
+	if tool.Make != "" {
+		msg = fmt.Sprintf("no %s (%s); make %s builds it, as make ci-deps does", tool.Name, detail, tool.Make)
+	}
 	if CI() {
 		tb.Fatalf("%s; CI is set, so this is a failure", msg)
 	}
@@ -156,4 +166,30 @@ func findRDFLib() (string, error) {
 		}
 	}
 	return "", errors.New("neither python3 on PATH nor /usr/bin/python3 imports rdflib")
+}
+
+// findS3Server looks for versitygw in TOXGATE_S3_SERVER, then in bin/tools
+// of the module's root (where make s3-server puts it), then on PATH.
+func findS3Server() (string, error) {
+	if p := os.Getenv("TOXGATE_S3_SERVER"); p != "" {
+		return p, nil
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for ; ; dir = filepath.Dir(dir) {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				p := filepath.Join(dir, "bin", "tools", "versitygw")
+				if _, err := os.Stat(p); err == nil {
+					return p, nil
+				}
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("not in TOXGATE_S3_SERVER, bin/tools/versitygw or on PATH")
 }

@@ -13,7 +13,10 @@
 //	                          (for a MongoDB replica set; default one at a time)
 //	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
 //	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
-//	TOXGATE_CATALOG_FILES_DIR  directory of file bytes (catalog.files_dir; empty: the store)
+//	TOXGATE_CATALOG_FILES     JSON: the file store's backends (files.*, as
+//	                          catalog/filestore.Config; empty: segment collections)
+//	AWS_*                     credentials and region of the s3 backend when
+//	                          TOXGATE_CATALOG_FILES leaves them empty
 //	TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS, TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS
 //	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
 //	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
@@ -48,6 +51,7 @@ import (
 	"toxgate/catalog"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/catalog/filestore"
 	"toxgate/internal/egress"
 	"toxgate/internal/version"
 	"toxgate/plugins/contract"
@@ -114,8 +118,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	}
 	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
 	gentle := os.Getenv(contract.EnvReplacing) == "1"
-	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle,
-		FilesDir: os.Getenv("TOXGATE_CATALOG_FILES_DIR")}
+	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle}
 	opts.AllowCollaborators = true // catalog.allow_dataset_collaborators' default
 	if v := os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS"); v != "" {
 		opts.AllowCollaborators, _ = strconv.ParseBool(v)
@@ -130,6 +133,10 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		return nil, nil, err
 	}
 	db := client.Database(dbName)
+	if opts.Files, err = openFiles(ctx, db, log); err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, nil, err
+	}
 	// The users belong to the gateway's identity store; the catalog asks
 	// the gateway for them (goplugin.HostUsers).
 	opts.Users = users
@@ -307,4 +314,16 @@ func authEnv(getenv func(string) string) catalog.AuthOptions {
 		*dst, _ = strconv.ParseBool(getenv("TOXGATE_CATALOG_AUTH_" + name))
 	}
 	return a
+}
+
+// openFiles opens the file store described by contract.EnvFiles (unset:
+// bytes in segment collections of db).
+func openFiles(ctx context.Context, db *mongo.Database, log *slog.Logger) (*filestore.Store, error) {
+	cfg := filestore.Config{Backend: filestore.BackendMongoDB}
+	if raw := os.Getenv(contract.EnvFiles); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", contract.EnvFiles, err)
+		}
+	}
+	return filestore.New(ctx, db, cfg, log.With("component", "filestore"))
 }

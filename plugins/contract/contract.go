@@ -37,6 +37,9 @@ const (
 	// EnvDataStoreLimits carries the DataStore's limits and loader settings
 	// as JSON (the datastore section of the gateway's configuration).
 	EnvDataStoreLimits = "TOXGATE_DATASTORE_LIMITS"
+	// EnvFiles carries the file store's backends as JSON (the files
+	// section of the gateway's configuration, as catalog/filestore.Config).
+	EnvFiles = "TOXGATE_CATALOG_FILES"
 	// EnvReplacing is "1" when the process starts to take over from a
 	// running one (hot reload): that one serves until this one is ready,
 	// so the plugin may start gently, leaving the machine to the requests.

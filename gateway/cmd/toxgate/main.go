@@ -29,6 +29,7 @@ commands:
   serve         run the gateway (default)
   user ...      administer accounts (toxgate user help)
   catalog import --from URL   copy a CKAN site's catalog (toxgate catalog help)
+  files migrate --to dir|s3|mongodb   move stored files to another backend (toxgate files help)
   config keys   list every configuration key, its environment variable and meaning
   version       print the version
 
@@ -62,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return userCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "catalog":
 		return catalogCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
+	case "files":
+		return filesCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version.Version)
 		return 0
