@@ -17,6 +17,7 @@ func Attach(ctx context.Context, a *App) error {
 		attach func(context.Context) error
 	}{
 		{"identity", a.attachIdentity},
+		{"oidc provider", a.attachOIDCProvider},
 		{"plugins", a.attachPlugins},
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
