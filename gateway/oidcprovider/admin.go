@@ -113,6 +113,9 @@ func (p *Provider) adminDelete(ctx *fasthttp.RequestCtx, c identity.Caller) {
 	cctx, cancel := p.adminCtx(ctx)
 	defer cancel()
 	err := p.st.clients.remove(cctx, id)
+	if err == nil {
+		err = p.st.revokeClient(cctx, id)
+	}
 	switch {
 	case errors.Is(err, ErrNoClient):
 		httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "no such client", "")

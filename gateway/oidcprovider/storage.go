@@ -317,6 +317,20 @@ func (s *storage) TerminateSession(ctx context.Context, userID, clientID string)
 	return nil
 }
 
+// revokeClient revokes every token issued to a client (it was deleted).
+func (s *storage) revokeClient(ctx context.Context, clientID string) error {
+	t := now()
+	filter := bson.M{"client_id": clientID, "revoked_at": nil}
+	if _, err := s.rec.refresh.UpdateMany(ctx, filter, bson.M{"$set": bson.M{"revoked_at": t}}); err != nil {
+		return fmt.Errorf("revoke the refresh tokens of client %s: %w", clientID, err)
+	}
+	if _, err := s.rec.access.UpdateMany(ctx, filter, bson.M{"$set": bson.M{"revoked_at": t}}); err != nil {
+		return fmt.Errorf("revoke the access tokens of client %s: %w", clientID, err)
+	}
+	s.forget()
+	return nil
+}
+
 // endSessionKey carries, in the request's context, what RP-initiated
 // logout found (see TerminateSessionFromRequest).
 type endSessionKey struct{}
