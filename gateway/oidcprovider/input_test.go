@@ -3,8 +3,8 @@ package oidcprovider_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
