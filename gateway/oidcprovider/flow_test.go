@@ -199,6 +199,17 @@ func TestCodeFlowGoOIDC(t *testing.T) {
 		t.Fatalf("bob without the role: %v %d %.300s", q, p.status, p.body)
 	}
 
+	// A pending user (first login not finished) is sent to finish it and gets no code.
+	if code, out := call(t, g, http.MethodPost, "/api/3/action/user_create", adm, map[string]any{"name": "carol",
+		"email": "carol@example.org", "password": "carol-password", "roles": []string{"notebooks"}}); code != 200 {
+		t.Fatalf("user_create carol: %d %v", code, out)
+	}
+	q, p = newBrowser(t).authorize(g, r.conf.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())),
+		"carol", "carol-password", hubRedirect)
+	if q != nil || !strings.Contains(p.body, "welcome") && !strings.Contains(p.body, "Finish setting up") {
+		t.Fatalf("pending carol: %v %d %.300s", q, p.status, p.body)
+	}
+
 	// RP-initiated logout ends alice's web session and her tokens.
 	tok3, _ := r.signIn(t, g, b, "alice", "alice-password") // the session signs in without the form
 	rawID, _ := tok3.Extra("id_token").(string)
@@ -256,5 +267,16 @@ func TestSharedStoreAndKeyRotation(t *testing.T) {
 	}
 	if idt.Subject != idt2.Subject {
 		t.Fatalf("subjects differ: %q %q", idt.Subject, idt2.Subject)
+	}
+
+	// A disabled user's tokens stop working and her refresh token is refused.
+	if code, out := call(t, a, http.MethodPost, "/api/3/action/user_delete", adm, map[string]any{"id": "alice"}); code != 200 {
+		t.Fatalf("user_delete: %d %v", code, out)
+	}
+	if code, _ := checkBearer(t, a, tok2.AccessToken); code != 401 {
+		t.Fatalf("disabled user's access token: %d, want 401", code)
+	}
+	if _, err := r.conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); err == nil {
+		t.Fatal("a disabled user's refresh token worked")
 	}
 }
