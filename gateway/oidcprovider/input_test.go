@@ -173,3 +173,49 @@ func TestBadInputNever5xx(t *testing.T) {
 
 // noRedirects is an HTTP client that shows redirects instead of following them.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// The sysadmins' clients page registers a client and shows its secret once;
+// it needs a sysadmin's session and the form's CSRF token.
+func TestClientsPage(t *testing.T) {
+	g := harness.Start(t)
+	adm := adminToken(t, g)
+	provision(t, g, adm, "alice", "alice-password", "notebooks")
+	b := newBrowser(t)
+	if p := b.login(g, "admin", adminPassword, ""); p.status != http.StatusSeeOther {
+		t.Fatalf("admin login: %d", p.status)
+	}
+	p := b.do(http.MethodGet, g.URL+"/admin/clients", nil)
+	m := csrfRE.FindStringSubmatch(p.body)
+	if p.status != 200 || m == nil || !strings.Contains(p.body, g.URL+"/oidc") {
+		t.Fatalf("clients page: %d %.300s", p.status, p.body)
+	}
+	form := url.Values{"csrf": {m[1]}, "name": {"grafana"}, "redirect_uris": {"https://grafana.example/login/generic_oauth\n"}, "roles": {"notebooks"}}
+	p = b.do(http.MethodPost, g.URL+"/admin/clients", form)
+	if p.status != 200 || !strings.Contains(p.body, `id="client-secret"`) || !strings.Contains(p.body, `data-client="grafana"`) {
+		t.Fatalf("register on the page: %d %.500s", p.status, p.body)
+	}
+	p = b.do(http.MethodPost, g.URL+"/admin/clients", form)
+	if p.status != http.StatusConflict || strings.Contains(p.body, `id="client-secret"`) {
+		t.Fatalf("register twice: %d", p.status)
+	}
+	form.Set("csrf", "0000")
+	form.Set("name", "other")
+	if p := b.do(http.MethodPost, g.URL+"/admin/clients", form); p.status != http.StatusForbidden {
+		t.Fatalf("without the CSRF token: %d", p.status)
+	}
+	a := newBrowser(t)
+	a.login(g, "alice", "alice-password", "")
+	if p := a.do(http.MethodGet, g.URL+"/admin/clients", nil); p.status != http.StatusForbidden {
+		t.Fatalf("a user who is not a sysadmin: %d", p.status)
+	}
+	if p := newBrowser(t).do(http.MethodGet, g.URL+"/admin/clients", nil); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, "/login") {
+		t.Fatalf("without a session: %d %q", p.status, p.location)
+	}
+	p = b.do(http.MethodPost, g.URL+"/admin/clients/grafana/delete", url.Values{"csrf": {m[1]}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("delete on the page: %d", p.status)
+	}
+	if p := b.do(http.MethodGet, g.URL+"/admin/clients", nil); strings.Contains(p.body, `data-client="grafana"`) {
+		t.Fatal("deleted client still listed")
+	}
+}

@@ -10,7 +10,7 @@ import (
 
 // attachOIDCProvider makes the gateway an OpenID Connect provider
 // (oidc_provider.enabled): its endpoints under /oidc, the clients API and
-// key rotation under /admin/api, and acceptance of its access tokens as
+// key rotation under /admin/api, the clients page /admin/clients, and acceptance of its access tokens as
 // Bearer tokens on every route.
 func (a *App) attachOIDCProvider(ctx context.Context) error {
 	cfg := a.cfg
@@ -27,6 +27,7 @@ func (a *App) attachOIDCProvider(ctx context.Context) error {
 	}
 	p.Register(a.router)
 	p.RegisterAdminAPI(a.router, a.adminGuard)
+	p.RegisterAdminPage(a.router)
 	a.identity.SetProviderTokens(p)
 	a.log.Info("OpenID Connect provider", "issuer", p.Issuer())
 	return nil
