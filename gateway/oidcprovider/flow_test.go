@@ -199,6 +199,14 @@ func TestCodeFlowGoOIDC(t *testing.T) {
 		t.Fatalf("bob without the role: %v %d %.300s", q, p.status, p.body)
 	}
 
+	// prompt=login asks for the password again although the session is live.
+	q, p = b.authorize(g, r.conf.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()),
+		oauth2.SetAuthURLParam("prompt", "login")), "alice", "wrong-password", hubRedirect)
+	if q != nil || p.status != http.StatusUnauthorized {
+		t.Fatalf("prompt=login with a wrong password: %v %d %.300s", q, p.status, p.body)
+	}
+	r.signIn(t, g, b, "alice", "alice-password")
+
 	// A pending user (first login not finished) is sent to finish it and gets no code.
 	if code, out := call(t, g, http.MethodPost, "/api/3/action/user_create", adm, map[string]any{"name": "carol",
 		"email": "carol@example.org", "password": "carol-password", "roles": []string{"notebooks"}}); code != 200 {

@@ -198,6 +198,12 @@ func (p *Provider) endWebSession(ctx *fasthttp.RequestCtx, cctx context.Context,
 		p.o.Logger.Error("oidc provider: end web session", "err", err)
 		return
 	}
+	p.clearSessionCookie(ctx)
+	p.o.Logger.Info("oidc provider: logout ended the web session", "user", u.Name)
+}
+
+// clearSessionCookie tells the browser to drop the web session's cookie.
+func (p *Provider) clearSessionCookie(ctx *fasthttp.RequestCtx) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(p.o.SessionCookie)
@@ -208,7 +214,6 @@ func (p *Provider) endWebSession(ctx *fasthttp.RequestCtx, cctx context.Context,
 	c.SetExpire(fasthttp.CookieExpireDelete)
 	c.SetMaxAge(-1)
 	ctx.Response.Header.SetCookie(c)
-	p.o.Logger.Info("oidc provider: logout ended the web session", "user", u.Name)
 }
 
 // login is the step between op's authorize endpoint and its callback: the
@@ -249,6 +254,17 @@ func (p *Provider) login(ctx *fasthttp.RequestCtx) {
 			p.redirectError(ctx, a, "login_required", "the user is not signed in to toxgate")
 			return
 		}
+		redirect(ctx, "/login?next="+url.QueryEscape(PathPrefix+"/login?authRequestID="+id))
+		return
+	}
+	if a.MaxAge != nil && sess.Created.Before(a.Created) && time.Since(sess.Created) > time.Duration(*a.MaxAge)*time.Second {
+		// prompt=login or max_age: the login must be newer, so the session
+		// that is too old ends and the user logs in again.
+		if err := p.o.Identity.EndSession(cctx, cookie); err != nil {
+			p.fail(ctx, err)
+			return
+		}
+		p.clearSessionCookie(ctx)
 		redirect(ctx, "/login?next="+url.QueryEscape(PathPrefix+"/login?authRequestID="+id))
 		return
 	}
