@@ -2,6 +2,7 @@ package oidcprovider_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -206,6 +207,23 @@ func TestCodeFlowGoOIDC(t *testing.T) {
 		t.Fatalf("prompt=login with a wrong password: %v %d %.300s", q, p.status, p.body)
 	}
 	r.signIn(t, g, b, "alice", "alice-password")
+
+	// A user disabled between the login and the code's redemption gets a
+	// 4xx OAuth2 error, not a server error.
+	provision(t, g, adm, "dave", "dave-password", "notebooks")
+	dv := oauth2.GenerateVerifier()
+	q, p = newBrowser(t).authorize(g, r.conf.AuthCodeURL("s", oauth2.S256ChallengeOption(dv)), "dave", "dave-password", hubRedirect)
+	if q == nil {
+		t.Fatalf("dave's sign-in: %d %.300s", p.status, p.body)
+	}
+	if code, out := call(t, g, http.MethodPost, "/api/3/action/user_delete", adm, map[string]any{"id": "dave"}); code != 200 {
+		t.Fatalf("user_delete dave: %d %v", code, out)
+	}
+	_, err = r.conf.Exchange(context.Background(), q.Get("code"), oauth2.VerifierOption(dv))
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.Response.StatusCode >= 500 || re.Response.StatusCode < 400 {
+		t.Fatalf("code of a disabled user: %v", err)
+	}
 
 	// A pending user (first login not finished) is sent to finish it and gets no code.
 	if code, out := call(t, g, http.MethodPost, "/api/3/action/user_create", adm, map[string]any{"name": "carol",

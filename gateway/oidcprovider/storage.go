@@ -551,13 +551,18 @@ func (s *storage) liveAccess(ctx context.Context, id string) (*accessToken, erro
 }
 
 // activeUser loads a user who may sign in: active, first login finished.
+// A user who is unknown or may not sign in is OAuth2's access_denied (a
+// 4xx), a store failure an error.
 func (s *storage) activeUser(ctx context.Context, id string) (*identity.User, error) {
 	u, err := s.users.UserByID(ctx, id)
+	if errors.Is(err, identity.ErrNotFound) {
+		return nil, oidc.ErrAccessDenied().WithDescription("the user is unknown")
+	}
 	if err != nil {
 		return nil, err
 	}
 	if u.State != identity.StateActive || !u.FirstLoginDone() {
-		return nil, fmt.Errorf("user %s may not sign in (state %s)", u.Name, u.State)
+		return nil, oidc.ErrAccessDenied().WithDescription("the user may no longer sign in")
 	}
 	return u, nil
 }
