@@ -3,8 +3,10 @@ package oidcprovider_test
 import (
 	"context"
 	"errors"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,9 @@ import (
 
 const hubRedirect = "http://127.0.0.1:9/hub/oauth_callback"
 
+// continueRE finds the link of the page that moves a sign-in on.
+var continueRE = regexp.MustCompile(`id="continue" href="([^"]+)"`)
+
 // authorize walks a browser through an authorization request: op's
 // authorize endpoint, toxgate's login form (as user), the callback, up to
 // the redirect to the client. It returns the redirect's query, or the page
@@ -26,6 +31,10 @@ func (b *browser) authorize(g *harness.Gateway, authURL, user, password, redirec
 	u := authURL
 	for range 10 {
 		p := b.do(http.MethodGet, u, nil)
+		if m := continueRE.FindStringSubmatch(p.body); p.status == http.StatusOK && m != nil {
+			u = html.UnescapeString(m[1]) // the page that moves on after the login
+			continue
+		}
 		if p.status/100 != 3 {
 			return nil, p
 		}

@@ -289,7 +289,11 @@ func (p *Provider) login(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p.o.Logger.Info("oidc provider: signed in", "user", u.Name, "client", cl.ID)
-	redirect(ctx, p.issuer+"/authorize/callback?id="+url.QueryEscape(a.ID))
+	// A page that moves on, not a redirect: this step is often reached by
+	// the redirect that follows the login form, and browsers apply the web
+	// pages' CSP form-action 'self' to the whole redirect chain of a form,
+	// which ends at the client's (other) origin.
+	p.continuePage(ctx, cl.ID, p.issuer+"/authorize/callback?id="+url.QueryEscape(a.ID))
 }
 
 // redirectError sends the user back to the client with an OAuth2 error.
