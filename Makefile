@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench fuzz train train-check ci-deps s3-server clean help
+.PHONY: all build gateway plugins modules rust-modules run test deps vet bench fuzz train train-check ci-deps s3-server oauth2-proxy clean help
 
 all: build
 
@@ -186,12 +186,22 @@ $(BIN)/tools/versitygw:
 	@echo "building versitygw $(VERSITYGW_VERSION) (the file store's S3 test server) into $(BIN)/tools"
 	GOBIN=$(BIN)/tools $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
+# oauth2-proxy: the relying party of the OpenID Connect provider's tests,
+# built from the Go module proxy at a pinned version into $(BIN) (no Debian
+# package has it). ci-deps fails when it cannot be built; deps says so and
+# goes on (those tests skip, and fail under CI=true: internal/testenv).
+OAUTH2_PROXY_VERSION := v7.15.6
+oauth2-proxy:
+	@mkdir -p $(BIN)
+	@if [ -x $(BIN)/oauth2-proxy ] && $(BIN)/oauth2-proxy --version 2>&1 | grep -q "$(OAUTH2_PROXY_VERSION)"; then exit 0; fi; \
+	echo "building oauth2-proxy $(OAUTH2_PROXY_VERSION) into $(BIN) (tests of the OpenID Connect provider)"; \
+	GOBIN=$(abspath $(BIN)) GOFLAGS=-buildvcs=false $(GO) install -ldflags "-X github.com/oauth2-proxy/oauth2-proxy/v7/pkg/version.VERSION=$(OAUTH2_PROXY_VERSION)" github.com/oauth2-proxy/oauth2-proxy/v7@$(OAUTH2_PROXY_VERSION)
+
 # ci-deps installs what the tests need on a fresh machine (MISSING_PKGS,
-# the S3 test server), and fails when it cannot. Go modules come from the
-# module proxy.
-ci-deps:
-	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server || \
-		echo "note: building versitygw failed: the S3 file store tests skip (summary at the end)"
+# the S3 test server, oauth2-proxy), and fails when it cannot. Go modules
+# come from the module proxy.
+ci-deps: oauth2-proxy
+	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -n "$$PKGS" ]; then \
 		echo "installing $$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests, DCAT tests' RDF parser)"; \
@@ -208,6 +218,7 @@ ci-deps:
 deps:
 	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server || \
 		echo "note: building versitygw failed: the S3 file store tests skip (summary at the end)"
+	@if [ "$(TOXGATE_TEST_DEPS)" != off ]; then $(MAKE) --no-print-directory oauth2-proxy || echo "note: building oauth2-proxy failed: the OpenID Connect relying-party tests skip (summary at the end)"; fi
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -z "$$PKGS" ] || [ "$(TOXGATE_TEST_DEPS)" = off ]; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \

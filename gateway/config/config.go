@@ -34,6 +34,9 @@ type Config struct {
 	Auth    Auth    `yaml:"auth"`
 	SMTP    SMTP    `yaml:"smtp"`
 	OIDC    OIDC    `yaml:"oidc"`
+	// OIDCProvider configures the gateway as an OpenID Connect provider
+	// (gateway/oidcprovider).
+	OIDCProvider OIDCProvider `yaml:"oidc_provider"`
 
 	// DataStore configures the catalog's DataStore (tables of tabular resources).
 	DataStore DataStore `yaml:"datastore"`
@@ -287,6 +290,19 @@ type OIDC struct {
 	UserClaim  string `yaml:"user_claim" doc:"claim holding the user name"`
 }
 
+// OIDCProvider configures toxgate's own OpenID Connect provider (single
+// sign-on for JupyterHub, oauth2-proxy and other relying parties).
+type OIDCProvider struct {
+	Enabled         bool          `yaml:"enabled" doc:"serve the OpenID Connect provider under /oidc (issuer <server.public_url>/oidc)"`
+	AccessTokenTTL  time.Duration `yaml:"access_token_ttl" doc:"lifetime of an access token (JWT, accepted by the gateway as a Bearer token)"`
+	IDTokenTTL      time.Duration `yaml:"id_token_ttl" doc:"lifetime of an ID token"`
+	RefreshTokenTTL time.Duration `yaml:"refresh_token_ttl" doc:"lifetime of a refresh token (each use replaces it by a new one with a new lifetime)"`
+	AuthRequestTTL  time.Duration `yaml:"auth_request_ttl" doc:"how long a sign-in (authorization request and its code) may take"`
+	KeyRotation     time.Duration `yaml:"key_rotation" doc:"how long one signing key signs before a new one replaces it (old keys stay published until their tokens expire)"`
+	MaxRequestBytes int           `yaml:"max_request_bytes" doc:"largest query string or form body an /oidc endpoint accepts (400 invalid_request beyond)"`
+	MaxClients      int           `yaml:"max_clients" doc:"most registered clients"`
+}
+
 // Metrics sets where the Prometheus metrics are served and who may read them.
 type Metrics struct {
 	Addr  string `yaml:"addr" doc:"serve /metrics on this host:port only, not on server.addr (empty: on server.addr)"`
@@ -392,5 +408,15 @@ func Default() Config {
 		},
 		SMTP: SMTP{Port: 587},
 		OIDC: OIDC{RolesClaim: "realm_access.roles", UserClaim: "preferred_username"},
+		OIDCProvider: OIDCProvider{
+			Enabled:         true,
+			AccessTokenTTL:  10 * time.Minute,
+			IDTokenTTL:      10 * time.Minute,
+			RefreshTokenTTL: 30 * 24 * time.Hour,
+			AuthRequestTTL:  10 * time.Minute,
+			KeyRotation:     30 * 24 * time.Hour,
+			MaxRequestBytes: 16 << 10,
+			MaxClients:      1000,
+		},
 	}
 }

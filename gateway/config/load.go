@@ -481,6 +481,24 @@ func (c Config) Validate() error {
 	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
 		bad("oidc.audience", "must be set when oidc.issuer is set")
 	}
+	if p := c.OIDCProvider; p.Enabled {
+		for _, d := range []struct {
+			key string
+			v   time.Duration
+		}{{"oidc_provider.access_token_ttl", p.AccessTokenTTL}, {"oidc_provider.id_token_ttl", p.IDTokenTTL},
+			{"oidc_provider.refresh_token_ttl", p.RefreshTokenTTL}, {"oidc_provider.auth_request_ttl", p.AuthRequestTTL},
+			{"oidc_provider.key_rotation", p.KeyRotation}} {
+			if d.v < time.Second {
+				bad(d.key, "must be at least 1s, got %s", d.v)
+			}
+		}
+		if p.MaxRequestBytes < 1024 {
+			bad("oidc_provider.max_request_bytes", "must be at least 1024, got %d", p.MaxRequestBytes)
+		}
+		if p.MaxClients < 1 {
+			bad("oidc_provider.max_clients", "must be at least 1, got %d", p.MaxClients)
+		}
+	}
 	if c.Metrics.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
 			bad("metrics.addr", "must be host:port, got %q", c.Metrics.Addr)

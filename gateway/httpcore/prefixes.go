@@ -44,6 +44,8 @@ var Prefixes = []Prefix{
 	{Path: "/v2/health", Public: true},
 	{Path: "/v2/"},
 	{Path: "/auth/", Public: true},
+	// the OpenID Connect provider (gateway/oidcprovider)
+	{Path: "/oidc", Public: true},
 	{Path: "/jobs"},
 	{Path: "/dataset", Public: true},
 	{Path: "/organization", Public: true},

@@ -19,12 +19,19 @@ import (
 // lastUsedEvery bounds how often a token's last use is written.
 const lastUsedEvery = time.Minute
 
-// Check authenticates one credential (API token or OIDC JWT).
+// Check authenticates one credential (API token, an access token of the
+// gateway's own OpenID provider, or an external provider's OIDC JWT).
 func (s *Service) Check(ctx context.Context, cred string) (Caller, error) {
-	switch {
-	case strings.HasPrefix(cred, TokenPrefix):
+	if strings.HasPrefix(cred, TokenPrefix) {
 		return s.checkToken(ctx, cred)
-	case s.oidc != nil && oidc.LooksLikeJWT(cred):
+	}
+	if !oidc.LooksLikeJWT(cred) {
+		return Caller{}, ErrBadCredentials
+	}
+	if p := s.providerTokens(); p != nil && p.Owns(cred) {
+		return s.checkProviderToken(ctx, p, cred)
+	}
+	if s.oidc != nil {
 		return s.checkJWT(ctx, cred)
 	}
 	return Caller{}, ErrBadCredentials

@@ -23,7 +23,9 @@ type Caller struct {
 	contract.Identity
 	// Roles are the gateway roles the caller holds.
 	Roles []string
-	// Via says how the caller was authenticated: "token", "session", "oidc" or "" (anonymous).
+	// Via says how the caller was authenticated: "token", "session", "oidc" (an external
+	// provider's JWT), "provider" (an access token of the gateway's own OpenID
+	// provider) or "" (anonymous).
 	Via string
 }
 

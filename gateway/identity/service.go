@@ -86,6 +86,9 @@ type Service struct {
 	// lastPrune is when this gateway last pruned the store's login
 	// failure counters (Unix milliseconds).
 	lastPrune atomic.Int64
+	// provider verifies the access tokens of the gateway's own OpenID
+	// provider (nil: none), see SetProviderTokens.
+	provider atomic.Pointer[ProviderTokens]
 }
 
 // NewService builds the service on st.

@@ -56,11 +56,11 @@ type CreateUserRequest struct {
 	Active    bool     `json:"active"`
 }
 
-// RegisterAdminAPI adds the JSON admin API to r. A request is allowed with a
-// sysadmin's token, or with localKey (the key the gateway writes to its data
-// directory for the CLI on the same machine; empty: none).
-func (h *Handlers) RegisterAdminAPI(r *router.Router, localKey string) {
-	guard := func(next func(ctx *fasthttp.RequestCtx, c identity.Caller)) fasthttp.RequestHandler {
+// AdminGuard wraps an admin API handler: it runs with a sysadmin's token,
+// or with localKey (the key the gateway writes to its data directory for
+// the CLI on the same machine; empty: none); 401 or 403 otherwise.
+func (h *Handlers) AdminGuard(localKey string) func(next func(*fasthttp.RequestCtx, identity.Caller)) fasthttp.RequestHandler {
+	return func(next func(ctx *fasthttp.RequestCtx, c identity.Caller)) fasthttp.RequestHandler {
 		return func(ctx *fasthttp.RequestCtx) {
 			cred := Credential(&ctx.Request.Header)
 			if localKey != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(localKey)) == 1 {
@@ -79,6 +79,11 @@ func (h *Handlers) RegisterAdminAPI(r *router.Router, localKey string) {
 			}
 		}
 	}
+}
+
+// RegisterAdminAPI adds the JSON admin API to r, behind AdminGuard(localKey).
+func (h *Handlers) RegisterAdminAPI(r *router.Router, localKey string) {
+	guard := h.AdminGuard(localKey)
 	r.GET(AdminAPIPrefix, guard(h.adminList))
 	r.POST(AdminAPIPrefix, guard(h.adminCreate))
 	r.POST(AdminAPIPrefix+"/{name}/roles", guard(h.adminSetRoles))

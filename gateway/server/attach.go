@@ -18,6 +18,7 @@ func Attach(ctx context.Context, a *App) error {
 	}{
 		{"identity", a.attachIdentity},
 		{"files", a.attachFiles},
+		{"oidc provider", a.attachOIDCProvider},
 		{"plugins", a.attachPlugins},
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},

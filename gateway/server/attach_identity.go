@@ -101,6 +101,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		})
 	}
 	hs.RegisterAdminAPI(a.router, localKey)
+	a.identity, a.adminGuard = svc, hs.AdminGuard(localKey)
 
 	created, generated, err := svc.EnsureSysadmin(ctx, cfg.Auth.AdminUsername, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
 	if err != nil {

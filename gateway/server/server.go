@@ -78,6 +78,10 @@ type App struct {
 	users contract.Users
 	// pages are the web pages (nil until identity is attached).
 	pages *web.Web
+	// identity is the identity service and adminGuard the admin API's
+	// sysadmin check (nil until identity is attached).
+	identity   *identity.Service
+	adminGuard func(next func(*fasthttp.RequestCtx, identity.Caller)) fasthttp.RequestHandler
 	// jobs runs scoring jobs (nil until attached, or without plugins and
 	// modules).
 	jobs *jobs.Service

@@ -49,6 +49,11 @@ var (
 	// file store's tests, built by make s3-server into bin/tools (the
 	// program's path).
 	S3Server = Tool{Name: "versitygw", Make: "s3-server", find: findS3Server}
+	// OAuth2Proxy is oauth2-proxy, the relying party of the OpenID
+	// Connect provider's tests (its path). It is no Debian package: make
+	// deps and ci-deps build it from the Go module proxy into the bin
+	// directory (TOXGATE_BIN_DIR).
+	OAuth2Proxy = Tool{Name: "oauth2-proxy", Make: "oauth2-proxy", find: findOAuth2Proxy}
 )
 
 // EnvSkipLog names the file to which Missing appends one line per skip
@@ -109,6 +114,19 @@ func appendLine(path, line string) error {
 		return err
 	}
 	return f.Close()
+}
+
+func findOAuth2Proxy() (string, error) {
+	if dir := os.Getenv("TOXGATE_BIN_DIR"); dir != "" {
+		p := filepath.Join(dir, "oauth2-proxy")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("oauth2-proxy"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("no oauth2-proxy in $TOXGATE_BIN_DIR or on PATH")
 }
 
 func findChromium() (string, error) {

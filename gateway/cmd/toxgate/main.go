@@ -28,6 +28,7 @@ const usage = `usage: toxgate [-config file] [command]
 commands:
   serve         run the gateway (default)
   user ...      administer accounts (toxgate user help)
+  client ...    register OpenID Connect clients (toxgate client help)
   catalog import --from URL   copy a CKAN site's catalog (toxgate catalog help)
   files migrate --to dir|s3|mongodb   move stored files to another backend (toxgate files help)
   config keys   list every configuration key, its environment variable and meaning
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(*cfgPath, *testRoutes, stdout, stderr)
 	case "user":
 		return userCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
+	case "client":
+		return clientCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "catalog":
 		return catalogCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "files":
