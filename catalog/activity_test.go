@@ -470,7 +470,7 @@ func BenchmarkActivityIndexLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = st.Close(context.Background()) }()
-	c := newCollections(st.DB(), nil)
+	c := newRecordStore(st.DB(), nil)
 	docs := make([]any, 0, 1000)
 	at := now()
 	for i := 0; i < n; i++ {
@@ -487,7 +487,7 @@ func BenchmarkActivityIndexLoad(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		svc := &Service{c: c, st: newState(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		svc := &Service{c: c, st: newReadModel(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		start := time.Now()
 		if err := svc.activitySync(ctx); err != nil {
 			b.Fatal(err)

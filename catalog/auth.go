@@ -28,7 +28,7 @@ type authArgs struct {
 	action string
 	s      *Service
 	// st is the in-memory catalog, read-locked for the call.
-	st   *state
+	st   *readModel
 	c    Caller
 	data map[string]any
 }

@@ -39,7 +39,7 @@ func authDatastoreRead(a *authArgs) error { return a.st.datastoreAuth(a, false) 
 
 // datastoreAuth finds the active resource the DataStore action names and
 // checks the caller's right on its dataset. Callers hold a lock.
-func (st *state) datastoreAuth(a *authArgs, write bool) error {
+func (st *readModel) datastoreAuth(a *authArgs, write bool) error {
 	id := datastore.ResourceID(a.data)
 	if id == "" {
 		return ckan.FieldError("resource_id", ckan.MsgMissing)

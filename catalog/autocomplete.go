@@ -155,7 +155,7 @@ func groupPackageShow(_ context.Context, s *Service, r *Request) (any, error) {
 
 // listJSON runs query and encodes its datasets as a list of package_show
 // dicts (each from its cached encoding). Callers hold a lock.
-func (st *state) listJSON(query search.Query, siteURL string) (ckan.RawJSONParts, error) {
+func (st *readModel) listJSON(query search.Query, siteURL string) (ckan.RawJSONParts, error) {
 	res, err := st.index.Search(query)
 	if err != nil {
 		return nil, err

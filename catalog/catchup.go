@@ -42,7 +42,7 @@ const (
 const genesisClaim = "genesis"
 
 // ensureClaims makes the capped claims collection (idempotent).
-func (c collections) ensureClaims(ctx context.Context) error {
+func (c recordStore) ensureClaims(ctx context.Context) error {
 	err := c.claims.Database().CreateCollection(ctx, CollClaims,
 		options.CreateCollection().SetCapped(true).SetSizeInBytes(claimsCapBytes).SetMaxDocuments(claimsCapDocs))
 	var ce mongo.CommandError
@@ -60,7 +60,7 @@ func (c collections) ensureClaims(ctx context.Context) error {
 
 // note records in the claims that record id of kind was created or purged
 // (writes that replace a record claim their revision instead).
-func (c collections) note(ctx context.Context, kind, id string) error {
+func (c recordStore) note(ctx context.Context, kind, id string) error {
 	key := kind + ":" + id + "@n" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
 		return fmt.Errorf("note change of %s: %w", id, err)
@@ -80,7 +80,7 @@ type changeRef struct {
 // complete is false when the claims do not reach back that far: the oldest
 // is younger than since, unless it is the genesis claim made before current
 // (then no claim has been dropped, and none is missing).
-func (c collections) changesSince(ctx context.Context, since, current time.Time) (refs []changeRef, complete bool, err error) {
+func (c recordStore) changesSince(ctx context.Context, since, current time.Time) (refs []changeRef, complete bool, err error) {
 	type claim struct {
 		ID string    `bson:"_id"`
 		At time.Time `bson:"at"`

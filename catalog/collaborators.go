@@ -29,7 +29,7 @@ type Collaborator struct {
 
 // collaboratorCapacities are the capacities package_collaborator_create
 // accepts, in CKAN's order (authz.get_collaborator_capacities).
-func (st *state) collaboratorCapacities() []string {
+func (st *readModel) collaboratorCapacities() []string {
 	if st.allowAdminCollaborators {
 		return []string{RoleAdmin, RoleEditor, RoleMember}
 	}
@@ -150,7 +150,7 @@ func packageCollaboratorDelete(ctx context.Context, s *Service, r *Request) (any
 }
 
 // capacityFilter reads the optional capacity of the list actions.
-func (st *state) capacityFilter(data map[string]any) (string, *ckan.Error) {
+func (st *readModel) capacityFilter(data map[string]any) (string, *ckan.Error) {
 	capacity, _ := str(data["capacity"])
 	if allowed := st.collaboratorCapacities(); capacity != "" && !slices.Contains(allowed, capacity) {
 		return "", ckan.Validation(map[string]any{"message": fmt.Sprintf("Capacity must be one of \"%s\"", strings.Join(allowed, ", "))})

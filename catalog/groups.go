@@ -84,7 +84,7 @@ func (o *Organization) typeName() string {
 // putGroup is putOrg for groups: the datasets in a group whose name,
 // title, description, image or state changed are re-rendered and
 // re-indexed. Callers hold the write lock.
-func (st *state) putGroup(g *Organization) {
+func (st *readModel) putGroup(g *Organization) {
 	old := st.groups[g.ID]
 	if old != nil {
 		if old.Rev >= g.Rev {
@@ -103,7 +103,7 @@ func (st *state) putGroup(g *Organization) {
 }
 
 // removeGroup forgets a purged group. Callers hold the write lock.
-func (st *state) removeGroup(id string) {
+func (st *readModel) removeGroup(id string) {
 	if old := st.groups[id]; old != nil {
 		if st.groupByName[old.Name] == id {
 			delete(st.groupByName, old.Name)
@@ -115,7 +115,7 @@ func (st *state) removeGroup(id string) {
 
 // refreshGroupDatasets drops the encoded dicts of the datasets in group id
 // and indexes them again.
-func (st *state) refreshGroupDatasets(id string) {
+func (st *readModel) refreshGroupDatasets(id string) {
 	for _, d := range st.datasets {
 		if slices.Contains(d.Groups, id) {
 			st.rendered.Delete(d.ID)
@@ -126,7 +126,7 @@ func (st *state) refreshGroupDatasets(id string) {
 
 // lookupGroup finds an organization or group of kind k by id or name.
 // Callers hold a lock.
-func (st *state) lookupGroup(k groupKind, ref string) *Organization {
+func (st *readModel) lookupGroup(k groupKind, ref string) *Organization {
 	if k.org {
 		return st.org(ref)
 	}
@@ -140,7 +140,7 @@ func (st *state) lookupGroup(k groupKind, ref string) *Organization {
 }
 
 // groupsOf is the map of the organizations or of the groups.
-func (st *state) groupsOf(k groupKind) map[string]*Organization {
+func (st *readModel) groupsOf(k groupKind) map[string]*Organization {
 	if k.org {
 		return st.orgs
 	}
@@ -148,7 +148,7 @@ func (st *state) groupsOf(k groupKind) map[string]*Organization {
 }
 
 // anyGroup finds an organization or group by id. Callers hold a lock.
-func (st *state) anyGroup(id string) *Organization {
+func (st *readModel) anyGroup(id string) *Organization {
 	if o := st.orgs[id]; o != nil {
 		return o
 	}
@@ -157,7 +157,7 @@ func (st *state) anyGroup(id string) *Organization {
 
 // groupByAnyName finds an organization or group by name or id (they share
 // one name space). Callers hold a lock.
-func (st *state) groupByAnyName(ref string) *Organization {
+func (st *readModel) groupByAnyName(ref string) *Organization {
 	if o := st.org(ref); o != nil {
 		return o
 	}
@@ -183,7 +183,7 @@ func (s *Service) anyGroupRef(r *Request) (*Organization, error) {
 // organization or group id for c: active, and for an organization readable
 // by c (members see private ones), for a group public (CKAN lists a
 // group's datasets without include_private).
-func (st *state) listedIn(c Caller, id string, d *Dataset) bool {
+func (st *readModel) listedIn(c Caller, id string, d *Dataset) bool {
 	if d.State != StateActive {
 		return false
 	}
@@ -205,7 +205,7 @@ type groupSummary struct {
 
 // groupSummaries are the active groups of d as package_show lists them,
 // by display name. Callers hold a lock.
-func (st *state) groupSummaries(d *Dataset) []any {
+func (st *readModel) groupSummaries(d *Dataset) []any {
 	out := []groupSummary{}
 	for _, id := range d.Groups {
 		g := st.groups[id]
@@ -231,7 +231,7 @@ func (st *state) groupSummaries(d *Dataset) []any {
 // active groups, field "groups") and its vocabulary tags (field
 // vocab_<vocabulary name>), as CKAN indexes them, and returns the values
 // that also go into the text field. Callers hold a lock.
-func (st *state) groupVocabFields(d *Dataset, f map[string][]string) []string {
+func (st *readModel) groupVocabFields(d *Dataset, f map[string][]string) []string {
 	var text []string
 	for _, id := range d.Groups {
 		if g := st.groups[id]; g != nil && g.State == StateActive {
@@ -254,7 +254,7 @@ func (st *state) groupVocabFields(d *Dataset, f map[string][]string) []string {
 // permission there (any member role), else 403; a group left out is left
 // only when the caller may read it (is a member), otherwise it is kept.
 // Callers hold a lock.
-func (st *state) datasetGroups(c Caller, data map[string]any, base *Dataset) ([]string, *ckan.Error) {
+func (st *readModel) datasetGroups(c Caller, data map[string]any, base *Dataset) ([]string, *ckan.Error) {
 	dicts, derr := listOfDicts(data, "groups")
 	if derr != nil {
 		return nil, derr

@@ -25,7 +25,7 @@ func init() {
 
 // packageCount counts the active datasets of the organization or group
 // orgID visible to c (see listedIn).
-func (st *state) packageCount(c Caller, orgID string) int {
+func (st *readModel) packageCount(c Caller, orgID string) int {
 	n := 0
 	for _, d := range st.datasets {
 		if st.listedIn(c, orgID, d) {
@@ -219,7 +219,7 @@ func (s *Service) showGroup(ctx context.Context, r *Request, o *Organization) (a
 }
 
 // orgFields validates the editable organization fields into o.
-func (st *state) orgFields(o *Organization, data map[string]any, create bool) *ckan.Error {
+func (st *readModel) orgFields(o *Organization, data map[string]any, create bool) *ckan.Error {
 	errs := map[string]any{}
 	if v, ok := data["name"]; ok || create {
 		name, _ := str(v)

@@ -15,7 +15,7 @@ func init() {
 }
 
 // findResource locates an active resource by id. Callers hold a lock.
-func (st *state) findResource(id string) (*Dataset, int) {
+func (st *readModel) findResource(id string) (*Dataset, int) {
 	d := st.datasets[st.resources[id]]
 	if d == nil {
 		return nil, -1
@@ -57,7 +57,7 @@ func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
 // resourceByID finds the active resource r.Data["id"] names (the
 // caller's right to read it is authResourceShow's). Callers hold a read
 // lock.
-func (st *state) resourceByID(r *Request) (*Dataset, int, error) {
+func (st *readModel) resourceByID(r *Request) (*Dataset, int, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)

@@ -142,7 +142,7 @@ var searchGeneric = false
 
 // searchMap is package_search's reply as a map, each result a dataset
 // dict or, with fl, the picked fields. Callers hold a lock.
-func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
+func (st *readModel) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
 	results := make([]any, 0, len(res.IDs))
 	var keep map[string]bool
 	if len(fl) > 0 {
@@ -178,7 +178,7 @@ func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec
 // searchJSON is searchMap without fl, encoded directly: the same bytes as
 // ckan.Marshal(searchMap(...)) (maps' keys in sorted order), with each
 // result's cached encoding (datasetJSON). Callers hold a lock.
-func (st *state) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSONParts, error) {
+func (st *readModel) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSONParts, error) {
 	fields := slices.Clone(facetFields)
 	slices.Sort(fields)
 	fields = slices.Compact(fields)
@@ -338,7 +338,7 @@ const jsonSpace = " \t\n\r"
 
 // facetDisplay is a facet item's display_name: org title, license title, or
 // the value. Callers hold a lock.
-func (st *state) facetDisplay(field, value string) string {
+func (st *readModel) facetDisplay(field, value string) string {
 	switch field {
 	case "organization":
 		if o := st.org(value); o != nil && strings.TrimSpace(o.Title) != "" {

@@ -68,7 +68,7 @@ type Options struct {
 
 // Service runs catalog actions against one MongoDB database.
 type Service struct {
-	c      collections
+	c      recordStore
 	lockMu sync.Mutex
 	locks  map[string]*keyLock
 	// markMu serializes this process's updates of the change marker.
@@ -82,7 +82,7 @@ type Service struct {
 	pruning atomic.Bool
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
-	st      *state
+	st      *readModel
 	sy      syncer
 	files   *filestore.Store
 	log     *slog.Logger
@@ -145,7 +145,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if opts.SiteTitle == "" {
 		opts.SiteTitle = "toxgate"
 	}
-	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
+	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth

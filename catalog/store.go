@@ -55,7 +55,7 @@ type marker struct {
 	Recent []changeEntry `bson:"recent"`
 }
 
-type collections struct {
+type recordStore struct {
 	datasets, orgs, changes, changeSeq, claims *mongo.Collection
 	vocabs                                     *mongo.Collection
 	// activity and activityDataColl are the activity stream (activity.go).
@@ -64,8 +64,8 @@ type collections struct {
 	users contract.Users
 }
 
-func newCollections(db *mongo.Database, users contract.Users) collections {
-	return collections{
+func newRecordStore(db *mongo.Database, users contract.Users) recordStore {
+	return recordStore{
 		users:     users,
 		datasets:  db.Collection(CollDatasets),
 		orgs:      db.Collection(CollOrganizations),
@@ -80,7 +80,7 @@ func newCollections(db *mongo.Database, users contract.Users) collections {
 }
 
 // ensureIndexes makes the unique name indexes (idempotent).
-func (c collections) ensureIndexes(ctx context.Context) error {
+func (c recordStore) ensureIndexes(ctx context.Context) error {
 	unique := options.Index().SetUnique(true)
 	if _, err := c.datasets.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
 		return fmt.Errorf("create index datasets.name: %w", err)
@@ -95,7 +95,7 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 }
 
 // readMarker reads the change marker (zero when none).
-func (c collections) readMarker(ctx context.Context) (marker, error) {
+func (c recordStore) readMarker(ctx context.Context) (marker, error) {
 	var m marker
 	err := c.changes.FindOne(ctx, bson.M{"_id": markerID}).Decode(&m)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -111,7 +111,7 @@ func (c collections) readMarker(ctx context.Context) (marker, error) {
 // (the check before each action; the marker with its recent changes is
 // read only when the number moved). ok is false when there is no such
 // document yet: then only the marker tells.
-func (c collections) readSeq(ctx context.Context) (seq int64, ok bool, err error) {
+func (c recordStore) readSeq(ctx context.Context) (seq int64, ok bool, err error) {
 	var m struct {
 		Seq int64 `bson:"seq"`
 	}
@@ -127,7 +127,7 @@ func (c collections) readSeq(ctx context.Context) (seq int64, ok bool, err error
 
 // raiseSeq raises the small sequence document to at least seq (it never
 // goes down, whatever order writers finish in).
-func (c collections) raiseSeq(ctx context.Context, seq int64) error {
+func (c recordStore) raiseSeq(ctx context.Context, seq int64) error {
 	_, err := c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}}, options.UpdateOne().SetUpsert(true))
 	if isDup(err) { // two first writers raced to create it
 		_, err = c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}})
@@ -143,7 +143,7 @@ func (c collections) raiseSeq(ctx context.Context, seq int64) error {
 // first (as record revisions are, see replace), because FerretDB applies
 // the {_id, seq} filter and the write as two steps that two processes can
 // interleave; the filter still guards against a stale old.
-func (c collections) casMarker(ctx context.Context, old, next marker) (bool, error) {
+func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, error) {
 	doc := bson.M{"_id": markerID, "seq": next.Seq, "recent": next.Recent}
 	if old.Seq == 0 {
 		_, err := c.changes.InsertOne(ctx, doc)
@@ -183,7 +183,7 @@ const markerClaimStale = 2 * time.Second
 // settleMarkerClaim runs after losing the claim of marker number seq: it
 // waits a little while the number is claimed but not written, and removes
 // a stale claim.
-func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
+func (c recordStore) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
 	m, err := c.readMarker(ctx)
 	if err != nil || m.Seq >= seq {
 		return err
@@ -212,7 +212,7 @@ func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int6
 }
 
 // findDataset loads one dataset by id; nil when absent.
-func (c collections) findDataset(ctx context.Context, id string) (*Dataset, error) {
+func (c recordStore) findDataset(ctx context.Context, id string) (*Dataset, error) {
 	var d Dataset
 	err := c.datasets.FindOne(ctx, bson.M{"_id": id}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -225,7 +225,7 @@ func (c collections) findDataset(ctx context.Context, id string) (*Dataset, erro
 }
 
 // findOrg loads one organization by id; nil when absent.
-func (c collections) findOrg(ctx context.Context, id string) (*Organization, error) {
+func (c recordStore) findOrg(ctx context.Context, id string) (*Organization, error) {
 	var o Organization
 	err := c.orgs.FindOne(ctx, bson.M{"_id": id}).Decode(&o)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -255,14 +255,14 @@ func claimKey(kind, id string, rev int64) string {
 // of {_id, rev} would decode every document of the collection until the
 // match. ok is false when another writer claimed rev first; a claim whose
 // write failed is given back.
-func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
+func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
 	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
 }
 
 // replaceThen is replace that runs before (when not nil) once the claim is
 // won, just before the record is written; an error from before gives the
 // claim back and fails the write. The activity hook runs there.
-func (c collections) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
+func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
 	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
@@ -293,7 +293,7 @@ func (c collections) replaceThen(ctx context.Context, coll *mongo.Collection, ki
 // settleClaim runs after losing the claim of revision rev: when the
 // revision is not written yet, it waits a little for its writer, or, when
 // the claim is stale, removes it so that the next attempt can take it.
-func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
+func (c recordStore) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
 	var cur struct {
 		Rev int64 `bson:"rev"`
 	}
@@ -328,7 +328,7 @@ func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, ke
 }
 
 // findUser resolves a user by id, then by name; nil when unknown.
-func (c collections) findUser(ctx context.Context, idOrName string) (*User, error) {
+func (c recordStore) findUser(ctx context.Context, idOrName string) (*User, error) {
 	if idOrName == "" || c.users == nil {
 		return nil, nil
 	}
@@ -348,7 +348,7 @@ func (c collections) findUser(ctx context.Context, idOrName string) (*User, erro
 }
 
 // findUsers loads users by id.
-func (c collections) findUsers(ctx context.Context, ids []string) (map[string]*User, error) {
+func (c recordStore) findUsers(ctx context.Context, ids []string) (map[string]*User, error) {
 	out := make(map[string]*User, len(ids))
 	if len(ids) == 0 || c.users == nil {
 		return out, nil

@@ -76,7 +76,7 @@ func (v *Vocabulary) tag(ref string) *VocabTag {
 
 // putVocab stores v unless the cached copy is as new or newer; a rename
 // re-indexes the datasets that carry its tags. Callers hold the write lock.
-func (st *state) putVocab(v *Vocabulary) {
+func (st *readModel) putVocab(v *Vocabulary) {
 	old := st.vocabs[v.ID]
 	if old != nil {
 		if old.Rev >= v.Rev {
@@ -94,7 +94,7 @@ func (st *state) putVocab(v *Vocabulary) {
 }
 
 // removeVocab forgets a deleted vocabulary. Callers hold the write lock.
-func (st *state) removeVocab(id string) {
+func (st *readModel) removeVocab(id string) {
 	if old := st.vocabs[id]; old != nil {
 		if st.vocabByName[old.Name] == id {
 			delete(st.vocabByName, old.Name)
@@ -104,7 +104,7 @@ func (st *state) removeVocab(id string) {
 	}
 }
 
-func (st *state) reindexVocab(id string) {
+func (st *readModel) reindexVocab(id string) {
 	for _, d := range st.datasets {
 		if slices.ContainsFunc(d.VocabTags, func(t DatasetTag) bool { return t.VocabularyID == id }) {
 			st.index.Put(st.docFor(d))
@@ -113,7 +113,7 @@ func (st *state) reindexVocab(id string) {
 }
 
 // vocab finds a vocabulary by id or name. Callers hold a lock.
-func (st *state) vocab(ref string) *Vocabulary {
+func (st *readModel) vocab(ref string) *Vocabulary {
 	if v := st.vocabs[ref]; v != nil {
 		return v
 	}
@@ -126,7 +126,7 @@ func (st *state) vocab(ref string) *Vocabulary {
 // addVocabTag validates tag name of vocabulary vocabRef on d, as CKAN's
 // vocabulary_id_exists and tag_in_vocabulary_validator do, and adds it.
 // Callers hold a lock.
-func (st *state) addVocabTag(d *Dataset, name, vocabRef string) []string {
+func (st *readModel) addVocabTag(d *Dataset, name, vocabRef string) []string {
 	msgs := tagErrors(name)
 	v := st.vocab(vocabRef)
 	if v == nil {
@@ -196,7 +196,7 @@ func vocabDict(v *Vocabulary) map[string]any {
 // Storage.
 
 // findVocab loads one vocabulary by id; nil when absent.
-func (c collections) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
+func (c recordStore) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
 	var v Vocabulary
 	err := c.vocabs.FindOne(ctx, bson.M{"_id": id}).Decode(&v)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -209,7 +209,7 @@ func (c collections) findVocab(ctx context.Context, id string) (*Vocabulary, err
 }
 
 // loadVocabs reads every vocabulary into st.
-func (c collections) loadVocabs(ctx context.Context, st *state) error {
+func (c recordStore) loadVocabs(ctx context.Context, st *readModel) error {
 	cur, err := c.vocabs.Find(ctx, bson.M{})
 	if err != nil {
 		return fmt.Errorf("load vocabularies: %w", err)
@@ -347,7 +347,7 @@ func (s *Service) vocabRef(r *Request) (*Vocabulary, error) {
 
 // vocabFields validates a vocabulary's name and tags into v (name and tags
 // only when given, unless create). Callers hold a lock.
-func (st *state) vocabFields(v *Vocabulary, data map[string]any, create bool) *ckan.Error {
+func (st *readModel) vocabFields(v *Vocabulary, data map[string]any, create bool) *ckan.Error {
 	errs := map[string]any{}
 	if raw, ok := data["name"]; ok || create {
 		name, _ := str(raw)
@@ -555,7 +555,7 @@ type foundTag struct {
 // then by name among the free tags, or among vocabulary vocabRef's tags
 // when given. Free tags exist while a dataset has them; only the datasets
 // seen admits count (nil: every dataset). Callers hold a lock.
-func (st *state) findTag(ref, vocabRef string, seen func(*Dataset) bool) (foundTag, bool) {
+func (st *readModel) findTag(ref, vocabRef string, seen func(*Dataset) bool) (foundTag, bool) {
 	for _, v := range st.vocabs {
 		for _, t := range v.Tags {
 			if t.ID == ref {

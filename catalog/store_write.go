@@ -20,7 +20,7 @@ var errConflict = ckan.ValidationMessage("The dataset was changed by another req
 
 // mutateDataset applies mutate to the freshest stored copy of dataset id and
 // writes the result as the next revision, only if no other writer took that
-// revision first (each revision is claimed once, see collections.replace).
+// revision first (each revision is claimed once, see recordStore.replace).
 // When another writer came first it reads again and re-applies mutate, so
 // no update is lost.
 func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {

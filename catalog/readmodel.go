@@ -16,7 +16,7 @@ import (
 )
 
 // state is the in-memory copy of the catalog with its search index.
-type state struct {
+type readModel struct {
 	mu        sync.RWMutex
 	datasets  map[string]*Dataset
 	byName    map[string]string
@@ -45,8 +45,8 @@ type state struct {
 	auth AuthOptions
 }
 
-func newState() *state {
-	return &state{
+func newReadModel() *readModel {
+	return &readModel{
 		datasets:  map[string]*Dataset{},
 		byName:    map[string]string{},
 		resources: map[string]string{},
@@ -60,7 +60,7 @@ func newState() *state {
 
 // putDataset stores d unless the cached copy is as new or newer. Callers hold
 // the write lock.
-func (st *state) putDataset(d *Dataset) {
+func (st *readModel) putDataset(d *Dataset) {
 	st.publicNames.Store(nil)
 	if old := st.datasets[d.ID]; old != nil {
 		if old.Rev >= d.Rev {
@@ -78,7 +78,7 @@ func (st *state) putDataset(d *Dataset) {
 }
 
 // removeDataset forgets a purged dataset. Callers hold the write lock.
-func (st *state) removeDataset(id string) {
+func (st *readModel) removeDataset(id string) {
 	st.publicNames.Store(nil)
 	if old := st.datasets[id]; old != nil {
 		st.unlinkDataset(old)
@@ -88,7 +88,7 @@ func (st *state) removeDataset(id string) {
 	}
 }
 
-func (st *state) unlinkDataset(d *Dataset) {
+func (st *readModel) unlinkDataset(d *Dataset) {
 	if st.byName[d.Name] == d.ID {
 		delete(st.byName, d.Name)
 	}
@@ -101,7 +101,7 @@ func (st *state) unlinkDataset(d *Dataset) {
 
 // putOrg stores o unless the cached copy is as new or newer, re-indexing its
 // datasets when its name or title changed. Callers hold the write lock.
-func (st *state) putOrg(o *Organization) {
+func (st *readModel) putOrg(o *Organization) {
 	if o.isGroup() {
 		st.putGroup(o)
 		return
@@ -126,7 +126,7 @@ func (st *state) putOrg(o *Organization) {
 	}
 }
 
-func (st *state) removeOrg(id string) {
+func (st *readModel) removeOrg(id string) {
 	if st.groups[id] != nil {
 		st.removeGroup(id)
 		return
@@ -146,7 +146,7 @@ func (st *state) removeOrg(id string) {
 }
 
 // dataset finds a dataset by id or name. Callers hold a lock.
-func (st *state) dataset(idOrName string) *Dataset {
+func (st *readModel) dataset(idOrName string) *Dataset {
 	if d := st.datasets[idOrName]; d != nil {
 		return d
 	}
@@ -157,7 +157,7 @@ func (st *state) dataset(idOrName string) *Dataset {
 }
 
 // org finds an organization by id or name. Callers hold a lock.
-func (st *state) org(idOrName string) *Organization {
+func (st *readModel) org(idOrName string) *Organization {
 	if o := st.orgs[idOrName]; o != nil {
 		return o
 	}
@@ -178,7 +178,7 @@ const (
 )
 
 // docFor builds the search document of d. Callers hold a lock.
-func (st *state) docFor(d *Dataset) *search.Doc {
+func (st *readModel) docFor(d *Dataset) *search.Doc {
 	f := map[string][]string{
 		"id": {d.ID}, "name": {d.Name}, "title": {d.Title}, "state": {d.State},
 		"type": {d.Type}, "dataset_type": {d.Type}, "creator_user_id": {d.CreatorUserID},
@@ -380,7 +380,7 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 // long as the batch took (see Options.GentleLoad).
 func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
-	fresh := newState()
+	fresh := newReadModel()
 	cur, err := s.c.orgs.Find(ctx, bson.M{})
 	if err != nil {
 		return fmt.Errorf("load organizations: %w", err)
@@ -436,7 +436,7 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 
 // sortedNames returns the names of datasets passing keep, ascending
 // (bytewise). Callers hold a lock.
-func (st *state) sortedNames(keep func(*Dataset) bool) []string {
+func (st *readModel) sortedNames(keep func(*Dataset) bool) []string {
 	names := make([]string, 0, len(st.datasets))
 	for _, d := range st.datasets {
 		if keep(d) {
