@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"toxgate/catalog/ckan"
 )
 
@@ -151,18 +149,5 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 		// create_unowned_dataset is off)
 		return nil, ckan.Validation(map[string]any{"message": "Organization cannot be purged while it still has datasets"})
 	}
-	defer s.lockFor(o.ID)()
-	if err := s.recordPurge(ctx, o.typeName(), o.ID, o.Created, o.Rev); err != nil {
-		return nil, err
-	}
-	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": o.ID}); err != nil {
-		return nil, fmt.Errorf("purge organization %s: %w", o.ID, err)
-	}
-	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
-		return nil, err
-	}
-	s.st.mu.Lock()
-	s.st.removeOrg(o.ID)
-	s.st.mu.Unlock()
-	return nil, s.record(ctx, kindOrg, o.ID)
+	return nil, s.purgeOrg(ctx, o.ID)
 }

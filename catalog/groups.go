@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"toxgate/catalog/ckan"
 )
 
@@ -79,89 +77,6 @@ func (o *Organization) typeName() string {
 		return "group"
 	}
 	return "organization"
-}
-
-// putGroup is putOrg for groups: the datasets in a group whose name,
-// title, description, image or state changed are re-rendered and
-// re-indexed. Callers hold the write lock.
-func (st *readModel) putGroup(g *Organization) {
-	old := st.groups[g.ID]
-	if old != nil {
-		if old.Rev >= g.Rev {
-			return
-		}
-		if st.groupByName[old.Name] == g.ID {
-			delete(st.groupByName, old.Name)
-		}
-	}
-	st.groups[g.ID] = g
-	st.groupByName[g.Name] = g.ID
-	if old != nil && (old.Name != g.Name || old.Title != g.Title || old.Description != g.Description ||
-		old.ImageURL != g.ImageURL || old.State != g.State) {
-		st.refreshGroupDatasets(g.ID)
-	}
-}
-
-// removeGroup forgets a purged group. Callers hold the write lock.
-func (st *readModel) removeGroup(id string) {
-	if old := st.groups[id]; old != nil {
-		if st.groupByName[old.Name] == id {
-			delete(st.groupByName, old.Name)
-		}
-		delete(st.groups, id)
-		st.refreshGroupDatasets(id)
-	}
-}
-
-// refreshGroupDatasets drops the encoded dicts of the datasets in group id
-// and indexes them again.
-func (st *readModel) refreshGroupDatasets(id string) {
-	for _, d := range st.datasets {
-		if slices.Contains(d.Groups, id) {
-			st.rendered.Delete(d.ID)
-			st.index.Put(st.docFor(d))
-		}
-	}
-}
-
-// lookupGroup finds an organization or group of kind k by id or name.
-// Callers hold a lock.
-func (st *readModel) lookupGroup(k groupKind, ref string) *Organization {
-	if k.org {
-		return st.org(ref)
-	}
-	if g := st.groups[ref]; g != nil {
-		return g
-	}
-	if id, ok := st.groupByName[ref]; ok {
-		return st.groups[id]
-	}
-	return nil
-}
-
-// groupsOf is the map of the organizations or of the groups.
-func (st *readModel) groupsOf(k groupKind) map[string]*Organization {
-	if k.org {
-		return st.orgs
-	}
-	return st.groups
-}
-
-// anyGroup finds an organization or group by id. Callers hold a lock.
-func (st *readModel) anyGroup(id string) *Organization {
-	if o := st.orgs[id]; o != nil {
-		return o
-	}
-	return st.groups[id]
-}
-
-// groupByAnyName finds an organization or group by name or id (they share
-// one name space). Callers hold a lock.
-func (st *readModel) groupByAnyName(ref string) *Organization {
-	if o := st.org(ref); o != nil {
-		return o
-	}
-	return st.lookupGroup(grpKind, ref)
 }
 
 // anyGroupRef reads "id" and finds the organization or group.
@@ -372,19 +287,7 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 			return nil, err
 		}
 	}
-	if err := s.recordPurge(ctx, g.typeName(), g.ID, g.Created, g.Rev); err != nil {
-		return nil, err
-	}
-	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": g.ID}); err != nil {
-		return nil, fmt.Errorf("purge group %s: %w", g.ID, err)
-	}
-	if err := s.c.note(ctx, kindOrg, g.ID); err != nil {
-		return nil, err
-	}
-	s.st.mu.Lock()
-	s.st.removeOrg(g.ID)
-	s.st.mu.Unlock()
-	return nil, s.record(ctx, kindOrg, g.ID)
+	return nil, s.purgeOrg(ctx, g.ID)
 }
 
 // setDatasetGroup puts dataset id in group groupID (in true) or takes it

@@ -1,16 +1,10 @@
 package catalog
 
 import (
-	"context"
-	"fmt"
-	"sort"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"toxgate/catalog/search"
 )
@@ -167,282 +161,247 @@ func (st *readModel) org(idOrName string) *Organization {
 	return nil
 }
 
-// isoZ formats t for range queries and sorting.
-func isoZ(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+// The read model's own locking: the methods below take its lock; the
+// lower-case helpers they call (putDataset, dataset, ...) expect it held.
 
-// Field boosts of CKAN's dismax handler: qf="name^4 title^4 tags^2 groups^2 text".
-const (
-	boostName = 4
-	boostTags = 2
-	boostText = 1
-)
+// view runs f under the read lock. f reads the read model and returns;
+// it calls no store and takes no other lock of the read model.
+func (st *readModel) view(f func()) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	f()
+}
 
-// docFor builds the search document of d. Callers hold a lock.
-func (st *readModel) docFor(d *Dataset) *search.Doc {
-	f := map[string][]string{
-		"id": {d.ID}, "name": {d.Name}, "title": {d.Title}, "state": {d.State},
-		"type": {d.Type}, "dataset_type": {d.Type}, "creator_user_id": {d.CreatorUserID},
-		"metadata_created": {isoZ(d.MetadataCreated)}, "metadata_modified": {isoZ(d.MetadataModified)},
-		"title_string": {d.Title}, "tags": d.Tags, "site_id": {"default"},
-	}
-	if d.Private {
-		f["capacity"] = []string{"private"}
-	} else {
-		f["capacity"] = []string{"public"}
-	}
-	text := map[string]float64{}
-	add := func(s string, w float64) {
-		for _, t := range search.Tokens(s) {
-			text[t] += w
-		}
-	}
-	var all []string
-	addField := func(name string, p *string) {
-		if p != nil && *p != "" {
-			f[name] = []string{*p}
-			all = append(all, *p)
-		}
-	}
-	addField("notes", d.Notes)
-	addField("author", d.Author)
-	addField("maintainer", d.Maintainer)
-	addField("license_id", d.LicenseID)
-	addField("url", d.URL)
-	addField("version", d.Version)
-	if d.OwnerOrg != "" {
-		f["owner_org"] = []string{d.OwnerOrg}
-		if o := st.orgs[d.OwnerOrg]; o != nil {
-			f["organization"] = []string{o.Name}
-			all = append(all, o.Name, o.Title)
-		}
-	}
-	for _, r := range d.Resources {
-		if r.State == StateDeleted {
-			continue
-		}
-		if r.Format != "" {
-			f["res_format"] = append(f["res_format"], r.Format)
-		}
-		if r.Name != nil && *r.Name != "" {
-			f["res_name"] = append(f["res_name"], *r.Name)
-			all = append(all, *r.Name)
-		}
-		if r.Description != nil && *r.Description != "" {
-			f["res_description"] = append(f["res_description"], *r.Description)
-			all = append(all, *r.Description)
-		}
-		f["res_url"] = append(f["res_url"], r.URL)
-		if r.ResourceType != nil {
-			f["res_type"] = append(f["res_type"], *r.ResourceType)
-		}
-	}
-	for _, e := range d.Extras {
-		f["extras_"+e.Key] = []string{e.Value}
-		all = append(all, e.Value)
-	}
-	all = append(all, st.groupVocabFields(d, f)...)
-	text[strings.ToLower(d.Name)] += boostName
-	add(d.Name, boostName)
-	add(d.Title, boostName)
-	for _, t := range d.Tags {
-		add(t, boostTags)
-		all = append(all, t)
-	}
-	all = append(all, d.Name, d.Title)
-	for _, s := range all {
-		add(s, boostText)
-	}
-	f["text"] = all
-	return &search.Doc{
-		Ref: d,
-		// packageSearch's Allow accepts active public datasets for anyone
-		Public: d.State == StateActive && !d.Private,
-		ID:     d.ID,
-		Fields: f,
-		Text:   text,
-		Sort: map[string]string{
-			"name": d.Name, "title_string": strings.ToLower(d.Title),
-			"metadata_modified": isoZ(d.MetadataModified), "metadata_created": isoZ(d.MetadataCreated),
-		},
+// viewed is view for a function with a result.
+func viewed[T any](st *readModel, f func() T) T {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return f()
+}
+
+// viewed2 is view for a function with two results.
+func viewed2[A, B any](st *readModel, f func() (A, B)) (A, B) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return f()
+}
+
+// cachedDataset is the dataset with id (nil when absent).
+func (st *readModel) cachedDataset(id string) *Dataset {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.datasets[id]
+}
+
+// datasetNamed is the dataset holding name (nil when none).
+func (st *readModel) datasetNamed(name string) *Dataset {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.datasets[st.byName[name]]
+}
+
+// lookupDataset is the dataset with id or name (nil when none).
+func (st *readModel) lookupDataset(ref string) *Dataset {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.dataset(ref)
+}
+
+// cachedGroup is the organization or group with id (nil when absent).
+func (st *readModel) cachedGroup(id string) *Organization {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.anyGroup(id)
+}
+
+// cachedVocab is the vocabulary with id (nil when absent).
+func (st *readModel) cachedVocab(id string) *Vocabulary {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.vocabs[id]
+}
+
+// commitDataset applies a dataset write.
+func (st *readModel) commitDataset(d *Dataset) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.putDataset(d)
+}
+
+// dropDataset applies a dataset purge.
+func (st *readModel) dropDataset(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.removeDataset(id)
+}
+
+// commitOrg applies an organization or group write.
+func (st *readModel) commitOrg(o *Organization) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.putOrg(o)
+}
+
+// dropOrg applies an organization or group purge.
+func (st *readModel) dropOrg(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.removeOrg(id)
+}
+
+// commitVocab applies a vocabulary write.
+func (st *readModel) commitVocab(v *Vocabulary) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.putVocab(v)
+}
+
+// dropVocab applies a vocabulary deletion.
+func (st *readModel) dropVocab(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.removeVocab(id)
+}
+
+// advance notes that the read model, current up to marker number from,
+// is current up to to (this process raised the marker with nobody
+// writing in between).
+func (st *readModel) advance(from, to int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.applied == from {
+		st.applied = to
 	}
 }
 
-// syncer batches freshness checks: every request waits for one check of the
-// change marker that started after it arrived; requests arriving while a
-// check runs share the next one.
-type syncer struct {
-	mu      sync.Mutex
-	waiting []chan error
-	running bool
-}
-
-// Sync brings the in-memory catalog up to date with every change committed
-// to the store before the call, by whichever process. Actions call it
-// first, so a dataset created or changed anywhere is found by the very next
-// request.
-func (s *Service) Sync(ctx context.Context) error {
-	ch := make(chan error, 1)
-	s.sy.mu.Lock()
-	s.sy.waiting = append(s.sy.waiting, ch)
-	if !s.sy.running {
-		s.sy.running = true
-		go s.syncLoop()
-	}
-	s.sy.mu.Unlock()
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("catalog sync: %w", ctx.Err())
-	}
-}
-
-func (s *Service) syncLoop() {
-	for {
-		s.sy.mu.Lock()
-		batch := s.sy.waiting
-		s.sy.waiting = nil
-		if len(batch) == 0 {
-			s.sy.running = false
-			s.sy.mu.Unlock()
+// putGroup is putOrg for groups: the datasets in a group whose name,
+// title, description, image or state changed are re-rendered and
+// re-indexed. Callers hold the write lock.
+func (st *readModel) putGroup(g *Organization) {
+	old := st.groups[g.ID]
+	if old != nil {
+		if old.Rev >= g.Rev {
 			return
 		}
-		s.sy.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := s.pull(ctx)
-		cancel()
-		for _, ch := range batch {
-			ch <- err
+		if st.groupByName[old.Name] == g.ID {
+			delete(st.groupByName, old.Name)
 		}
+	}
+	st.groups[g.ID] = g
+	st.groupByName[g.Name] = g.ID
+	if old != nil && (old.Name != g.Name || old.Title != g.Title || old.Description != g.Description ||
+		old.ImageURL != g.ImageURL || old.State != g.State) {
+		st.refreshGroupDatasets(g.ID)
 	}
 }
 
-// pull applies the changes recorded in the marker since the last pull.
-func (s *Service) pull(ctx context.Context) error {
-	readAt := time.Now()
-	seq, ok, err := s.c.readSeq(ctx)
-	if err != nil {
-		return err
-	}
-	s.st.mu.RLock()
-	applied := s.st.applied
-	s.st.mu.RUnlock()
-	if ok && seq == applied {
-		return nil
-	}
-	m, err := s.c.readMarker(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		// a store written before the sequence document existed: make it,
-		// so that later checks read only that
-		if err := s.c.raiseSeq(ctx, m.Seq); err != nil {
-			return err
+// removeGroup forgets a purged group. Callers hold the write lock.
+func (st *readModel) removeGroup(id string) {
+	if old := st.groups[id]; old != nil {
+		if st.groupByName[old.Name] == id {
+			delete(st.groupByName, old.Name)
 		}
+		delete(st.groups, id)
+		st.refreshGroupDatasets(id)
 	}
-	if m.Seq == applied {
-		return nil
-	}
-	oldest := m.Seq - int64(len(m.Recent)) + 1
-	if m.Seq < applied || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
-		s.log.Info("catalog: the change marker went back or is malformed; reloading", "marker_seq", m.Seq, "applied", applied)
-		return s.reloadAll(ctx, m.Seq, readAt)
-	}
-	if applied+1 < oldest {
-		return s.catchUp(ctx, m.Seq, readAt)
-	}
-	pending := m.Recent[len(m.Recent)-int(m.Seq-applied):]
-	refs := make([]changeRef, 0, len(pending))
-	for _, e := range pending {
-		refs = append(refs, changeRef{kind: e.Kind, id: e.ID})
-	}
-	f, err := s.fetch(ctx, refs)
-	if err != nil {
-		return err
-	}
-	s.apply(f, m.Seq, readAt)
-	return nil
 }
 
-// loadBatch is how many datasets one read of a full load returns: small
-// batches keep the store's work (and its memory) in small steps, so that
-// the requests it serves meanwhile wait less behind it.
-const loadBatch = 256
-
-// reloadAll rebuilds the in-memory catalog from the store; seq is the marker
-// value read before loading, by a read that started at readAt.
-func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) error {
-	return s.load(ctx, seq, readAt, false)
-}
-
-// load is reloadAll; gentle pauses after each batch of datasets for as
-// long as the batch took (see Options.GentleLoad).
-func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
-	start := time.Now()
-	fresh := newReadModel()
-	cur, err := s.c.orgs.Find(ctx, bson.M{})
-	if err != nil {
-		return fmt.Errorf("load organizations: %w", err)
-	}
-	var orgs []*Organization
-	if err := cur.All(ctx, &orgs); err != nil {
-		return fmt.Errorf("load organizations: %w", err)
-	}
-	for _, o := range orgs {
-		fresh.putOrg(o)
-	}
-	if err := s.c.loadVocabs(ctx, fresh); err != nil {
-		return err
-	}
-	cur, err = s.c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(loadBatch))
-	if err != nil {
-		return fmt.Errorf("load datasets: %w", err)
-	}
-	defer func() { _ = cur.Close(ctx) }()
-	batchStart := time.Now()
-	for n := 1; cur.Next(ctx); n++ {
-		if gentle && n%loadBatch == 0 {
-			took := time.Since(batchStart)
-			select {
-			case <-time.After(took):
-			case <-ctx.Done():
-				return fmt.Errorf("load datasets: %w", ctx.Err())
-			}
-			batchStart = time.Now()
-		}
-		d := new(Dataset)
-		if err := cur.Decode(d); err != nil {
-			return fmt.Errorf("decode dataset: %w", err)
-		}
-		fresh.putDataset(d)
-	}
-	if err := cur.Err(); err != nil {
-		return fmt.Errorf("load datasets: %w", err)
-	}
-	fresh.applied = seq
-	s.st.mu.Lock()
-	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
-	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
-	s.st.groups, s.st.groupByName, s.st.vocabs, s.st.vocabByName = fresh.groups, fresh.groupByName, fresh.vocabs, fresh.vocabByName
-	s.st.publicNames.Store(nil)
-	s.st.rendered.Clear()
-	s.st.applied = seq
-	s.st.appliedAt = readAt
-	s.st.mu.Unlock()
-	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
-	return nil
-}
-
-// sortedNames returns the names of datasets passing keep, ascending
-// (bytewise). Callers hold a lock.
-func (st *readModel) sortedNames(keep func(*Dataset) bool) []string {
-	names := make([]string, 0, len(st.datasets))
+// refreshGroupDatasets drops the encoded dicts of the datasets in group id
+// and indexes them again.
+func (st *readModel) refreshGroupDatasets(id string) {
 	for _, d := range st.datasets {
-		if keep(d) {
-			names = append(names, d.Name)
+		if slices.Contains(d.Groups, id) {
+			st.rendered.Delete(d.ID)
+			st.index.Put(st.docFor(d))
 		}
 	}
-	sort.Strings(names)
-	return names
+}
+
+// lookupGroup finds an organization or group of kind k by id or name.
+// Callers hold a lock.
+func (st *readModel) lookupGroup(k groupKind, ref string) *Organization {
+	if k.org {
+		return st.org(ref)
+	}
+	if g := st.groups[ref]; g != nil {
+		return g
+	}
+	if id, ok := st.groupByName[ref]; ok {
+		return st.groups[id]
+	}
+	return nil
+}
+
+// groupsOf is the map of the organizations or of the groups.
+func (st *readModel) groupsOf(k groupKind) map[string]*Organization {
+	if k.org {
+		return st.orgs
+	}
+	return st.groups
+}
+
+// anyGroup finds an organization or group by id. Callers hold a lock.
+func (st *readModel) anyGroup(id string) *Organization {
+	if o := st.orgs[id]; o != nil {
+		return o
+	}
+	return st.groups[id]
+}
+
+// groupByAnyName finds an organization or group by name or id (they share
+// one name space). Callers hold a lock.
+func (st *readModel) groupByAnyName(ref string) *Organization {
+	if o := st.org(ref); o != nil {
+		return o
+	}
+	return st.lookupGroup(grpKind, ref)
+}
+
+// putVocab stores v unless the cached copy is as new or newer; a rename
+// re-indexes the datasets that carry its tags. Callers hold the write lock.
+func (st *readModel) putVocab(v *Vocabulary) {
+	old := st.vocabs[v.ID]
+	if old != nil {
+		if old.Rev >= v.Rev {
+			return
+		}
+		if st.vocabByName[old.Name] == v.ID {
+			delete(st.vocabByName, old.Name)
+		}
+	}
+	st.vocabs[v.ID] = v
+	st.vocabByName[v.Name] = v.ID
+	if old != nil && old.Name != v.Name {
+		st.reindexVocab(v.ID)
+	}
+}
+
+// removeVocab forgets a deleted vocabulary. Callers hold the write lock.
+func (st *readModel) removeVocab(id string) {
+	if old := st.vocabs[id]; old != nil {
+		if st.vocabByName[old.Name] == id {
+			delete(st.vocabByName, old.Name)
+		}
+		delete(st.vocabs, id)
+		st.reindexVocab(id)
+	}
+}
+
+func (st *readModel) reindexVocab(id string) {
+	for _, d := range st.datasets {
+		if slices.ContainsFunc(d.VocabTags, func(t DatasetTag) bool { return t.VocabularyID == id }) {
+			st.index.Put(st.docFor(d))
+		}
+	}
+}
+
+// vocab finds a vocabulary by id or name. Callers hold a lock.
+func (st *readModel) vocab(ref string) *Vocabulary {
+	if v := st.vocabs[ref]; v != nil {
+		return v
+	}
+	if id, ok := st.vocabByName[ref]; ok {
+		return st.vocabs[id]
+	}
+	return nil
 }

@@ -83,10 +83,12 @@ type Service struct {
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
 	st      *readModel
-	sy      syncer
-	files   *filestore.Store
-	log     *slog.Logger
-	opts    Options
+	// kinds are the record kinds of the write path (store_kinds.go).
+	kinds kinds
+	sy    syncer
+	files *filestore.Store
+	log   *slog.Logger
+	opts  Options
 	// ds and loader are the DataStore and its loader (nil without one).
 	ds     *datastore.Store
 	loader *datastore.Loader
@@ -149,6 +151,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		files: filestore.New(db, opts.Logger).WithDir(opts.FilesDir)}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth
+	s.kinds = s.newKinds()
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -237,96 +236,6 @@ func (c recordStore) findOrg(ctx context.Context, id string) (*Organization, err
 	return &o, nil
 }
 
-// claimStale is how old a claim whose revision was never written must be
-// before another writer may take the revision (its writer died between
-// the claim and the write).
-const claimStale = 30 * time.Second
-
-// claimKey is the _id of the claim of revision rev of record id.
-func claimKey(kind, id string, rev int64) string {
-	return kind + ":" + id + "@" + strconv.FormatInt(rev, 10)
-}
-
-// replace is the optimistic write of one record: it first claims revision
-// rev by inserting {_id: "<kind>:<id>@<rev>"} into catalog_claims (a unique
-// _id, so exactly one writer of any process gets each revision), then
-// replaces the record by its _id alone. On FerretDB's SQLite backend only a
-// lone _id filter reaches SQL (and its index, see gateway/store): a filter
-// of {_id, rev} would decode every document of the collection until the
-// match. ok is false when another writer claimed rev first; a claim whose
-// write failed is given back.
-func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
-	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
-}
-
-// replaceThen is replace that runs before (when not nil) once the claim is
-// won, just before the record is written; an error from before gives the
-// claim back and fails the write. The activity hook runs there.
-func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
-	key := claimKey(kind, id, rev)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
-		if mongo.IsDuplicateKeyError(err) {
-			return false, c.settleClaim(ctx, coll, key, id, rev)
-		}
-		return false, fmt.Errorf("claim %s: %w", key, err)
-	}
-	var r *mongo.UpdateResult
-	err := error(nil)
-	if before != nil {
-		err = before()
-	}
-	if err == nil {
-		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
-	}
-	if err == nil && r.MatchedCount == 1 {
-		return true, nil
-	}
-	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
-		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
-	}
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", key, err)
-	}
-	return false, nil // the record is gone (purged)
-}
-
-// settleClaim runs after losing the claim of revision rev: when the
-// revision is not written yet, it waits a little for its writer, or, when
-// the claim is stale, removes it so that the next attempt can take it.
-func (c recordStore) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
-	var cur struct {
-		Rev int64 `bson:"rev"`
-	}
-	err := coll.FindOne(ctx, bson.M{"_id": id}).Decode(&cur)
-	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && cur.Rev >= rev) {
-		return nil // written (or purged): the caller reads it again
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", id, err)
-	}
-	var cl struct {
-		At time.Time `bson:"at"`
-	}
-	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil // given back meanwhile
-	}
-	if err != nil {
-		return fmt.Errorf("read claim %s: %w", key, err)
-	}
-	if time.Since(cl.At) > claimStale {
-		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
-			return fmt.Errorf("drop stale claim %s: %w", key, err)
-		}
-		return nil
-	}
-	select { // its writer is between the claim and the write
-	case <-time.After(20 * time.Millisecond):
-	case <-ctx.Done():
-	}
-	return nil
-}
-
 // findUser resolves a user by id, then by name; nil when unknown.
 func (c recordStore) findUser(ctx context.Context, idOrName string) (*User, error) {
 	if idOrName == "" || c.users == nil {
@@ -361,4 +270,33 @@ func (c recordStore) findUsers(ctx context.Context, ids []string) (map[string]*U
 		out[users[i].ID] = &users[i]
 	}
 	return out, nil
+}
+
+// findVocab loads one vocabulary by id; nil when absent.
+func (c recordStore) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
+	var v Vocabulary
+	err := c.vocabs.FindOne(ctx, bson.M{"_id": id}).Decode(&v)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load vocabulary %s: %w", id, err)
+	}
+	return &v, nil
+}
+
+// loadVocabs reads every vocabulary into st.
+func (c recordStore) loadVocabs(ctx context.Context, st *readModel) error {
+	cur, err := c.vocabs.Find(ctx, bson.M{})
+	if err != nil {
+		return fmt.Errorf("load vocabularies: %w", err)
+	}
+	var vs []*Vocabulary
+	if err := cur.All(ctx, &vs); err != nil {
+		return fmt.Errorf("load vocabularies: %w", err)
+	}
+	for _, v := range vs {
+		st.putVocab(v)
+	}
+	return nil
 }

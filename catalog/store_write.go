@@ -12,204 +12,184 @@ import (
 	"toxgate/catalog/ckan"
 )
 
+// The write path of the store: one mutate, one insert and one purge for
+// every kind of record (datasets, organizations and groups, vocabularies).
+// Each takes this process's lock of the record (lockFor), writes the store
+// with the claim protocol (store_claims.go), applies the result to the
+// read model and raises the change marker. Actions write records only
+// through these.
+
 // maxAttempts bounds the optimistic-concurrency retries of one write.
 const maxAttempts = 8
 
 // errConflict is returned when a dataset kept changing under a write.
 var errConflict = ckan.ValidationMessage("The dataset was changed by another request at the same time; please retry")
 
-// mutateDataset applies mutate to the freshest stored copy of dataset id and
-// writes the result as the next revision, only if no other writer took that
-// revision first (each revision is claimed once, see recordStore.replace).
-// When another writer came first it reads again and re-applies mutate, so
-// no update is lost.
-func (s *Service) mutateDataset(ctx context.Context, id string, mutate func(base *Dataset) (*Dataset, error)) (*Dataset, error) {
+// storedRecord is a record the write path stores: *Dataset,
+// *Organization (organizations and groups) or *Vocabulary.
+type storedRecord interface {
+	comparable
+	recordKey() (id string, rev int64)
+	setRecordKey(id string, rev int64)
+}
+
+func (d *Dataset) recordKey() (string, int64)        { return d.ID, d.Rev }
+func (d *Dataset) setRecordKey(id string, rev int64) { d.ID, d.Rev = id, rev }
+
+func (o *Organization) recordKey() (string, int64)        { return o.ID, o.Rev }
+func (o *Organization) setRecordKey(id string, rev int64) { o.ID, o.Rev = id, rev }
+
+func (v *Vocabulary) recordKey() (string, int64)        { return v.ID, v.Rev }
+func (v *Vocabulary) setRecordKey(id string, rev int64) { v.ID, v.Rev = id, rev }
+
+// recordKind is what the write path needs to know of one kind of record.
+// Hooks left nil do nothing.
+type recordKind[R storedRecord] struct {
+	// code names the kind in claims and in the change marker.
+	code string
+	// coll is the kind's collection.
+	coll *mongo.Collection
+	// cached is the read model's copy (zero when absent), find the
+	// store's.
+	cached func(id string) R
+	find   func(ctx context.Context, id string) (R, error)
+	// put and remove apply a committed write to the read model.
+	put    func(R)
+	remove func(id string)
+	// activity records the activity of writing next over base (zero: a
+	// creation), after the claim is won and before the record is written.
+	activity func(ctx context.Context, base, next R) error
+	// purged records the purge of base before its record is deleted.
+	purged func(ctx context.Context, base R) error
+	// beforeWrite runs before the claim (a dataset frees its new name).
+	beforeWrite func(ctx context.Context, base, next R) error
+	// afterWrite runs once a write is committed: base is zero for a
+	// creation, next for a purge (a dataset frees the files it dropped).
+	afterWrite func(ctx context.Context, base, next R)
+	// notFound is the error for a record that does not exist.
+	notFound func(id string) error
+	// taken is the error for a duplicate key on insert (created) or
+	// replace.
+	taken func(ctx context.Context, next R, created bool) error
+	// conflict is the error when the record kept changing.
+	conflict error
+}
+
+// mutate applies change to the freshest copy of record id and writes the
+// result as the next revision, only if no other writer took that revision
+// first (each revision is claimed once, see recordStore.replace). When
+// another writer came first it reads again and re-applies change, so no
+// update is lost.
+func mutate[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], id string, change func(base R) (R, error)) (R, error) {
+	var zero R
 	defer s.lockFor(id)()
-	// The in-memory copy is current (requests sync first and this process's
+	// The read model is current (requests sync first and this process's
 	// writes to id are serialized); after a lost race, read the store.
-	s.st.mu.RLock()
-	base := s.st.datasets[id]
-	s.st.mu.RUnlock()
+	base := k.cached(id)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 || base == nil {
+		if attempt > 0 || base == zero {
 			var err error
-			if base, err = s.c.findDataset(ctx, id); err != nil {
-				return nil, err
+			if base, err = k.find(ctx, id); err != nil {
+				return zero, err
 			}
 		}
-		if base == nil {
-			return nil, ckan.NotFound("Package was not found.")
+		if base == zero {
+			return zero, k.notFound(id)
 		}
-		next, err := mutate(base)
+		next, err := change(base)
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		next.ID, next.Rev = base.ID, base.Rev+1
-		if next.Name != base.Name {
-			if err := s.freeName(ctx, next.Name, next.ID); err != nil {
-				return nil, err
+		baseID, baseRev := base.recordKey()
+		next.setRecordKey(baseID, baseRev+1)
+		if k.beforeWrite != nil {
+			if err := k.beforeWrite(ctx, base, next); err != nil {
+				return zero, err
 			}
 		}
-		ok, err := s.c.replaceThen(ctx, s.c.datasets, kindDataset, next.ID, next.Rev, next, func() error {
-			return s.recordActivity(ctx, s.datasetActivity(ctx, base, next))
-		})
+		var hook func() error
+		if k.activity != nil {
+			hook = func() error { return k.activity(ctx, base, next) }
+		}
+		ok, err := s.c.replaceThen(ctx, k.coll, k.code, baseID, baseRev+1, next, hook)
 		if mongo.IsDuplicateKeyError(err) {
-			return nil, ckan.FieldError("name", "That URL is already in use.")
+			return zero, k.taken(ctx, next, false)
 		}
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		if ok {
-			err := s.committedDataset(ctx, next)
-			s.freeFiles(ctx, base, next)
+			err := commit(ctx, s, k, next)
+			if k.afterWrite != nil {
+				k.afterWrite(ctx, base, next)
+			}
 			return next, err
 		}
-		s.log.Debug("dataset changed concurrently, retrying", "id", id, "attempt", attempt+1)
+		s.log.Debug("record changed concurrently, retrying", "kind", k.code, "id", id, "attempt", attempt+1)
 	}
-	return nil, errConflict
+	return zero, k.conflict
 }
 
-// insertDataset stores a new dataset.
-func (s *Service) insertDataset(ctx context.Context, d *Dataset) error {
-	if err := s.freeName(ctx, d.Name, d.ID); err != nil {
-		return err
-	}
-	d.Rev = 1
-	if err := s.recordActivity(ctx, s.datasetActivity(ctx, nil, d)); err != nil {
-		return err
-	}
-	_, err := s.c.datasets.InsertOne(ctx, d)
-	if mongo.IsDuplicateKeyError(err) {
-		if existing, ferr := s.c.findDataset(ctx, d.ID); ferr == nil && existing != nil {
-			return ckan.FieldError("id", "Dataset id already exists")
-		}
-		return ckan.FieldError("name", "That URL is already in use.")
-	}
-	if err != nil {
-		return fmt.Errorf("insert dataset: %w", err)
-	}
-	if err := s.c.note(ctx, kindDataset, d.ID); err != nil {
-		return err
-	}
-	return s.committedDataset(ctx, d)
-}
-
-// freeName renames a deleted dataset that holds name to its id, as CKAN does
-// when the name is reused.
-func (s *Service) freeName(ctx context.Context, name, forID string) error {
-	s.st.mu.RLock()
-	holder := s.st.datasets[s.st.byName[name]]
-	s.st.mu.RUnlock()
-	if holder == nil || holder.ID == forID || holder.Name != name {
-		return nil
-	}
-	if holder.State != StateDeleted {
-		return ckan.FieldError("name", "That URL is already in use.")
-	}
-	_, err := s.mutateDataset(ctx, holder.ID, func(base *Dataset) (*Dataset, error) {
-		if base.State != StateDeleted {
-			return nil, ckan.FieldError("name", "That URL is already in use.")
-		}
-		n := base.clone()
-		n.Name = base.ID
-		return n, nil
-	})
-	return err
-}
-
-// committedDataset records a dataset write in the change marker and in the
-// in-memory catalog.
-func (s *Service) committedDataset(ctx context.Context, d *Dataset) error {
-	s.st.mu.Lock()
-	s.st.putDataset(d)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindDataset, d.ID)
-}
-
-// purgeDataset deletes a dataset for good.
-func (s *Service) purgeDataset(ctx context.Context, id string) error {
-	s.st.mu.RLock()
-	before := s.st.datasets[id]
-	s.st.mu.RUnlock()
-	if before != nil {
-		if err := s.recordPurge(ctx, ActivityPackage, id, before.MetadataCreated, before.Rev); err != nil {
+// insert stores a new record as revision 1.
+func insert[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], r R) error {
+	var zero R
+	id, _ := r.recordKey()
+	r.setRecordKey(id, 1)
+	if k.beforeWrite != nil {
+		if err := k.beforeWrite(ctx, zero, r); err != nil {
 			return err
 		}
 	}
-	if _, err := s.c.datasets.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-		return fmt.Errorf("purge dataset %s: %w", id, err)
+	if k.activity != nil {
+		if err := k.activity(ctx, zero, r); err != nil {
+			return err
+		}
 	}
-	if err := s.c.note(ctx, kindDataset, id); err != nil {
-		return err
-	}
-	defer s.freeFiles(ctx, before, nil)
-	s.st.mu.Lock()
-	s.st.removeDataset(id)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindDataset, id)
-}
-
-// mutateOrg is mutateDataset for organizations.
-func (s *Service) mutateOrg(ctx context.Context, id string, mutate func(base *Organization) (*Organization, error)) (*Organization, error) {
-	defer s.lockFor(id)()
-	s.st.mu.RLock()
-	base := s.st.anyGroup(id)
-	s.st.mu.RUnlock()
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 || base == nil {
-			var err error
-			if base, err = s.c.findOrg(ctx, id); err != nil {
-				return nil, err
-			}
-		}
-		if base == nil {
-			return nil, ckan.NotFound("Organization was not found.")
-		}
-		next, err := mutate(base)
-		if err != nil {
-			return nil, err
-		}
-		next.ID, next.Rev = base.ID, base.Rev+1
-		ok, err := s.c.replaceThen(ctx, s.c.orgs, kindOrg, next.ID, next.Rev, next, func() error {
-			return s.recordActivity(ctx, orgActivity(base, next))
-		})
+	if _, err := k.coll.InsertOne(ctx, r); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
-			return nil, ckan.FieldError("name", "Group name already exists in database")
+			return k.taken(ctx, r, true)
 		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return next, s.committedOrg(ctx, next)
-		}
+		return fmt.Errorf("insert %s %s: %w", k.coll.Name(), id, err)
 	}
-	return nil, ckan.ValidationMessage("The organization was changed by another request at the same time; please retry")
-}
-
-// insertOrg stores a new organization or group.
-func (s *Service) insertOrg(ctx context.Context, o *Organization) error {
-	if err := s.recordActivity(ctx, orgActivity(nil, o)); err != nil {
+	if err := s.c.note(ctx, k.code, id); err != nil {
 		return err
 	}
-	if _, err := s.c.orgs.InsertOne(ctx, o); err != nil {
-		if isDup(err) {
-			return ckan.FieldError("name", "Group name already exists in database")
+	return commit(ctx, s, k, r)
+}
+
+// purge deletes record id for good, under the same lock as every other
+// write of the record, so that no write in flight puts it back into the
+// read model. A record the read model does not hold is deleted from the
+// store all the same, without its purge mark.
+func purge[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], id string) error {
+	var zero R
+	defer s.lockFor(id)()
+	base := k.cached(id)
+	if base != zero && k.purged != nil {
+		if err := k.purged(ctx, base); err != nil {
+			return err
 		}
-		return fmt.Errorf("insert %s: %w", o.typeName(), err)
 	}
-	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
+	if _, err := k.coll.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
+		return fmt.Errorf("purge %s %s: %w", k.coll.Name(), id, err)
+	}
+	if err := s.c.note(ctx, k.code, id); err != nil {
 		return err
 	}
-	return s.committedOrg(ctx, o)
+	if k.afterWrite != nil && base != zero {
+		defer k.afterWrite(ctx, base, zero)
+	}
+	k.remove(id)
+	return s.record(ctx, k.code, id)
 }
 
-func (s *Service) committedOrg(ctx context.Context, o *Organization) error {
-	s.st.mu.Lock()
-	s.st.putOrg(o)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindOrg, o.ID)
+// commit applies a write to the read model and records it in the change
+// marker.
+func commit[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], r R) error {
+	k.put(r)
+	id, _ := r.recordKey()
+	return s.record(ctx, k.code, id)
 }
-
 func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 
 // record raises the change marker for a change already written to the
@@ -246,11 +226,7 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 		s.lastMarker = nil
 		if ok {
 			s.lastMarker = &next
-			s.st.mu.Lock()
-			if s.st.applied == m.Seq {
-				s.st.applied = next.Seq
-			}
-			s.st.mu.Unlock()
+			s.st.advance(m.Seq, next.Seq)
 			s.pruneClaims()
 			// readers check this small document first; it is raised
 			// before the write returns, so the next request sees it

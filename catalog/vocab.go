@@ -2,14 +2,10 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/ckan"
 )
@@ -70,55 +66,6 @@ func (v *Vocabulary) tag(ref string) *VocabTag {
 		if v.Tags[i].ID == ref || v.Tags[i].Name == ref {
 			return &v.Tags[i]
 		}
-	}
-	return nil
-}
-
-// putVocab stores v unless the cached copy is as new or newer; a rename
-// re-indexes the datasets that carry its tags. Callers hold the write lock.
-func (st *readModel) putVocab(v *Vocabulary) {
-	old := st.vocabs[v.ID]
-	if old != nil {
-		if old.Rev >= v.Rev {
-			return
-		}
-		if st.vocabByName[old.Name] == v.ID {
-			delete(st.vocabByName, old.Name)
-		}
-	}
-	st.vocabs[v.ID] = v
-	st.vocabByName[v.Name] = v.ID
-	if old != nil && old.Name != v.Name {
-		st.reindexVocab(v.ID)
-	}
-}
-
-// removeVocab forgets a deleted vocabulary. Callers hold the write lock.
-func (st *readModel) removeVocab(id string) {
-	if old := st.vocabs[id]; old != nil {
-		if st.vocabByName[old.Name] == id {
-			delete(st.vocabByName, old.Name)
-		}
-		delete(st.vocabs, id)
-		st.reindexVocab(id)
-	}
-}
-
-func (st *readModel) reindexVocab(id string) {
-	for _, d := range st.datasets {
-		if slices.ContainsFunc(d.VocabTags, func(t DatasetTag) bool { return t.VocabularyID == id }) {
-			st.index.Put(st.docFor(d))
-		}
-	}
-}
-
-// vocab finds a vocabulary by id or name. Callers hold a lock.
-func (st *readModel) vocab(ref string) *Vocabulary {
-	if v := st.vocabs[ref]; v != nil {
-		return v
-	}
-	if id, ok := st.vocabByName[ref]; ok {
-		return st.vocabs[id]
 	}
 	return nil
 }
@@ -194,106 +141,6 @@ func vocabDict(v *Vocabulary) map[string]any {
 }
 
 // Storage.
-
-// findVocab loads one vocabulary by id; nil when absent.
-func (c recordStore) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
-	var v Vocabulary
-	err := c.vocabs.FindOne(ctx, bson.M{"_id": id}).Decode(&v)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load vocabulary %s: %w", id, err)
-	}
-	return &v, nil
-}
-
-// loadVocabs reads every vocabulary into st.
-func (c recordStore) loadVocabs(ctx context.Context, st *readModel) error {
-	cur, err := c.vocabs.Find(ctx, bson.M{})
-	if err != nil {
-		return fmt.Errorf("load vocabularies: %w", err)
-	}
-	var vs []*Vocabulary
-	if err := cur.All(ctx, &vs); err != nil {
-		return fmt.Errorf("load vocabularies: %w", err)
-	}
-	for _, v := range vs {
-		st.putVocab(v)
-	}
-	return nil
-}
-
-// insertVocab stores a new vocabulary.
-func (s *Service) insertVocab(ctx context.Context, v *Vocabulary) error {
-	v.Rev = 1
-	if _, err := s.c.vocabs.InsertOne(ctx, v); err != nil {
-		if isDup(err) {
-			return ckan.FieldError("name", "That vocabulary name is already in use.")
-		}
-		return fmt.Errorf("insert vocabulary: %w", err)
-	}
-	if err := s.c.note(ctx, kindVocab, v.ID); err != nil {
-		return err
-	}
-	return s.committedVocab(ctx, v)
-}
-
-func (s *Service) committedVocab(ctx context.Context, v *Vocabulary) error {
-	s.st.mu.Lock()
-	s.st.putVocab(v)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindVocab, v.ID)
-}
-
-// mutateVocab is mutateOrg for vocabularies.
-func (s *Service) mutateVocab(ctx context.Context, id string, mutate func(base *Vocabulary) (*Vocabulary, error)) (*Vocabulary, error) {
-	defer s.lockFor(id)()
-	s.st.mu.RLock()
-	base := s.st.vocabs[id]
-	s.st.mu.RUnlock()
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 || base == nil {
-			var err error
-			if base, err = s.c.findVocab(ctx, id); err != nil {
-				return nil, err
-			}
-		}
-		if base == nil {
-			return nil, ckan.NotFound(fmt.Sprintf("Could not find vocabulary %q", id))
-		}
-		next, err := mutate(base)
-		if err != nil {
-			return nil, err
-		}
-		next.ID, next.Rev = base.ID, base.Rev+1
-		ok, err := s.c.replace(ctx, s.c.vocabs, kindVocab, next.ID, next.Rev, next)
-		if mongo.IsDuplicateKeyError(err) {
-			return nil, ckan.FieldError("name", "That vocabulary name is already in use.")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return next, s.committedVocab(ctx, next)
-		}
-	}
-	return nil, ckan.ValidationMessage("The vocabulary was changed by another request at the same time; please retry")
-}
-
-// deleteVocabRecord removes a vocabulary from the store.
-func (s *Service) deleteVocabRecord(ctx context.Context, id string) error {
-	if _, err := s.c.vocabs.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-		return fmt.Errorf("delete vocabulary %s: %w", id, err)
-	}
-	if err := s.c.note(ctx, kindVocab, id); err != nil {
-		return err
-	}
-	s.st.mu.Lock()
-	s.st.removeVocab(id)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindVocab, id)
-}
 
 // dropTags takes the tags keep rejects off every dataset that has one,
 // through the dataset write path (CKAN deletes a tag's dataset links with
@@ -495,7 +342,7 @@ func vocabularyDelete(ctx context.Context, s *Service, r *Request) (any, error) 
 	if err := s.dropVocabTags(ctx, v.ID, func(string) bool { return true }); err != nil {
 		return nil, err
 	}
-	return nil, s.deleteVocabRecord(ctx, v.ID)
+	return nil, s.purgeVocab(ctx, v.ID)
 }
 
 func tagCreate(ctx context.Context, s *Service, r *Request) (any, error) {
