@@ -182,9 +182,7 @@ func (s *Service) datasetActivity(ctx context.Context, base, next *Dataset) *act
 		return nil
 	}
 	a := actorFrom(ctx)
-	s.st.mu.RLock()
-	dict := s.st.datasetDict(next, a.siteURL)
-	s.st.mu.RUnlock()
+	dict := viewed(s.st, func() *DatasetDict { return s.st.datasetDict(next, a.siteURL) })
 	var name any
 	if a.name != "" {
 		name = a.name
@@ -393,9 +391,7 @@ func (s *Service) activitySync(ctx context.Context) error {
 	x := &s.acts
 	x.loadMu.Lock()
 	defer x.loadMu.Unlock()
-	s.st.mu.RLock()
-	objs := s.st.activityObjects()
-	s.st.mu.RUnlock()
+	objs := viewed(s.st, s.st.activityObjects)
 	x.mu.RLock()
 	loaded := x.loaded
 	x.mu.RUnlock()
@@ -526,7 +522,7 @@ func (s *Service) fetchActivities(ctx context.Context, o activityObject, key str
 // activity of a revision above its object's current one belongs to a write
 // still under way or one that died before its record write, and that of an
 // object absent from the catalog is shown only when the object was purged
-// (recordPurge). Callers hold st.mu and x.mu.
+// (recordPurge). Callers hold x.mu and run in a view of the read model.
 func (x *activityIndex) visible(st *readModel, m *activityMeta) bool {
 	rev, created, ok := st.activityObjectRev(m.Kind, m.ObjectID)
 	if ok && created.Equal(m.Created) {

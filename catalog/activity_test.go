@@ -357,9 +357,7 @@ func TestActivityOfGroups(t *testing.T) {
 func TestActivityOfUnwrittenRevisionHidden(t *testing.T) {
 	f := newFixture(t)
 	f.ok("admin", "package_create", map[string]any{"name": "crashy", "owner_org": "tox-lab"})
-	f.svc.st.mu.RLock()
-	d := f.svc.st.dataset("crashy").clone()
-	f.svc.st.mu.RUnlock()
+	d := f.svc.st.lookupDataset("crashy").clone()
 	d.Rev++
 	d.Title = "never written"
 	ctx := withActor(context.Background(), f.users["editor"], site)

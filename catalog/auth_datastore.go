@@ -57,3 +57,16 @@ func (st *readModel) datastoreAuth(a *authArgs, write bool) error {
 	}
 	return nil
 }
+
+// authDatastoreSQLTable is datastore_search_sql's check of each table its
+// statement reads, asked once the statement is parsed: those who may read
+// the table's resource's dataset.
+func (s *Service) authDatastoreSQLTable(c Caller, id string) error {
+	return viewed(s.st, func() error {
+		d, _ := s.st.findResource(id)
+		if d == nil || !s.st.canRead(c, d) {
+			return denied(c, "read resource %s", id)
+		}
+		return nil
+	})
+}

@@ -81,19 +81,20 @@ func bulkUpdate(change func(*Dataset) bool) handler {
 		if verr != nil {
 			return nil, verr
 		}
-		s.st.mu.RLock()
-		o := s.st.org(orgRef)
+		var o *Organization
 		var ids, foreign []string
-		if o != nil {
-			for _, ref := range refs {
-				if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
-					ids = append(ids, d.ID)
-				} else {
-					foreign = append(foreign, ref)
+		s.st.view(func() {
+			o = s.st.org(orgRef)
+			if o != nil {
+				for _, ref := range refs {
+					if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
+						ids = append(ids, d.ID)
+					} else {
+						foreign = append(foreign, ref)
+					}
 				}
 			}
-		}
-		s.st.mu.RUnlock()
+		})
 		if o == nil {
 			return nil, ckan.NotFound("Organization was not found")
 		}
@@ -129,18 +130,19 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	o := s.st.org(ref)
-	has := false
-	if o != nil {
-		for _, d := range s.st.datasets {
-			if d.OwnerOrg == o.ID && d.State != StateDeleted {
-				has = true
-				break
+	var o *Organization
+	var has bool
+	s.st.view(func() {
+		o = s.st.org(ref)
+		if o != nil {
+			for _, d := range s.st.datasets {
+				if d.OwnerOrg == o.ID && d.State != StateDeleted {
+					has = true
+					break
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if o == nil {
 		return nil, ckan.NotFound("Organization was not found")
 	}

@@ -99,30 +99,7 @@ func (s *Service) fetch(ctx context.Context, refs []changeRef) (fetched, error) 
 // apply puts fetched records into the in-memory catalog and notes that it
 // is current up to seq, as read from a marker read that started at readAt.
 func (s *Service) apply(f fetched, seq int64, readAt time.Time) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	for _, o := range f.os {
-		s.st.putOrg(o)
-	}
-	for _, id := range f.goneOrg {
-		s.st.removeOrg(id)
-	}
-	for _, v := range f.vs {
-		s.st.putVocab(v)
-	}
-	for _, id := range f.goneVocab {
-		s.st.removeVocab(id)
-	}
-	for _, d := range f.ds {
-		s.st.putDataset(d)
-	}
-	for _, id := range f.goneDS {
-		s.st.removeDataset(id)
-	}
-	if seq > s.st.applied {
-		s.st.applied = seq
-		s.st.appliedAt = readAt
-	}
+	s.st.applyFetched(f, seq, readAt)
 }
 
 // catchUp brings a process further behind than the change marker lists up
@@ -132,9 +109,7 @@ func (s *Service) apply(f fetched, seq int64, readAt time.Time) {
 // reloads everything.
 func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) error {
 	start := time.Now()
-	s.st.mu.RLock()
-	current := s.st.appliedAt
-	s.st.mu.RUnlock()
+	_, current := s.st.appliedMarker()
 	refs, complete, err := s.c.changesSince(ctx, current.Add(-claimMargin), current)
 	if err != nil {
 		return err
@@ -143,18 +118,7 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 		s.log.Info("catalog: the claims do not reach back to the last known state; reloading", "since", current)
 		return s.reloadAll(ctx, seq, readAt)
 	}
-	s.st.mu.RLock()
-	need := refs[:0]
-	for _, r := range refs {
-		switch {
-		case r.rev > 0 && r.kind == kindDataset && s.st.datasets[r.id] != nil && s.st.datasets[r.id].Rev >= r.rev:
-		case r.rev > 0 && r.kind == kindOrg && s.st.anyGroup(r.id) != nil && s.st.anyGroup(r.id).Rev >= r.rev:
-		case r.rev > 0 && r.kind == kindVocab && s.st.vocabs[r.id] != nil && s.st.vocabs[r.id].Rev >= r.rev:
-		default:
-			need = append(need, r)
-		}
-	}
-	s.st.mu.RUnlock()
+	need := s.st.notHeld(refs)
 	f, err := s.fetch(ctx, need)
 	if err != nil {
 		return err
@@ -221,9 +185,7 @@ func (s *Service) pull(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.st.mu.RLock()
-	applied := s.st.applied
-	s.st.mu.RUnlock()
+	applied, _ := s.st.appliedMarker()
 	if ok && seq == applied {
 		return nil
 	}
@@ -318,15 +280,7 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 		return fmt.Errorf("load datasets: %w", err)
 	}
 	fresh.applied = seq
-	s.st.mu.Lock()
-	s.st.datasets, s.st.byName, s.st.resources = fresh.datasets, fresh.byName, fresh.resources
-	s.st.orgs, s.st.orgByName, s.st.index = fresh.orgs, fresh.orgByName, fresh.index
-	s.st.groups, s.st.groupByName, s.st.vocabs, s.st.vocabByName = fresh.groups, fresh.groupByName, fresh.vocabs, fresh.vocabByName
-	s.st.publicNames.Store(nil)
-	s.st.rendered.Clear()
-	s.st.applied = seq
-	s.st.appliedAt = readAt
-	s.st.mu.Unlock()
+	s.st.replaceWith(fresh, seq, readAt)
 	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
 	return nil
 }

@@ -221,15 +221,15 @@ func packageCollaboratorListForUser(ctx context.Context, s *Service, r *Request)
 		m  Collaborator
 	}
 	var rows []row
-	s.st.mu.RLock()
-	for _, d := range s.st.datasets {
-		for _, m := range d.Collaborators {
-			if m.UserID == u.ID && (capacity == "" || m.Capacity == capacity) {
-				rows = append(rows, row{d.ID, m})
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			for _, m := range d.Collaborators {
+				if m.UserID == u.ID && (capacity == "" || m.Capacity == capacity) {
+					rows = append(rows, row{d.ID, m})
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(rows, func(i, j int) bool {
 		if !rows[i].m.Modified.Equal(rows[j].m.Modified) {
 			return rows[i].m.Modified.Before(rows[j].m.Modified)

@@ -85,9 +85,7 @@ func (s *Service) anyGroupRef(r *Request) (*Organization, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	o := s.st.groupByAnyName(ref)
-	s.st.mu.RUnlock()
+	o := s.st.lookupAnyGroup(ref)
 	if o == nil {
 		return nil, ckan.NotFound("Group was not found.")
 	}
@@ -266,17 +264,18 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	g := s.st.lookupGroup(grpKind, ref)
+	var g *Organization
 	var members []string
-	if g != nil {
-		for _, d := range s.st.datasets {
-			if slices.Contains(d.Groups, g.ID) {
-				members = append(members, d.ID)
+	s.st.view(func() {
+		g = s.st.lookupGroup(grpKind, ref)
+		if g != nil {
+			for _, d := range s.st.datasets {
+				if slices.Contains(d.Groups, g.ID) {
+					members = append(members, d.ID)
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if g == nil {
 		return nil, ckan.NotFound("Group was not found")
 	}
@@ -324,25 +323,25 @@ func groupListAuthz(_ context.Context, s *Service, r *Request) (any, error) {
 	amMember, _ := ckan.AsBool(r.Data["am_member"])
 	withCount, _ := ckan.AsBool(r.Data["include_dataset_count"])
 	withMembers, _ := ckan.AsBool(r.Data["include_member_count"])
-	s.st.mu.RLock()
-	for _, g := range s.st.groups {
-		if g.State != StateActive {
-			continue
+	s.st.view(func() {
+		for _, g := range s.st.groups {
+			if g.State != StateActive {
+				continue
+			}
+			if amMember && !roleGrants(g.role(c.UserID), PermManageGroup) || !s.st.mayJoinGroup(c, g.ID) {
+				continue
+			}
+			m := orgDict(g, s.st.packageCount(c, g.ID))
+			delete(m, "num_followers")
+			if !withCount {
+				delete(m, "package_count")
+			}
+			if withMembers {
+				m["member_count"] = len(g.Members)
+			}
+			out = append(out, m)
 		}
-		if amMember && !roleGrants(g.role(c.UserID), PermManageGroup) || !s.st.mayJoinGroup(c, g.ID) {
-			continue
-		}
-		m := orgDict(g, s.st.packageCount(c, g.ID))
-		delete(m, "num_followers")
-		if !withCount {
-			delete(m, "package_count")
-		}
-		if withMembers {
-			m["member_count"] = len(g.Members)
-		}
-		out = append(out, m)
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i]["display_name"].(string) < out[j]["display_name"].(string) })
 	return out, nil
 }
@@ -370,12 +369,12 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, keys ...strin
 		return ref, ckan.Validation(errs)
 	}
 	objType := vals["object_type"]
-	s.st.mu.RLock()
-	ref.group = s.st.groupByAnyName(vals["id"])
-	if objType == "package" {
-		ref.dataset = s.st.dataset(vals["object"])
-	}
-	s.st.mu.RUnlock()
+	s.st.view(func() {
+		ref.group = s.st.groupByAnyName(vals["id"])
+		if objType == "package" {
+			ref.dataset = s.st.dataset(vals["object"])
+		}
+	})
 	if ref.group == nil {
 		return ref, ckan.NotFound("Group was not found.")
 	}

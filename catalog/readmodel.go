@@ -405,3 +405,119 @@ func (st *readModel) vocab(ref string) *Vocabulary {
 	}
 	return nil
 }
+
+// appliedMarker is the marker number the read model is current up to and
+// when the marker read that made it so started.
+func (st *readModel) appliedMarker() (int64, time.Time) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.applied, st.appliedAt
+}
+
+// applyFetched puts records read from the store into the read model and
+// notes that it is current up to seq, as read from a marker read that
+// started at readAt.
+func (st *readModel) applyFetched(f fetched, seq int64, readAt time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, o := range f.os {
+		st.putOrg(o)
+	}
+	for _, id := range f.goneOrg {
+		st.removeOrg(id)
+	}
+	for _, v := range f.vs {
+		st.putVocab(v)
+	}
+	for _, id := range f.goneVocab {
+		st.removeVocab(id)
+	}
+	for _, d := range f.ds {
+		st.putDataset(d)
+	}
+	for _, id := range f.goneDS {
+		st.removeDataset(id)
+	}
+	if seq > st.applied {
+		st.applied = seq
+		st.appliedAt = readAt
+	}
+}
+
+// notHeld is refs less the records the read model holds at the claimed
+// revision or later.
+func (st *readModel) notHeld(refs []changeRef) []changeRef {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	need := refs[:0]
+	for _, r := range refs {
+		switch {
+		case r.rev > 0 && r.kind == kindDataset && st.datasets[r.id] != nil && st.datasets[r.id].Rev >= r.rev:
+		case r.rev > 0 && r.kind == kindOrg && st.anyGroup(r.id) != nil && st.anyGroup(r.id).Rev >= r.rev:
+		case r.rev > 0 && r.kind == kindVocab && st.vocabs[r.id] != nil && st.vocabs[r.id].Rev >= r.rev:
+		default:
+			need = append(need, r)
+		}
+	}
+	return need
+}
+
+// replaceWith takes the records and index of fresh, a read model loaded
+// from the store up to marker number seq by a marker read that started at
+// readAt.
+func (st *readModel) replaceWith(fresh *readModel, seq int64, readAt time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.datasets, st.byName, st.resources = fresh.datasets, fresh.byName, fresh.resources
+	st.orgs, st.orgByName, st.index = fresh.orgs, fresh.orgByName, fresh.index
+	st.groups, st.groupByName, st.vocabs, st.vocabByName = fresh.groups, fresh.groupByName, fresh.vocabs, fresh.vocabByName
+	st.publicNames.Store(nil)
+	st.rendered.Clear()
+	st.applied = seq
+	st.appliedAt = readAt
+}
+
+// publicDatasetNames is package_list's list: the names of the active
+// public datasets, sorted; computed once after each change.
+func (st *readModel) publicDatasetNames() []string {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	cached := st.publicNames.Load()
+	if cached == nil {
+		all := st.sortedNames(func(d *Dataset) bool { return d.State == StateActive && !d.Private })
+		cached = &all
+		st.publicNames.Store(cached)
+	}
+	return *cached
+}
+
+// lookupResource is the dataset holding resource id and the resource's
+// index in it (nil when none).
+func (st *readModel) lookupResource(id string) (*Dataset, int) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.findResource(id)
+}
+
+// lookupAnyGroup is the organization or group with name or id ref (nil
+// when none).
+func (st *readModel) lookupAnyGroup(ref string) *Organization {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.groupByAnyName(ref)
+}
+
+// lookupGroupOf is the organization (k orgKind) or group (grpKind) with
+// name or id ref (nil when none).
+func (st *readModel) lookupGroupOf(k groupKind, ref string) *Organization {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.lookupGroup(k, ref)
+}
+
+// lookupVocab is the vocabulary with name or id ref (nil when none).
+func (st *readModel) lookupVocab(ref string) *Vocabulary {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.vocab(ref)
+}

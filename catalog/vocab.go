@@ -146,14 +146,14 @@ func vocabDict(v *Vocabulary) map[string]any {
 // through the dataset write path (CKAN deletes a tag's dataset links with
 // the tag). metadata_modified is left as it is, as in CKAN.
 func (s *Service) dropTags(ctx context.Context, drop func(d *Dataset) bool, edit func(n *Dataset)) error {
-	s.st.mu.RLock()
 	var ids []string
-	for _, d := range s.st.datasets {
-		if drop(d) {
-			ids = append(ids, d.ID)
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if drop(d) {
+				ids = append(ids, d.ID)
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	for _, id := range ids {
 		if _, err := s.mutateDataset(ctx, id, func(base *Dataset) (*Dataset, error) {
 			n := base.clone()
@@ -183,9 +183,7 @@ func (s *Service) vocabRef(r *Request) (*Vocabulary, error) {
 	if ref == "" {
 		return nil, ckan.Validation(map[string]any{"id": "id not in data"})
 	}
-	s.st.mu.RLock()
-	v := s.st.vocab(ref)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(ref)
 	if v == nil {
 		return nil, ckan.NotFound(fmt.Sprintf("Could not find vocabulary %q", ref))
 	}
@@ -257,12 +255,13 @@ func (st *readModel) vocabFields(v *Vocabulary, data map[string]any, create bool
 }
 
 func vocabularyList(_ context.Context, s *Service, _ *Request) (any, error) {
-	s.st.mu.RLock()
-	out := make([]map[string]any, 0, len(s.st.vocabs))
-	for _, v := range s.st.vocabs {
-		out = append(out, vocabDict(v))
-	}
-	s.st.mu.RUnlock()
+	out := viewed(s.st, func() []map[string]any {
+		out := make([]map[string]any, 0, len(s.st.vocabs))
+		for _, v := range s.st.vocabs {
+			out = append(out, vocabDict(v))
+		}
+		return out
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
 	return out, nil
 }
@@ -280,9 +279,7 @@ func vocabularyCreate(ctx context.Context, s *Service, r *Request) (any, error) 
 		return nil, ckan.FieldError("id", "The input field id was not expected.")
 	}
 	v := &Vocabulary{ID: newID()}
-	s.st.mu.RLock()
-	verr := s.st.vocabFields(v, r.Data, true)
-	s.st.mu.RUnlock()
+	verr := viewed(s.st, func() *ckan.Error { return s.st.vocabFields(v, r.Data, true) })
 	if verr != nil {
 		return nil, verr
 	}
@@ -299,9 +296,7 @@ func vocabularyUpdate(ctx context.Context, s *Service, r *Request) (any, error) 
 	}
 	update := func(base *Vocabulary) (*Vocabulary, map[string]bool, error) {
 		n := base.clone()
-		s.st.mu.RLock()
-		verr := s.st.vocabFields(n, r.Data, false)
-		s.st.mu.RUnlock()
+		verr := viewed(s.st, func() *ckan.Error { return s.st.vocabFields(n, r.Data, false) })
 		if verr != nil {
 			return nil, nil, verr
 		}
@@ -357,9 +352,7 @@ func tagCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 		errs["id"] = []string{"The input field id was not expected."}
 	}
 	vref, _ := str(r.Data["vocabulary_id"])
-	s.st.mu.RLock()
-	v := s.st.vocab(vref)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(vref)
 	switch {
 	case vref == "":
 		errs["vocabulary_id"] = []string{ckan.MsgMissing}
@@ -448,38 +441,38 @@ func tagShow(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	vocabRef, _ := str(r.Data["vocabulary_id"])
 	withDatasets, _ := ckan.AsBool(r.Data["include_datasets"])
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	// a free tag exists for the caller while a dataset they may read has it
-	t, ok := s.st.findTag(ref, vocabRef, func(d *Dataset) bool { return d.State == StateActive && s.st.canRead(r.Caller, d) })
-	if !ok {
-		return nil, ckan.NotFound("")
-	}
-	var m map[string]any
-	if t.v != nil {
-		m = vocabTagDict(t.v, VocabTag{ID: t.id, Name: t.name})
-	} else {
-		m = map[string]any{"id": t.id, "name": t.name, "vocabulary_id": nil, "display_name": t.name}
-	}
-	if withDatasets {
-		// CKAN: the public datasets with the tag, at most 1000
-		var ds []*Dataset
-		for _, d := range s.st.datasets {
-			if d.State == StateActive && !d.Private && t.on(d) {
-				ds = append(ds, d)
-			}
+	return viewed2(s.st, func() (any, error) {
+		// a free tag exists for the caller while a dataset they may read has it
+		t, ok := s.st.findTag(ref, vocabRef, func(d *Dataset) bool { return d.State == StateActive && s.st.canRead(r.Caller, d) })
+		if !ok {
+			return nil, ckan.NotFound("")
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
-		pkgs := make([]*DatasetDict, 0, len(ds))
-		for i, d := range ds {
-			if i == 1000 {
-				break
-			}
-			pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
+		var m map[string]any
+		if t.v != nil {
+			m = vocabTagDict(t.v, VocabTag{ID: t.id, Name: t.name})
+		} else {
+			m = map[string]any{"id": t.id, "name": t.name, "vocabulary_id": nil, "display_name": t.name}
 		}
-		m["packages"] = pkgs
-	}
-	return m, nil
+		if withDatasets {
+			// CKAN: the public datasets with the tag, at most 1000
+			var ds []*Dataset
+			for _, d := range s.st.datasets {
+				if d.State == StateActive && !d.Private && t.on(d) {
+					ds = append(ds, d)
+				}
+			}
+			sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
+			pkgs := make([]*DatasetDict, 0, len(ds))
+			for i, d := range ds {
+				if i == 1000 {
+					break
+				}
+				pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
+			}
+			m["packages"] = pkgs
+		}
+		return m, nil
+	})
 }
 
 func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -488,9 +481,7 @@ func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		return nil, ckan.Validation(map[string]any{"id": "id not in data"})
 	}
 	vocabRef, _ := str(r.Data["vocabulary_id"])
-	s.st.mu.RLock()
-	t, ok := s.st.findTag(ref, vocabRef, nil)
-	s.st.mu.RUnlock()
+	t, ok := viewed2(s.st, func() (foundTag, bool) { return s.st.findTag(ref, vocabRef, nil) })
 	if !ok {
 		return nil, ckan.NotFound(fmt.Sprintf("Could not find tag %q", ref))
 	}
@@ -513,9 +504,7 @@ func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 // vocabTagList is tag_list with vocabulary_id: the vocabulary's tags (all
 // of them, as CKAN's Tag.all), those containing q when given.
 func vocabTagList(s *Service, vocabRef, q string, allFields bool) (any, error) {
-	s.st.mu.RLock()
-	v := s.st.vocab(vocabRef)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(vocabRef)
 	if v == nil {
 		return nil, ckan.NotFound(fmt.Sprintf("could not find vocabulary '%s'", vocabRef))
 	}
