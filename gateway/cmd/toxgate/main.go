@@ -29,6 +29,7 @@ commands:
   serve         run the gateway (default)
   user ...      administer accounts (toxgate user help)
   catalog import --from URL   copy a CKAN site's catalog (toxgate catalog help)
+  catalog generate --datasets N   fill the catalog with generated datasets
   config keys   list every configuration key, its environment variable and meaning
   version       print the version
 
