@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // fetched is the stored state of the records catch-up reads.
@@ -240,13 +237,9 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
 	fresh := newReadModel()
-	cur, err := s.c.orgs.Find(ctx, bson.M{})
+	orgs, err := s.c.allOrgs(ctx)
 	if err != nil {
-		return fmt.Errorf("load organizations: %w", err)
-	}
-	var orgs []*Organization
-	if err := cur.All(ctx, &orgs); err != nil {
-		return fmt.Errorf("load organizations: %w", err)
+		return err
 	}
 	for _, o := range orgs {
 		fresh.putOrg(o)
@@ -254,9 +247,9 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	if err := s.c.loadVocabs(ctx, fresh); err != nil {
 		return err
 	}
-	cur, err = s.c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(loadBatch))
+	cur, err := s.c.allDatasets(ctx, loadBatch)
 	if err != nil {
-		return fmt.Errorf("load datasets: %w", err)
+		return err
 	}
 	defer func() { _ = cur.Close(ctx) }()
 	batchStart := time.Now()

@@ -300,3 +300,26 @@ func (c recordStore) loadVocabs(ctx context.Context, st *readModel) error {
 	}
 	return nil
 }
+
+// allOrgs reads every organization and group (a full load).
+func (c recordStore) allOrgs(ctx context.Context) ([]*Organization, error) {
+	cur, err := c.orgs.Find(ctx, bson.M{})
+	if err != nil {
+		return nil, fmt.Errorf("load organizations: %w", err)
+	}
+	var orgs []*Organization
+	if err := cur.All(ctx, &orgs); err != nil {
+		return nil, fmt.Errorf("load organizations: %w", err)
+	}
+	return orgs, nil
+}
+
+// allDatasets opens a cursor over every dataset, read batch at a time (a
+// full load).
+func (c recordStore) allDatasets(ctx context.Context, batch int32) (*mongo.Cursor, error) {
+	cur, err := c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(batch))
+	if err != nil {
+		return nil, fmt.Errorf("load datasets: %w", err)
+	}
+	return cur, nil
+}
