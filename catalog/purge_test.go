@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -97,4 +98,49 @@ func TestPurgesRaceWrites(t *testing.T) {
 		sort.Strings(g)
 		t.Errorf("the dataset is still in purged groups %v", g)
 	}
+}
+
+// TestPurgeWaitsForTheRecordLock holds a record's write lock, as a write of
+// the record in flight does, and purges the record: every purge (dataset,
+// organization, group, vocabulary) must wait at that lock, and finish once
+// it is released.
+func TestPurgeWaitsForTheRecordLock(t *testing.T) {
+	f := newFixture(t)
+	g := f.ok("sysadmin", "group_create", map[string]any{"name": "locked-group"})
+	o := f.ok("sysadmin", "organization_create", map[string]any{"name": "locked-org"})
+	d := f.ok("sysadmin", "package_create", map[string]any{"name": "locked-dataset", "owner_org": "tox-lab"})
+	v := f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "locked-vocab", "tags": []any{map[string]any{"name": "xx"}}})
+	for _, c := range []struct{ action, id string }{
+		{"group_purge", g["id"].(string)},
+		{"organization_purge", o["id"].(string)},
+		{"dataset_purge", d["id"].(string)},
+		{"vocabulary_delete", v["id"].(string)},
+	} {
+		unlock := f.svc.lockFor(c.id)
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.svc.Do(context.Background(), Request{Action: c.action, Caller: f.users["sysadmin"], Data: map[string]any{"id": c.id}, SiteURL: site})
+			done <- err
+		}()
+		for waiting := false; !waiting; {
+			select {
+			case err := <-done:
+				unlock()
+				t.Fatalf("%s finished (%v) while the record's lock was held", c.action, err)
+			default:
+			}
+			f.svc.lockMu.Lock()
+			waiting = f.svc.locks[c.id].refs == 2
+			f.svc.lockMu.Unlock()
+			runtime.Gosched()
+		}
+		unlock()
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", c.action, err)
+		}
+	}
+	f.fail("sysadmin", "group_show", map[string]any{"id": "locked-group"}, 404)
+	f.fail("sysadmin", "organization_show", map[string]any{"id": "locked-org"}, 404)
+	f.fail("sysadmin", "package_show", map[string]any{"id": "locked-dataset"}, 404)
+	f.fail("sysadmin", "vocabulary_show", map[string]any{"id": "locked-vocab"}, 404)
 }
