@@ -69,7 +69,7 @@ type storedMeta struct {
 }
 
 // putMeta writes m (replacing the document of the same id).
-func (c collections) putMeta(ctx context.Context, m *activityMeta) error {
+func (c recordStore) putMeta(ctx context.Context, m *activityMeta) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode activity %s: %w", m.ID, err)
@@ -81,7 +81,7 @@ func (c collections) putMeta(ctx context.Context, m *activityMeta) error {
 }
 
 // getMeta reads one activity by id (nil when absent).
-func (c collections) getMeta(ctx context.Context, id string) (*activityMeta, error) {
+func (c recordStore) getMeta(ctx context.Context, id string) (*activityMeta, error) {
 	var sm storedMeta
 	err := c.activity.FindOne(ctx, bson.M{"_id": id}).Decode(&sm)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -182,9 +182,7 @@ func (s *Service) datasetActivity(ctx context.Context, base, next *Dataset) *act
 		return nil
 	}
 	a := actorFrom(ctx)
-	s.st.mu.RLock()
-	dict := s.st.datasetDict(next, a.siteURL)
-	s.st.mu.RUnlock()
+	dict := viewed(s.st, func() *DatasetDict { return s.st.datasetDict(next, a.siteURL) })
 	var name any
 	if a.name != "" {
 		name = a.name
@@ -228,7 +226,7 @@ func orgActivity(base, next *Organization) *activityChange {
 // recordActivity is the activity hook of the write path: it stores the
 // activity of ch (nil: none) before the write of the record it describes.
 // Every writer calls it after winning the claim of the record's revision
-// (collections.replaceThen) or before inserting a new record, so a record
+// (recordStore.replaceThen) or before inserting a new record, so a record
 // revision that reached the store always has its activity; an activity
 // whose record write never happened (the process died in between) names a
 // revision above the record's and is not shown, and is replaced by the
@@ -351,7 +349,7 @@ type activityObject struct {
 
 // activityObjects lists the objects that have activities, with their
 // current revision. Callers hold a lock.
-func (st *state) activityObjects() []activityObject {
+func (st *readModel) activityObjects() []activityObject {
 	out := make([]activityObject, 0, len(st.datasets)+len(st.orgs)+len(st.groups))
 	for _, d := range st.datasets {
 		out = append(out, activityObject{ActivityPackage, d.ID, d.Rev, d.MetadataCreated})
@@ -367,7 +365,7 @@ func (st *state) activityObjects() []activityObject {
 
 // activityObjectRev is the current revision and creation time of an
 // object (ok false: not in the catalog). Callers hold a lock.
-func (st *state) activityObjectRev(kind, id string) (rev int64, created time.Time, ok bool) {
+func (st *readModel) activityObjectRev(kind, id string) (rev int64, created time.Time, ok bool) {
 	switch kind {
 	case ActivityPackage:
 		if d := st.datasets[id]; d != nil {
@@ -393,9 +391,7 @@ func (s *Service) activitySync(ctx context.Context) error {
 	x := &s.acts
 	x.loadMu.Lock()
 	defer x.loadMu.Unlock()
-	s.st.mu.RLock()
-	objs := s.st.activityObjects()
-	s.st.mu.RUnlock()
+	objs := viewed(s.st, s.st.activityObjects)
 	x.mu.RLock()
 	loaded := x.loaded
 	x.mu.RUnlock()
@@ -526,8 +522,8 @@ func (s *Service) fetchActivities(ctx context.Context, o activityObject, key str
 // activity of a revision above its object's current one belongs to a write
 // still under way or one that died before its record write, and that of an
 // object absent from the catalog is shown only when the object was purged
-// (recordPurge). Callers hold st.mu and x.mu.
-func (x *activityIndex) visible(st *state, m *activityMeta) bool {
+// (recordPurge). Callers hold x.mu and run in a view of the read model.
+func (x *activityIndex) visible(st *readModel, m *activityMeta) bool {
 	rev, created, ok := st.activityObjectRev(m.Kind, m.ObjectID)
 	if ok && created.Equal(m.Created) {
 		return m.Rev <= rev
@@ -536,7 +532,7 @@ func (x *activityIndex) visible(st *state, m *activityMeta) bool {
 }
 
 // activityData reads the data of one activity (its JSON encoding).
-func (c collections) activityData(ctx context.Context, id string) (ckan.RawJSON, error) {
+func (c recordStore) activityData(ctx context.Context, id string) (ckan.RawJSON, error) {
 	var doc struct {
 		Data string `bson:"data"`
 	}

@@ -357,9 +357,7 @@ func TestActivityOfGroups(t *testing.T) {
 func TestActivityOfUnwrittenRevisionHidden(t *testing.T) {
 	f := newFixture(t)
 	f.ok("admin", "package_create", map[string]any{"name": "crashy", "owner_org": "tox-lab"})
-	f.svc.st.mu.RLock()
-	d := f.svc.st.dataset("crashy").clone()
-	f.svc.st.mu.RUnlock()
+	d := f.svc.st.lookupDataset("crashy").clone()
 	d.Rev++
 	d.Title = "never written"
 	ctx := withActor(context.Background(), f.users["editor"], site)
@@ -470,7 +468,7 @@ func BenchmarkActivityIndexLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = st.Close(context.Background()) }()
-	c := newCollections(st.DB(), nil)
+	c := newRecordStore(st.DB(), nil)
 	docs := make([]any, 0, 1000)
 	at := now()
 	for i := 0; i < n; i++ {
@@ -487,7 +485,7 @@ func BenchmarkActivityIndexLoad(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		svc := &Service{c: c, st: newState(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		svc := &Service{c: c, st: newReadModel(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		start := time.Now()
 		if err := svc.activitySync(ctx); err != nil {
 			b.Fatal(err)

@@ -127,65 +127,65 @@ func (s *Service) listActivities(ctx context.Context, r *Request, q activityQuer
 	if err := s.activitySync(ctx); err != nil {
 		return nil, err
 	}
-	s.st.mu.RLock()
-	labels := s.st.userLabels(r.Caller)
-	match := func(m *activityMeta) bool {
-		if !keep(m) || !s.acts.visible(s.st, m) {
-			return false
-		}
-		if !q.hidden && m.UserID == siteUser {
-			return false
-		}
-		if q.types != nil && !q.types[m.Type] {
-			return false
-		}
-		if q.types == nil && q.exclude != nil && q.exclude[m.Type] {
-			return false
-		}
-		if !q.after.IsZero() && !m.Timestamp.After(q.after) {
-			return false
-		}
-		if !q.before.IsZero() && !m.Timestamp.Before(q.before) {
-			return false
-		}
-		return labels == nil || m.Kind != ActivityPackage || anyLabel(labels, m.Labels)
-	}
-	x := &s.acts
-	x.mu.RLock()
 	var picked []*activityMeta
-	skip := q.offset
-	if !q.after.IsZero() && q.before.IsZero() {
-		for _, m := range x.list {
-			if q.limit > 0 && len(picked) == q.limit {
-				break
+	s.st.view(func() {
+		labels := s.st.userLabels(r.Caller)
+		match := func(m *activityMeta) bool {
+			if !keep(m) || !s.acts.visible(s.st, m) {
+				return false
 			}
-			if match(m) {
-				if skip > 0 {
-					skip--
-					continue
+			if !q.hidden && m.UserID == siteUser {
+				return false
+			}
+			if q.types != nil && !q.types[m.Type] {
+				return false
+			}
+			if q.types == nil && q.exclude != nil && q.exclude[m.Type] {
+				return false
+			}
+			if !q.after.IsZero() && !m.Timestamp.After(q.after) {
+				return false
+			}
+			if !q.before.IsZero() && !m.Timestamp.Before(q.before) {
+				return false
+			}
+			return labels == nil || m.Kind != ActivityPackage || anyLabel(labels, m.Labels)
+		}
+		x := &s.acts
+		x.mu.RLock()
+		skip := q.offset
+		if !q.after.IsZero() && q.before.IsZero() {
+			for _, m := range x.list {
+				if q.limit > 0 && len(picked) == q.limit {
+					break
 				}
-				picked = append(picked, m)
-			}
-		}
-		for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
-			picked[i], picked[j] = picked[j], picked[i]
-		}
-	} else {
-		for i := len(x.list) - 1; i >= 0; i-- {
-			if q.limit > 0 && len(picked) == q.limit {
-				break
-			}
-			if m := x.list[i]; match(m) {
-				if skip > 0 {
-					skip--
-					continue
+				if match(m) {
+					if skip > 0 {
+						skip--
+						continue
+					}
+					picked = append(picked, m)
 				}
-				picked = append(picked, m)
+			}
+			for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
+				picked[i], picked[j] = picked[j], picked[i]
+			}
+		} else {
+			for i := len(x.list) - 1; i >= 0; i-- {
+				if q.limit > 0 && len(picked) == q.limit {
+					break
+				}
+				if m := x.list[i]; match(m) {
+					if skip > 0 {
+						skip--
+						continue
+					}
+					picked = append(picked, m)
+				}
 			}
 		}
-	}
-	x.mu.RUnlock()
-	s.st.mu.RUnlock()
+		x.mu.RUnlock()
+	})
 	return s.renderActivities(ctx, picked)
 }
 
@@ -278,14 +278,14 @@ func organizationActivityList(ctx context.Context, s *Service, r *Request) (any,
 		return nil, err
 	}
 	// the organization itself and its datasets that are public now
-	s.st.mu.RLock()
 	scope := map[string]bool{o.ID: true}
-	for _, d := range s.st.datasets {
-		if d.OwnerOrg == o.ID && !d.Private {
-			scope[d.ID] = true
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if d.OwnerOrg == o.ID && !d.Private {
+				scope[d.ID] = true
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	return s.listActivities(ctx, r, q, func(m *activityMeta) bool { return scope[m.ObjectID] })
 }
 
@@ -303,14 +303,14 @@ func groupActivityList(ctx context.Context, s *Service, r *Request) (any, error)
 		return nil, err
 	}
 	// the group itself and its datasets that are public now
-	s.st.mu.RLock()
 	scope := map[string]bool{g.ID: true}
-	for _, d := range s.st.datasets {
-		if !d.Private && slices.Contains(d.Groups, g.ID) {
-			scope[d.ID] = true
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if !d.Private && slices.Contains(d.Groups, g.ID) {
+				scope[d.ID] = true
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	return s.listActivities(ctx, r, q, func(m *activityMeta) bool { return scope[m.ObjectID] })
 }
 
@@ -354,32 +354,32 @@ func dashboardActivityList(ctx context.Context, s *Service, r *Request) (any, er
 	}
 	q.hidden = false
 	me := r.Caller.UserID
-	s.st.mu.RLock()
-	orgs := map[string]bool{}
-	for _, o := range s.st.orgs {
-		if o.role(me) != "" {
-			orgs[o.ID] = true
-		}
-	}
-	groups := map[string]bool{}
-	for _, g := range s.st.groups {
-		if g.role(me) != "" {
-			groups[g.ID] = true
-		}
-	}
 	scope := map[string]bool{}
-	for id := range orgs {
-		scope[id] = true
-	}
-	for id := range groups {
-		scope[id] = true
-	}
-	for _, d := range s.st.datasets {
-		if orgs[d.OwnerOrg] || slices.ContainsFunc(d.Groups, func(id string) bool { return groups[id] }) {
-			scope[d.ID] = true
+	s.st.view(func() {
+		orgs := map[string]bool{}
+		for _, o := range s.st.orgs {
+			if o.role(me) != "" {
+				orgs[o.ID] = true
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+		groups := map[string]bool{}
+		for _, g := range s.st.groups {
+			if g.role(me) != "" {
+				groups[g.ID] = true
+			}
+		}
+		for id := range orgs {
+			scope[id] = true
+		}
+		for id := range groups {
+			scope[id] = true
+		}
+		for _, d := range s.st.datasets {
+			if orgs[d.OwnerOrg] || slices.ContainsFunc(d.Groups, func(id string) bool { return groups[id] }) {
+				scope[d.ID] = true
+			}
+		}
+	})
 	list, err := s.listActivities(ctx, r, q, func(m *activityMeta) bool { return m.UserID == me || scope[m.ObjectID] })
 	if err != nil {
 		return nil, err
@@ -400,14 +400,15 @@ func (s *Service) activityByID(ctx context.Context, r *Request) (*activityMeta, 
 	if err := s.activitySync(ctx); err != nil {
 		return nil, err
 	}
-	s.st.mu.RLock()
-	s.acts.mu.RLock()
-	m := s.acts.byID[id]
-	if m != nil && !s.acts.visible(s.st, m) {
-		m = nil
-	}
-	s.acts.mu.RUnlock()
-	s.st.mu.RUnlock()
+	var m *activityMeta
+	s.st.view(func() {
+		s.acts.mu.RLock()
+		m = s.acts.byID[id]
+		if m != nil && !s.acts.visible(s.st, m) {
+			m = nil
+		}
+		s.acts.mu.RUnlock()
+	})
 	if m == nil {
 		return nil, ckan.NotFound("")
 	}

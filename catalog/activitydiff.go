@@ -253,17 +253,17 @@ func activityDiff(ctx context.Context, s *Service, r *Request) (any, error) {
 	}
 	// the latest earlier activity of the same object
 	var prev *activityMeta
-	s.st.mu.RLock()
-	s.acts.mu.RLock()
-	for i := len(s.acts.list) - 1; i >= 0; i-- {
-		p := s.acts.list[i]
-		if p.ObjectID == m.ObjectID && olderActivity(p, m) && s.acts.visible(s.st, p) {
-			prev = p
-			break
+	s.st.view(func() {
+		s.acts.mu.RLock()
+		for i := len(s.acts.list) - 1; i >= 0; i-- {
+			p := s.acts.list[i]
+			if p.ObjectID == m.ObjectID && olderActivity(p, m) && s.acts.visible(s.st, p) {
+				prev = p
+				break
+			}
 		}
-	}
-	s.acts.mu.RUnlock()
-	s.st.mu.RUnlock()
+		s.acts.mu.RUnlock()
+	})
 	if prev == nil {
 		return nil, ckan.NotFound("Previous activity for this object not found")
 	}

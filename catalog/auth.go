@@ -28,7 +28,7 @@ type authArgs struct {
 	action string
 	s      *Service
 	// st is the in-memory catalog, read-locked for the call.
-	st   *state
+	st   *readModel
 	c    Caller
 	data map[string]any
 }
@@ -184,9 +184,7 @@ func (s *Service) checkAccess(ctx context.Context, action string, c Caller, data
 			return err
 		}
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	return e.fn(&authArgs{action: action, s: s, st: s.st, c: c, data: data})
+	return viewed(s.st, func() error { return e.fn(&authArgs{action: action, s: s, st: s.st, c: c, data: data}) })
 }
 
 // authPublic allows every caller: the action is public, and what it lists

@@ -66,7 +66,7 @@ func authActivityDiff(a *authArgs) error {
 
 // activityAuth finds activity "id" (the index is current: checkAccess
 // synced it) and applies ckanext-activity's activity_show rule; detail
-// asks for its data. Callers hold st.mu.
+// asks for its data. Callers run in a view of the read model.
 func (a *authArgs) activityAuth(detail bool) error {
 	id, _ := str(a.data["id"])
 	if id == "" {

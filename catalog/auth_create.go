@@ -93,7 +93,7 @@ func memberArgs(data map[string]any) (ref, username string, err error) {
 
 // userMemberAuth finds the organization or group of a user member action
 // and checks that c administers it. Callers hold a lock.
-func (st *state) userMemberAuth(a *authArgs, k groupKind) error {
+func (st *readModel) userMemberAuth(a *authArgs, k groupKind) error {
 	ref, _, err := memberArgs(a.data)
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func authMemberCreate(a *authArgs) error {
 // the group must exist, a dataset object must be readable by the caller
 // (else it is not found), and the caller must hold the permission. The
 // user object is looked up by the action. Callers hold a lock.
-func (st *state) memberAuth(a *authArgs, keys ...string) error {
+func (st *readModel) memberAuth(a *authArgs, keys ...string) error {
 	errs := map[string]any{}
 	vals := map[string]string{}
 	for _, k := range keys {
@@ -162,7 +162,7 @@ func authPackageCollaboratorCreate(a *authArgs) error {
 
 // collaboratorAuth checks a collaborator write on dataset "id". Callers
 // hold a lock.
-func (st *state) collaboratorAuth(a *authArgs, verb, notFound string) error {
+func (st *readModel) collaboratorAuth(a *authArgs, verb, notFound string) error {
 	v, verr := bust(a.data, "id")
 	if verr != nil {
 		return verr

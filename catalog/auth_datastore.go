@@ -39,7 +39,7 @@ func authDatastoreRead(a *authArgs) error { return a.st.datastoreAuth(a, false) 
 
 // datastoreAuth finds the active resource the DataStore action names and
 // checks the caller's right on its dataset. Callers hold a lock.
-func (st *state) datastoreAuth(a *authArgs, write bool) error {
+func (st *readModel) datastoreAuth(a *authArgs, write bool) error {
 	id := datastore.ResourceID(a.data)
 	if id == "" {
 		return ckan.FieldError("resource_id", ckan.MsgMissing)
@@ -56,4 +56,17 @@ func (st *state) datastoreAuth(a *authArgs, write bool) error {
 		return denied(a.c, "read resource %s", id)
 	}
 	return nil
+}
+
+// authDatastoreSQLTable is datastore_search_sql's check of each table its
+// statement reads, asked once the statement is parsed: those who may read
+// the table's resource's dataset.
+func (s *Service) authDatastoreSQLTable(c Caller, id string) error {
+	return viewed(s.st, func() error {
+		d, _ := s.st.findResource(id)
+		if d == nil || !s.st.canRead(c, d) {
+			return denied(c, "read resource %s", id)
+		}
+		return nil
+	})
 }

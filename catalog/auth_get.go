@@ -85,7 +85,7 @@ func authPackageCollaboratorListForUser(a *authArgs) error {
 
 // manageCollaborators finds dataset ref and checks that c may manage its
 // collaborators; verb completes CKAN's refusal. Callers hold a lock.
-func (st *state) manageCollaborators(c Caller, ref, verb, notFound string) error {
+func (st *readModel) manageCollaborators(c Caller, ref, verb, notFound string) error {
 	d := st.dataset(ref)
 	if d == nil {
 		return ckan.NotFound(notFound)

@@ -36,7 +36,7 @@ func authPackagePatch(a *authArgs) error {
 
 // editDataset finds dataset ref and checks that c holds perm on it, with
 // CKAN's messages. Callers hold a lock.
-func (st *state) editDataset(c Caller, ref, perm, verb, notFound string) error {
+func (st *readModel) editDataset(c Caller, ref, perm, verb, notFound string) error {
 	d := st.dataset(ref)
 	if d == nil {
 		return ckan.NotFound(notFound)
@@ -64,7 +64,7 @@ func authPackageRevise(a *authArgs) error {
 // readThenEdit is the check of the actions that read a dataset with
 // package_show and then change it: 404, 403 to read, then the login and
 // edit rights. Callers hold a lock.
-func (st *state) readThenEdit(c Caller, ref, action string) error {
+func (st *readModel) readThenEdit(c Caller, ref, action string) error {
 	d := st.dataset(ref)
 	if d == nil {
 		return ckan.NotFound("")
@@ -96,7 +96,7 @@ func authResourceUpdate(a *authArgs) error { return a.st.resourceWriteAuth(a, "e
 
 // resourceWriteAuth finds resource "id" and checks that c may edit its
 // dataset; verb completes CKAN's refusal. Callers hold a lock.
-func (st *state) resourceWriteAuth(a *authArgs, verb string) error {
+func (st *readModel) resourceWriteAuth(a *authArgs, verb string) error {
 	id, _ := str(a.data["id"])
 	if id == "" {
 		return ckan.FieldError("id", ckan.MsgMissing)

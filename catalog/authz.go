@@ -73,7 +73,7 @@ func roleGrants(role, perm string) bool { return rolePerms[role][perm] }
 
 // hasPerm reports whether c holds perm in the organization or group orgID
 // (CKAN's has_user_permission_for_group_or_org). Callers hold a lock.
-func (st *state) hasPerm(c Caller, orgID, perm string) bool {
+func (st *readModel) hasPerm(c Caller, orgID, perm string) bool {
 	if c.Sysadmin {
 		return true
 	}
@@ -85,7 +85,7 @@ func (st *state) hasPerm(c Caller, orgID, perm string) bool {
 }
 
 // hasPermSomeOrg reports whether c holds perm in any organization.
-func (st *state) hasPermSomeOrg(c Caller, perm string) bool {
+func (st *readModel) hasPermSomeOrg(c Caller, perm string) bool {
 	if c.Sysadmin {
 		return true
 	}
@@ -105,7 +105,7 @@ func (st *state) hasPermSomeOrg(c Caller, perm string) bool {
 // by its creator when it has no org, and by its collaborators; sysadmins
 // read everything. Every read of a dataset, and every list, count, facet
 // and autocomplete built from datasets, asks this. Callers hold a lock.
-func (st *state) canRead(c Caller, d *Dataset) bool {
+func (st *readModel) canRead(c Caller, d *Dataset) bool {
 	if c.Sysadmin {
 		return true
 	}
@@ -120,7 +120,7 @@ func (st *state) canRead(c Caller, d *Dataset) bool {
 
 // canEdit reports whether c may update (perm update_dataset) or delete
 // (delete_dataset) d. Callers hold a lock.
-func (st *state) canEdit(c Caller, d *Dataset, perm string) bool {
+func (st *readModel) canEdit(c Caller, d *Dataset, perm string) bool {
 	if c.Sysadmin || st.ownsAsMember(c, d, perm) {
 		return true
 	}
@@ -132,7 +132,7 @@ func (st *state) canEdit(c Caller, d *Dataset, perm string) bool {
 // ownsAsMember reports whether c holds perm on d through d's organization,
 // or, for a dataset without one, as its creator; collaborators do not
 // count. Callers hold a lock.
-func (st *state) ownsAsMember(c Caller, d *Dataset, perm string) bool {
+func (st *readModel) ownsAsMember(c Caller, d *Dataset, perm string) bool {
 	if d.OwnerOrg != "" {
 		return st.hasPerm(c, d.OwnerOrg, perm)
 	}
@@ -141,7 +141,7 @@ func (st *state) ownsAsMember(c Caller, d *Dataset, perm string) bool {
 
 // collaboratorCapacity is c's capacity on d ("" when none, or when
 // collaborators are off). Callers hold a lock.
-func (st *state) collaboratorCapacity(c Caller, d *Dataset) string {
+func (st *readModel) collaboratorCapacity(c Caller, d *Dataset) string {
 	if !st.allowCollaborators || c.UserID == "" {
 		return ""
 	}
@@ -155,7 +155,7 @@ func (st *state) collaboratorCapacity(c Caller, d *Dataset) string {
 
 // collaboratorMayEdit reports whether c edits d as an admin or editor
 // collaborator (CKAN's package_update auth). Callers hold a lock.
-func (st *state) collaboratorMayEdit(c Caller, d *Dataset) bool {
+func (st *readModel) collaboratorMayEdit(c Caller, d *Dataset) bool {
 	capacity := st.collaboratorCapacity(c, d)
 	return capacity == RoleAdmin || capacity == RoleEditor
 }
@@ -163,7 +163,7 @@ func (st *state) collaboratorMayEdit(c Caller, d *Dataset) bool {
 // canManageCollaborators is CKAN's authz.can_manage_collaborators: the
 // sysadmin, an admin of the dataset's organization, an admin collaborator,
 // or the creator of a dataset without organization. Callers hold a lock.
-func (st *state) canManageCollaborators(c Caller, d *Dataset) bool {
+func (st *readModel) canManageCollaborators(c Caller, d *Dataset) bool {
 	switch {
 	case c.Sysadmin:
 		return true
@@ -186,7 +186,7 @@ func (st *state) canManageCollaborators(c Caller, d *Dataset) bool {
 // organization editor or admin, or the creator of a dataset without
 // organization), or, with AllowCollaboratorsToChangeOwnerOrg, an editor or
 // admin collaborator's. Callers hold a lock.
-func (st *state) ownerOrgRefusal(c Caller, base *Dataset, to *Organization) string {
+func (st *readModel) ownerOrgRefusal(c Caller, base *Dataset, to *Organization) string {
 	toID := ""
 	if to != nil {
 		toID = to.ID
@@ -208,7 +208,7 @@ func (st *state) ownerOrgRefusal(c Caller, base *Dataset, to *Organization) stri
 
 // mayJoinGroup reports whether c may put a dataset in group g (CKAN's
 // _check_group_auth: any member role of the group). Callers hold a lock.
-func (st *state) mayJoinGroup(c Caller, groupID string) bool {
+func (st *readModel) mayJoinGroup(c Caller, groupID string) bool {
 	return st.hasPerm(c, groupID, PermManageGroup)
 }
 
@@ -216,7 +216,7 @@ func (st *state) mayJoinGroup(c Caller, groupID string) bool {
 // groupID takes the dataset out of it: only when c may read the group's
 // memberships (is a member); otherwise the group is kept. Callers hold a
 // lock.
-func (st *state) mayLeaveGroup(c Caller, groupID string) bool {
+func (st *readModel) mayLeaveGroup(c Caller, groupID string) bool {
 	return st.hasPerm(c, groupID, PermRead)
 }
 
@@ -242,7 +242,7 @@ func setsStateOnCreate(c Caller) bool { return c.Sysadmin }
 // seesUserDetails reports whether c may see users' details (names,
 // memberships, activity): everyone logged in, and anonymous callers with
 // PublicUserDetails (CKAN's restrict_anon on user_show).
-func (st *state) seesUserDetails(c Caller) bool {
+func (st *readModel) seesUserDetails(c Caller) bool {
 	return st.auth.PublicUserDetails || !c.Anonymous()
 }
 
@@ -265,7 +265,7 @@ func datasetLabels(d *Dataset) []string {
 
 // userLabels are the labels c may read (get_user_dataset_labels); nil for
 // sysadmins, who read everything. Callers hold a lock.
-func (st *state) userLabels(c Caller) map[string]bool {
+func (st *readModel) userLabels(c Caller) map[string]bool {
 	if c.Sysadmin {
 		return nil
 	}

@@ -46,25 +46,25 @@ func packageAutocomplete(_ context.Context, s *Service, r *Request) (any, error)
 		rank int // 0: name starts with q, 1: name contains it, 2: title contains it
 	}
 	var hits []hit
-	s.st.mu.RLock()
-	for _, d := range s.st.datasets {
-		if d.State != StateActive || ql == "" {
-			continue
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if d.State != StateActive || ql == "" {
+				continue
+			}
+			rank := -1
+			switch {
+			case len(d.Name) >= len(ql) && containsFold(d.Name[:len(ql)], ql):
+				rank = 0
+			case containsFold(d.Name, ql):
+				rank = 1
+			case containsFold(d.Title, ql):
+				rank = 2
+			}
+			if rank >= 0 && s.st.canRead(r.Caller, d) {
+				hits = append(hits, hit{d, rank})
+			}
 		}
-		rank := -1
-		switch {
-		case len(d.Name) >= len(ql) && containsFold(d.Name[:len(ql)], ql):
-			rank = 0
-		case containsFold(d.Name, ql):
-			rank = 1
-		case containsFold(d.Title, ql):
-			rank = 2
-		}
-		if rank >= 0 && s.st.canRead(r.Caller, d) {
-			hits = append(hits, hit{d, rank})
-		}
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].rank != hits[j].rank {
 			return hits[i].rank < hits[j].rank
@@ -92,20 +92,20 @@ func formatAutocomplete(_ context.Context, s *Service, r *Request) (any, error) 
 	}
 	ql := strings.ToLower(q)
 	exact := map[string]int{}
-	s.st.mu.RLock()
-	for _, d := range s.st.datasets {
-		// formats of the active datasets the caller may read, counted so
-		if d.State != StateActive || !s.st.canRead(r.Caller, d) {
-			continue
-		}
-		for i := range d.Resources {
-			res := &d.Resources[i]
-			if res.State == StateActive && res.Format != "" && containsFold(res.Format, ql) {
-				exact[res.Format]++
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			// formats of the active datasets the caller may read, counted so
+			if d.State != StateActive || !s.st.canRead(r.Caller, d) {
+				continue
+			}
+			for i := range d.Resources {
+				res := &d.Resources[i]
+				if res.State == StateActive && res.Format != "" && containsFold(res.Format, ql) {
+					exact[res.Format]++
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	counts := map[string]int{}
 	for f, n := range exact {
 		counts[strings.ToLower(f)] += n
@@ -142,20 +142,20 @@ func groupPackageShow(_ context.Context, s *Service, r *Request) (any, error) {
 	if limit == 0 {
 		limit = 10 // package_search's default rows, as in CKAN
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	g := s.st.groupByAnyName(ref)
-	if g == nil {
-		return nil, ckan.NotFound("")
-	}
-	// as CKAN: package_search with fq=groups:NAME, public datasets only
-	return s.st.listJSON(search.Query{Filters: []string{"groups:" + strconv.Quote(g.Name)}, Sort: "metadata_modified desc",
-		Rows: min(limit, rowsMax), Allow: func(*search.Doc) bool { return false }}, r.SiteURL)
+	return viewed2(s.st, func() (any, error) {
+		g := s.st.groupByAnyName(ref)
+		if g == nil {
+			return nil, ckan.NotFound("")
+		}
+		// as CKAN: package_search with fq=groups:NAME, public datasets only
+		return s.st.listJSON(search.Query{Filters: []string{"groups:" + strconv.Quote(g.Name)}, Sort: "metadata_modified desc",
+			Rows: min(limit, rowsMax), Allow: func(*search.Doc) bool { return false }}, r.SiteURL)
+	})
 }
 
 // listJSON runs query and encodes its datasets as a list of package_show
 // dicts (each from its cached encoding). Callers hold a lock.
-func (st *state) listJSON(query search.Query, siteURL string) (ckan.RawJSONParts, error) {
+func (st *readModel) listJSON(query search.Query, siteURL string) (ckan.RawJSONParts, error) {
 	res, err := st.index.Search(query)
 	if err != nil {
 		return nil, err
@@ -197,14 +197,14 @@ func currentPackageListWithResources(_ context.Context, s *Service, r *Request) 
 	}
 	limit = min(limit, rowsMax)
 	c := r.Caller
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	return s.st.listJSON(search.Query{Sort: "metadata_modified desc", Start: offset, Rows: limit,
-		Allow: func(doc *search.Doc) bool {
-			d, _ := doc.Ref.(*Dataset)
-			// as CKAN: private datasets for sysadmins only
-			return d != nil && d.State == StateActive && (!d.Private || c.Sysadmin)
-		}}, r.SiteURL)
+	return viewed2(s.st, func() (any, error) {
+		return s.st.listJSON(search.Query{Sort: "metadata_modified desc", Start: offset, Rows: limit,
+			Allow: func(doc *search.Doc) bool {
+				d, _ := doc.Ref.(*Dataset)
+				// as CKAN: private datasets for sysadmins only
+				return d != nil && d.State == StateActive && (!d.Private || c.Sysadmin)
+			}}, r.SiteURL)
+	})
 }
 
 func organizationAutocomplete(_ context.Context, s *Service, r *Request) (any, error) {
@@ -224,13 +224,13 @@ func (s *Service) groupAutocomplete(r *Request, k groupKind) (any, error) {
 	}
 	ql := strings.ToLower(strings.TrimSpace(q))
 	var found []*Organization
-	s.st.mu.RLock()
-	for _, o := range s.st.groupsOf(k) {
-		if o.State == StateActive && (strings.Contains(o.Name, ql) || strings.Contains(strings.ToLower(o.Title), ql)) {
-			found = append(found, o)
+	s.st.view(func() {
+		for _, o := range s.st.groupsOf(k) {
+			if o.State == StateActive && (strings.Contains(o.Name, ql) || strings.Contains(strings.ToLower(o.Title), ql)) {
+				found = append(found, o)
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(found, func(i, j int) bool {
 		if a, b := strings.ToLower(found[i].Title), strings.ToLower(found[j].Title); a != b {
 			return a < b

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"toxgate/catalog/ckan"
 )
 
@@ -83,19 +81,20 @@ func bulkUpdate(change func(*Dataset) bool) handler {
 		if verr != nil {
 			return nil, verr
 		}
-		s.st.mu.RLock()
-		o := s.st.org(orgRef)
+		var o *Organization
 		var ids, foreign []string
-		if o != nil {
-			for _, ref := range refs {
-				if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
-					ids = append(ids, d.ID)
-				} else {
-					foreign = append(foreign, ref)
+		s.st.view(func() {
+			o = s.st.org(orgRef)
+			if o != nil {
+				for _, ref := range refs {
+					if d := s.st.dataset(ref); d != nil && d.OwnerOrg == o.ID {
+						ids = append(ids, d.ID)
+					} else {
+						foreign = append(foreign, ref)
+					}
 				}
 			}
-		}
-		s.st.mu.RUnlock()
+		})
 		if o == nil {
 			return nil, ckan.NotFound("Organization was not found")
 		}
@@ -131,18 +130,19 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	o := s.st.org(ref)
-	has := false
-	if o != nil {
-		for _, d := range s.st.datasets {
-			if d.OwnerOrg == o.ID && d.State != StateDeleted {
-				has = true
-				break
+	var o *Organization
+	var has bool
+	s.st.view(func() {
+		o = s.st.org(ref)
+		if o != nil {
+			for _, d := range s.st.datasets {
+				if d.OwnerOrg == o.ID && d.State != StateDeleted {
+					has = true
+					break
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if o == nil {
 		return nil, ckan.NotFound("Organization was not found")
 	}
@@ -151,18 +151,5 @@ func organizationPurge(ctx context.Context, s *Service, r *Request) (any, error)
 		// create_unowned_dataset is off)
 		return nil, ckan.Validation(map[string]any{"message": "Organization cannot be purged while it still has datasets"})
 	}
-	defer s.lockFor(o.ID)()
-	if err := s.recordPurge(ctx, o.typeName(), o.ID, o.Created, o.Rev); err != nil {
-		return nil, err
-	}
-	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": o.ID}); err != nil {
-		return nil, fmt.Errorf("purge organization %s: %w", o.ID, err)
-	}
-	if err := s.c.note(ctx, kindOrg, o.ID); err != nil {
-		return nil, err
-	}
-	s.st.mu.Lock()
-	s.st.removeOrg(o.ID)
-	s.st.mu.Unlock()
-	return nil, s.record(ctx, kindOrg, o.ID)
+	return nil, s.purgeOrg(ctx, o.ID)
 }

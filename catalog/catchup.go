@@ -2,119 +2,10 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
-
-// The claims collection (catalog_claims) is capped (on MongoDB it keeps at
-// most claimsCapDocs claims; the embedded store does not trim it, so
-// pruneClaims does) and the claims made in the last claimKeep serve as
-// the list of recent changes for a process too far behind for the change
-// marker (see catchUp).
-const (
-	claimsCapDocs  = 20000
-	claimsCapBytes = 16 << 20
-	// claimMargin is how long before its record is written (and the marker
-	// raised) a write's claim may be made; catchUp reads claims from that
-	// far back.
-	claimMargin = time.Minute
-	// fetchWorkers is how many records catch-up reads at once.
-	fetchWorkers = 4
-	// claimKeep is how long claims are kept; a process behind by more
-	// reloads everything. The embedded store does not trim capped
-	// collections by itself, so writers delete older claims every
-	// pruneEvery writes (see pruneClaims).
-	claimKeep  = 3 * time.Minute
-	pruneEvery = 1024
-)
-
-// genesisClaim marks when the claims collection was made: a process whose
-// last known state is older than the oldest claim cannot catch up from
-// the claims (they were dropped, or written before they existed).
-const genesisClaim = "genesis"
-
-// ensureClaims makes the capped claims collection (idempotent).
-func (c collections) ensureClaims(ctx context.Context) error {
-	err := c.claims.Database().CreateCollection(ctx, CollClaims,
-		options.CreateCollection().SetCapped(true).SetSizeInBytes(claimsCapBytes).SetMaxDocuments(claimsCapDocs))
-	var ce mongo.CommandError
-	if errors.As(err, &ce) && ce.Code == 48 { // NamespaceExists
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", CollClaims, err)
-	}
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": genesisClaim, "at": time.Now().UTC()}); err != nil && !isDup(err) {
-		return fmt.Errorf("create %s: %w", CollClaims, err)
-	}
-	return nil
-}
-
-// note records in the claims that record id of kind was created or purged
-// (writes that replace a record claim their revision instead).
-func (c collections) note(ctx context.Context, kind, id string) error {
-	key := kind + ":" + id + "@n" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
-		return fmt.Errorf("note change of %s: %w", id, err)
-	}
-	return nil
-}
-
-// changeRef is one record named by a claim: rev is the claimed revision,
-// 0 for a creation or purge.
-type changeRef struct {
-	kind, id string
-	rev      int64
-}
-
-// changesSince lists the records claimed at or after since, for a process
-// that was current at current (since is current less claimMargin).
-// complete is false when the claims do not reach back that far: the oldest
-// is younger than since, unless it is the genesis claim made before current
-// (then no claim has been dropped, and none is missing).
-func (c collections) changesSince(ctx context.Context, since, current time.Time) (refs []changeRef, complete bool, err error) {
-	type claim struct {
-		ID string    `bson:"_id"`
-		At time.Time `bson:"at"`
-	}
-	var oldest claim
-	err = c.claims.FindOne(ctx, bson.M{}).Decode(&oldest) // capped: the oldest first
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read claims: %w", err)
-	}
-	if oldest.At.After(since) && (oldest.ID != genesisClaim || oldest.At.After(current)) {
-		return nil, false, nil
-	}
-	cur, err := c.claims.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
-	if err != nil {
-		return nil, false, fmt.Errorf("read claims: %w", err)
-	}
-	var claims []claim
-	if err := cur.All(ctx, &claims); err != nil {
-		return nil, false, fmt.Errorf("read claims: %w", err)
-	}
-	for _, cl := range claims {
-		kind, rest, ok := strings.Cut(cl.ID, ":")
-		at := strings.LastIndexByte(rest, '@')
-		if !ok || at < 0 {
-			continue
-		}
-		rev, _ := strconv.ParseInt(rest[at+1:], 10, 64) // 0 for notes
-		refs = append(refs, changeRef{kind: kind, id: rest[:at], rev: rev})
-	}
-	return refs, true, nil
-}
 
 // fetched is the stored state of the records catch-up reads.
 type fetched struct {
@@ -205,30 +96,7 @@ func (s *Service) fetch(ctx context.Context, refs []changeRef) (fetched, error) 
 // apply puts fetched records into the in-memory catalog and notes that it
 // is current up to seq, as read from a marker read that started at readAt.
 func (s *Service) apply(f fetched, seq int64, readAt time.Time) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	for _, o := range f.os {
-		s.st.putOrg(o)
-	}
-	for _, id := range f.goneOrg {
-		s.st.removeOrg(id)
-	}
-	for _, v := range f.vs {
-		s.st.putVocab(v)
-	}
-	for _, id := range f.goneVocab {
-		s.st.removeVocab(id)
-	}
-	for _, d := range f.ds {
-		s.st.putDataset(d)
-	}
-	for _, id := range f.goneDS {
-		s.st.removeDataset(id)
-	}
-	if seq > s.st.applied {
-		s.st.applied = seq
-		s.st.appliedAt = readAt
-	}
+	s.st.applyFetched(f, seq, readAt)
 }
 
 // catchUp brings a process further behind than the change marker lists up
@@ -238,9 +106,7 @@ func (s *Service) apply(f fetched, seq int64, readAt time.Time) {
 // reloads everything.
 func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) error {
 	start := time.Now()
-	s.st.mu.RLock()
-	current := s.st.appliedAt
-	s.st.mu.RUnlock()
+	_, current := s.st.appliedMarker()
 	refs, complete, err := s.c.changesSince(ctx, current.Add(-claimMargin), current)
 	if err != nil {
 		return err
@@ -249,18 +115,7 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 		s.log.Info("catalog: the claims do not reach back to the last known state; reloading", "since", current)
 		return s.reloadAll(ctx, seq, readAt)
 	}
-	s.st.mu.RLock()
-	need := refs[:0]
-	for _, r := range refs {
-		switch {
-		case r.rev > 0 && r.kind == kindDataset && s.st.datasets[r.id] != nil && s.st.datasets[r.id].Rev >= r.rev:
-		case r.rev > 0 && r.kind == kindOrg && s.st.anyGroup(r.id) != nil && s.st.anyGroup(r.id).Rev >= r.rev:
-		case r.rev > 0 && r.kind == kindVocab && s.st.vocabs[r.id] != nil && s.st.vocabs[r.id].Rev >= r.rev:
-		default:
-			need = append(need, r)
-		}
-	}
-	s.st.mu.RUnlock()
+	need := s.st.notHeld(refs)
 	f, err := s.fetch(ctx, need)
 	if err != nil {
 		return err
@@ -270,19 +125,155 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 	return nil
 }
 
-// pruneClaims deletes, in the background, the claims older than claimKeep
-// once every pruneEvery writes of this process (one at a time).
-func (s *Service) pruneClaims() {
-	if s.writes.Add(1)%pruneEvery != 0 || !s.pruning.CompareAndSwap(false, true) {
-		return
+// syncer batches freshness checks: every request waits for one check of the
+// change marker that started after it arrived; requests arriving while a
+// check runs share the next one.
+type syncer struct {
+	mu      sync.Mutex
+	waiting []chan error
+	running bool
+}
+
+// Sync brings the in-memory catalog up to date with every change committed
+// to the store before the call, by whichever process. Actions call it
+// first, so a dataset created or changed anywhere is found by the very next
+// request.
+func (s *Service) Sync(ctx context.Context) error {
+	ch := make(chan error, 1)
+	s.sy.mu.Lock()
+	s.sy.waiting = append(s.sy.waiting, ch)
+	if !s.sy.running {
+		s.sy.running = true
+		go s.syncLoop()
 	}
-	go func() {
-		defer s.pruning.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cut := time.Now().UTC().Add(-claimKeep)
-		if _, err := s.c.claims.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": cut}}); err != nil {
-			s.log.Warn("catalog: old claims not deleted", "err", err)
+	s.sy.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("catalog sync: %w", ctx.Err())
+	}
+}
+
+func (s *Service) syncLoop() {
+	for {
+		s.sy.mu.Lock()
+		batch := s.sy.waiting
+		s.sy.waiting = nil
+		if len(batch) == 0 {
+			s.sy.running = false
+			s.sy.mu.Unlock()
+			return
 		}
-	}()
+		s.sy.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := s.pull(ctx)
+		cancel()
+		for _, ch := range batch {
+			ch <- err
+		}
+	}
+}
+
+// pull applies the changes recorded in the marker since the last pull.
+func (s *Service) pull(ctx context.Context) error {
+	readAt := time.Now()
+	seq, ok, err := s.c.readSeq(ctx)
+	if err != nil {
+		return err
+	}
+	applied, _ := s.st.appliedMarker()
+	if ok && seq == applied {
+		return nil
+	}
+	m, err := s.c.readMarker(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// a store written before the sequence document existed: make it,
+		// so that later checks read only that
+		if err := s.c.raiseSeq(ctx, m.Seq); err != nil {
+			return err
+		}
+	}
+	if m.Seq == applied {
+		return nil
+	}
+	oldest := m.Seq - int64(len(m.Recent)) + 1
+	if m.Seq < applied || (len(m.Recent) > 0 && m.Recent[len(m.Recent)-1].Seq != m.Seq) {
+		s.log.Info("catalog: the change marker went back or is malformed; reloading", "marker_seq", m.Seq, "applied", applied)
+		return s.reloadAll(ctx, m.Seq, readAt)
+	}
+	if applied+1 < oldest {
+		return s.catchUp(ctx, m.Seq, readAt)
+	}
+	pending := m.Recent[len(m.Recent)-int(m.Seq-applied):]
+	refs := make([]changeRef, 0, len(pending))
+	for _, e := range pending {
+		refs = append(refs, changeRef{kind: e.Kind, id: e.ID})
+	}
+	f, err := s.fetch(ctx, refs)
+	if err != nil {
+		return err
+	}
+	s.apply(f, m.Seq, readAt)
+	return nil
+}
+
+// loadBatch is how many datasets one read of a full load returns: small
+// batches keep the store's work (and its memory) in small steps, so that
+// the requests it serves meanwhile wait less behind it.
+const loadBatch = 256
+
+// reloadAll rebuilds the in-memory catalog from the store; seq is the marker
+// value read before loading, by a read that started at readAt.
+func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) error {
+	return s.load(ctx, seq, readAt, false)
+}
+
+// load is reloadAll; gentle pauses after each batch of datasets for as
+// long as the batch took (see Options.GentleLoad).
+func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
+	start := time.Now()
+	fresh := newReadModel()
+	orgs, err := s.c.allOrgs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		fresh.putOrg(o)
+	}
+	if err := s.c.loadVocabs(ctx, fresh); err != nil {
+		return err
+	}
+	cur, err := s.c.allDatasets(ctx, loadBatch)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cur.Close(ctx) }()
+	batchStart := time.Now()
+	for n := 1; cur.Next(ctx); n++ {
+		if gentle && n%loadBatch == 0 {
+			took := time.Since(batchStart)
+			select {
+			case <-time.After(took):
+			case <-ctx.Done():
+				return fmt.Errorf("load datasets: %w", ctx.Err())
+			}
+			batchStart = time.Now()
+		}
+		d := new(Dataset)
+		if err := cur.Decode(d); err != nil {
+			return fmt.Errorf("decode dataset: %w", err)
+		}
+		fresh.putDataset(d)
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("load datasets: %w", err)
+	}
+	fresh.applied = seq
+	s.st.replaceWith(fresh, seq, readAt)
+	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
+	return nil
 }

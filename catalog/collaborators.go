@@ -29,7 +29,7 @@ type Collaborator struct {
 
 // collaboratorCapacities are the capacities package_collaborator_create
 // accepts, in CKAN's order (authz.get_collaborator_capacities).
-func (st *state) collaboratorCapacities() []string {
+func (st *readModel) collaboratorCapacities() []string {
 	if st.allowAdminCollaborators {
 		return []string{RoleAdmin, RoleEditor, RoleMember}
 	}
@@ -150,7 +150,7 @@ func packageCollaboratorDelete(ctx context.Context, s *Service, r *Request) (any
 }
 
 // capacityFilter reads the optional capacity of the list actions.
-func (st *state) capacityFilter(data map[string]any) (string, *ckan.Error) {
+func (st *readModel) capacityFilter(data map[string]any) (string, *ckan.Error) {
 	capacity, _ := str(data["capacity"])
 	if allowed := st.collaboratorCapacities(); capacity != "" && !slices.Contains(allowed, capacity) {
 		return "", ckan.Validation(map[string]any{"message": fmt.Sprintf("Capacity must be one of \"%s\"", strings.Join(allowed, ", "))})
@@ -221,15 +221,15 @@ func packageCollaboratorListForUser(ctx context.Context, s *Service, r *Request)
 		m  Collaborator
 	}
 	var rows []row
-	s.st.mu.RLock()
-	for _, d := range s.st.datasets {
-		for _, m := range d.Collaborators {
-			if m.UserID == u.ID && (capacity == "" || m.Capacity == capacity) {
-				rows = append(rows, row{d.ID, m})
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			for _, m := range d.Collaborators {
+				if m.UserID == u.ID && (capacity == "" || m.Capacity == capacity) {
+					rows = append(rows, row{d.ID, m})
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(rows, func(i, j int) bool {
 		if !rows[i].m.Modified.Equal(rows[j].m.Modified) {
 			return rows[i].m.Modified.Before(rows[j].m.Modified)

@@ -25,15 +25,7 @@ func packageList(_ context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.st.mu.RLock()
-	cached := s.st.publicNames.Load()
-	if cached == nil {
-		all := s.st.sortedNames(func(d *Dataset) bool { return d.State == StateActive && !d.Private })
-		cached = &all
-		s.st.publicNames.Store(cached)
-	}
-	s.st.mu.RUnlock()
-	names := *cached
+	names := s.st.publicDatasetNames()
 	offset = min(offset, len(names))
 	names = names[offset:]
 	if limit >= 0 && limit < len(names) {
@@ -56,21 +48,21 @@ func packageShow(_ context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("name_or_id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	d := s.st.dataset(ref)
-	if d == nil {
-		return nil, ckan.NotFound("")
-	}
-	return s.st.datasetJSON(d, r.SiteURL)
+	return viewed2(s.st, func() (any, error) {
+		d := s.st.dataset(ref)
+		if d == nil {
+			return nil, ckan.NotFound("")
+		}
+		return s.st.datasetJSON(d, r.SiteURL)
+	})
 }
 
 func packageCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	c := r.Caller
 	at := now()
-	s.st.mu.RLock()
-	in, verr := s.st.buildDataset(c, r.Data, nil, at, setsStateOnCreate(c))
-	s.st.mu.RUnlock()
+	in, verr := viewed2(s.st, func() (datasetInput, *ckan.Error) {
+		return s.st.buildDataset(c, r.Data, nil, at, setsStateOnCreate(c))
+	})
 	if verr != nil {
 		return nil, verr
 	}
@@ -83,20 +75,18 @@ func packageCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 
 // show renders the cached dataset id.
 func (s *Service) show(id, siteURL string) *DatasetDict {
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	if d := s.st.datasets[id]; d != nil {
-		return s.st.datasetDict(d, siteURL)
-	}
-	return nil
+	return viewed(s.st, func() *DatasetDict {
+		if d := s.st.datasets[id]; d != nil {
+			return s.st.datasetDict(d, siteURL)
+		}
+		return nil
+	})
 }
 
 // datasetByRef finds dataset ref (id or name), or CKAN's 404 with
 // notFound.
 func (s *Service) datasetByRef(ref, notFound string) (*Dataset, error) {
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	d := s.st.dataset(ref)
+	d := s.st.lookupDataset(ref)
 	if d == nil {
 		return nil, ckan.NotFound(notFound)
 	}
@@ -126,9 +116,9 @@ func (s *Service) replaceWith(ctx context.Context, r *Request, id string, input 
 	next, err := s.mutateDataset(ctx, id, func(base *Dataset) (*Dataset, error) {
 		before = base
 		at := now()
-		s.st.mu.RLock()
-		in, verr := s.st.buildDataset(c, input(base), base, at, true)
-		s.st.mu.RUnlock()
+		in, verr := viewed2(s.st, func() (datasetInput, *ckan.Error) {
+			return s.st.buildDataset(c, input(base), base, at, true)
+		})
 		if verr != nil {
 			return nil, verr
 		}
@@ -184,9 +174,7 @@ func datasetPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	d := s.st.dataset(ref)
-	s.st.mu.RUnlock()
+	d := s.st.lookupDataset(ref)
 	if d == nil {
 		return nil, ckan.NotFound("Dataset was not found")
 	}

@@ -55,23 +55,22 @@ func (s *Service) startDataStore() {
 		// a loaded table counts toward the quotas of the user whose write
 		// queued it (else its dataset's creator); its rows are counted
 		// outside the catalog's write lock
-		s.st.mu.RLock()
-		d, _ := s.st.findResource(id)
-		owner := ""
-		if d != nil {
-			owner = d.CreatorUserID
-		}
-		s.st.mu.RUnlock()
+		var d *Dataset
+		var owner string
+		s.st.view(func() {
+			d, _ = s.st.findResource(id)
+			owner = ""
+			if d != nil {
+				owner = d.CreatorUserID
+			}
+		})
 		if d != nil {
 			if err := s.ds.Adopt(ctx, id, owner); err != nil {
 				s.log.Error("datastore: record the owner of a loaded table", "resource_id", id, "err", err)
 			}
 		}
 		err := s.catalogWrite(ctx, func() error {
-			s.st.mu.RLock()
-			d, _ := s.st.findResource(id)
-			s.st.mu.RUnlock()
-			if d == nil {
+			if d, _ := s.st.lookupResource(id); d == nil {
 				// the resource was deleted while its file loaded
 				s.afterResourceDelete(ctx, id)
 				return nil
@@ -119,34 +118,29 @@ func writer(c Caller) datastore.Writer {
 	return datastore.Writer{UserID: c.UserID, Sysadmin: c.Sysadmin}
 }
 
-// dsResource finds an active resource and checks the caller's right on its
-// dataset: read, or update when write is set.
-func (s *Service) dsResource(c Caller, id string, write bool) (*Dataset, *Resource, error) {
+// dsTarget finds the resource a DataStore action names. Who may act on it
+// was decided before the action ran, by the action's auth function
+// (auth_datastore.go); the resource may have been deleted since (404).
+func (s *Service) dsTarget(id string) (*Resource, error) {
 	if id == "" {
-		return nil, nil, ckan.FieldError("resource_id", ckan.MsgMissing)
+		return nil, ckan.FieldError("resource_id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	d, i := s.st.findResource(id)
+	d, i := s.st.lookupResource(id)
 	if d == nil {
-		return nil, nil, ckan.NotFound(fmt.Sprintf("Resource \"%s\" was not found.", id))
+		return nil, ckan.NotFound(fmt.Sprintf("Resource \"%s\" was not found.", id))
 	}
-	if write {
-		if !s.st.canEdit(c, d, PermUpdateDataset) {
-			return nil, nil, denied(c, "update resource %s", id)
-		}
-	} else if !s.st.canRead(c, d) {
-		return nil, nil, denied(c, "read resource %s", id)
-	}
-	return d, &d.Resources[i], nil
+	return &d.Resources[i], nil
 }
 
 // setDatastoreActive records on the resource whether it has a table.
 func (s *Service) setDatastoreActive(ctx context.Context, id string, active bool) error {
-	s.st.mu.RLock()
-	d, i := s.st.findResource(id)
-	same := d != nil && d.Resources[i].Extras["datastore_active"] == active
-	s.st.mu.RUnlock()
+	var d *Dataset
+	var same bool
+	s.st.view(func() {
+		var i int
+		d, i = s.st.findResource(id)
+		same = d != nil && d.Resources[i].Extras["datastore_active"] == active
+	})
 	if d == nil || same {
 		return nil
 	}
@@ -184,7 +178,7 @@ func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if id == "" {
 		return nil, ckan.FieldError("resource_id", ckan.MsgMissing)
 	}
-	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	out, err := s.ds.Create(ctx, id, r.Data, writer(r.Caller))
@@ -196,7 +190,7 @@ func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	return s.ds.Upsert(ctx, id, r.Data, writer(r.Caller))
@@ -204,7 +198,7 @@ func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	out, dropped, err := s.ds.Delete(ctx, id, r.Data)
@@ -219,7 +213,7 @@ func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsRecordsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, true); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	return s.ds.RecordsDelete(ctx, id, r.Data)
@@ -227,7 +221,7 @@ func dsRecordsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	return s.ds.Info(ctx, id)
@@ -235,7 +229,7 @@ func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	return s.ds.Search(ctx, id, r.Data)
@@ -243,19 +237,13 @@ func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsSearchSQL(ctx context.Context, s *Service, r *Request) (any, error) {
 	return s.ds.SearchSQL(ctx, r.Data, r.Caller.UserID, func(id string) error {
-		s.st.mu.RLock()
-		defer s.st.mu.RUnlock()
-		d, _ := s.st.findResource(id)
-		if d == nil || !s.st.canRead(r.Caller, d) {
-			return denied(r.Caller, "read resource %s", id)
-		}
-		return nil
+		return s.authDatastoreSQLTable(r.Caller, id)
 	})
 }
 
 func dsSubmit(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	_, res, err := s.dsResource(r.Caller, id, true)
+	res, err := s.dsTarget(id)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +260,7 @@ func dsSubmit(ctx context.Context, s *Service, r *Request) (any, error) {
 
 func dsStatus(ctx context.Context, s *Service, r *Request) (any, error) {
 	id := datastore.ResourceID(r.Data)
-	if _, _, err := s.dsResource(r.Caller, id, false); err != nil {
+	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
 	return s.loader.Status(ctx, id)

@@ -100,7 +100,7 @@ type DatasetDict struct {
 	Tags                   []tagDict        `json:"tags"`
 }
 
-func (st *state) orgSummary(id string) *orgSummary {
+func (st *readModel) orgSummary(id string) *orgSummary {
 	o := st.orgs[id]
 	if o == nil {
 		return nil
@@ -110,7 +110,7 @@ func (st *state) orgSummary(id string) *orgSummary {
 }
 
 // datasetDict renders d as package_show does. Callers hold a lock.
-func (st *state) datasetDict(d *Dataset, siteURL string) *DatasetDict {
+func (st *readModel) datasetDict(d *Dataset, siteURL string) *DatasetDict {
 	out := &DatasetDict{
 		Author: d.Author, AuthorEmail: d.AuthorEmail, CreatorUserID: d.CreatorUserID, ID: d.ID,
 		LicenseID: d.LicenseID, Maintainer: d.Maintainer, MaintainerEmail: d.MaintainerEmail,

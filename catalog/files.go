@@ -34,17 +34,17 @@ func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
 // id as {file_id, filename, package_id}, for those resource_show's auth
 // function admits (authTable).
 func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	d, i, err := s.st.resourceByID(r)
-	if err != nil {
-		return nil, err
-	}
-	res := &d.Resources[i]
-	if res.FileID == "" {
-		return nil, ckan.NotFound("Resource has no uploaded file.")
-	}
-	return map[string]any{"file_id": res.FileID, "filename": path.Base(res.URL), "package_id": d.ID, "package_name": d.Name}, nil
+	return viewed2(s.st, func() (any, error) {
+		d, i, err := s.st.resourceByID(r)
+		if err != nil {
+			return nil, err
+		}
+		res := &d.Resources[i]
+		if res.FileID == "" {
+			return nil, ckan.NotFound("Resource has no uploaded file.")
+		}
+		return map[string]any{"file_id": res.FileID, "filename": path.Base(res.URL), "package_id": d.ID, "package_name": d.Name}, nil
+	})
 }
 
 // fileIDs lists the files that d's active resources hold.
@@ -88,14 +88,14 @@ func (s *Service) SweepFiles(ctx context.Context, grace time.Duration) (filestor
 	if err := s.Sync(ctx); err != nil {
 		return filestore.SweepStats{}, err
 	}
-	s.st.mu.RLock()
 	held := map[string]bool{}
-	for _, d := range s.st.datasets {
-		for id := range fileIDs(d) {
-			held[id] = true
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			for id := range fileIDs(d) {
+				held[id] = true
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	// A file completed after the map was built is younger than grace, so
 	// it is not at risk.
 	return s.files.Sweep(ctx, func(id string) bool { return held[id] }, grace)

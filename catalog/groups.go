@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"toxgate/catalog/ckan"
 )
 
@@ -81,98 +79,13 @@ func (o *Organization) typeName() string {
 	return "organization"
 }
 
-// putGroup is putOrg for groups: the datasets in a group whose name,
-// title, description, image or state changed are re-rendered and
-// re-indexed. Callers hold the write lock.
-func (st *state) putGroup(g *Organization) {
-	old := st.groups[g.ID]
-	if old != nil {
-		if old.Rev >= g.Rev {
-			return
-		}
-		if st.groupByName[old.Name] == g.ID {
-			delete(st.groupByName, old.Name)
-		}
-	}
-	st.groups[g.ID] = g
-	st.groupByName[g.Name] = g.ID
-	if old != nil && (old.Name != g.Name || old.Title != g.Title || old.Description != g.Description ||
-		old.ImageURL != g.ImageURL || old.State != g.State) {
-		st.refreshGroupDatasets(g.ID)
-	}
-}
-
-// removeGroup forgets a purged group. Callers hold the write lock.
-func (st *state) removeGroup(id string) {
-	if old := st.groups[id]; old != nil {
-		if st.groupByName[old.Name] == id {
-			delete(st.groupByName, old.Name)
-		}
-		delete(st.groups, id)
-		st.refreshGroupDatasets(id)
-	}
-}
-
-// refreshGroupDatasets drops the encoded dicts of the datasets in group id
-// and indexes them again.
-func (st *state) refreshGroupDatasets(id string) {
-	for _, d := range st.datasets {
-		if slices.Contains(d.Groups, id) {
-			st.rendered.Delete(d.ID)
-			st.index.Put(st.docFor(d))
-		}
-	}
-}
-
-// lookupGroup finds an organization or group of kind k by id or name.
-// Callers hold a lock.
-func (st *state) lookupGroup(k groupKind, ref string) *Organization {
-	if k.org {
-		return st.org(ref)
-	}
-	if g := st.groups[ref]; g != nil {
-		return g
-	}
-	if id, ok := st.groupByName[ref]; ok {
-		return st.groups[id]
-	}
-	return nil
-}
-
-// groupsOf is the map of the organizations or of the groups.
-func (st *state) groupsOf(k groupKind) map[string]*Organization {
-	if k.org {
-		return st.orgs
-	}
-	return st.groups
-}
-
-// anyGroup finds an organization or group by id. Callers hold a lock.
-func (st *state) anyGroup(id string) *Organization {
-	if o := st.orgs[id]; o != nil {
-		return o
-	}
-	return st.groups[id]
-}
-
-// groupByAnyName finds an organization or group by name or id (they share
-// one name space). Callers hold a lock.
-func (st *state) groupByAnyName(ref string) *Organization {
-	if o := st.org(ref); o != nil {
-		return o
-	}
-	return st.lookupGroup(grpKind, ref)
-}
-
 // anyGroupRef reads "id" and finds the organization or group.
 func (s *Service) anyGroupRef(r *Request) (*Organization, error) {
 	ref, _ := str(r.Data["id"])
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	o := s.st.groupByAnyName(ref)
-	s.st.mu.RUnlock()
+	o := s.st.lookupAnyGroup(ref)
 	if o == nil {
 		return nil, ckan.NotFound("Group was not found.")
 	}
@@ -183,7 +96,7 @@ func (s *Service) anyGroupRef(r *Request) (*Organization, error) {
 // organization or group id for c: active, and for an organization readable
 // by c (members see private ones), for a group public (CKAN lists a
 // group's datasets without include_private).
-func (st *state) listedIn(c Caller, id string, d *Dataset) bool {
+func (st *readModel) listedIn(c Caller, id string, d *Dataset) bool {
 	if d.State != StateActive {
 		return false
 	}
@@ -205,7 +118,7 @@ type groupSummary struct {
 
 // groupSummaries are the active groups of d as package_show lists them,
 // by display name. Callers hold a lock.
-func (st *state) groupSummaries(d *Dataset) []any {
+func (st *readModel) groupSummaries(d *Dataset) []any {
 	out := []groupSummary{}
 	for _, id := range d.Groups {
 		g := st.groups[id]
@@ -231,7 +144,7 @@ func (st *state) groupSummaries(d *Dataset) []any {
 // active groups, field "groups") and its vocabulary tags (field
 // vocab_<vocabulary name>), as CKAN indexes them, and returns the values
 // that also go into the text field. Callers hold a lock.
-func (st *state) groupVocabFields(d *Dataset, f map[string][]string) []string {
+func (st *readModel) groupVocabFields(d *Dataset, f map[string][]string) []string {
 	var text []string
 	for _, id := range d.Groups {
 		if g := st.groups[id]; g != nil && g.State == StateActive {
@@ -254,7 +167,7 @@ func (st *state) groupVocabFields(d *Dataset, f map[string][]string) []string {
 // permission there (any member role), else 403; a group left out is left
 // only when the caller may read it (is a member), otherwise it is kept.
 // Callers hold a lock.
-func (st *state) datasetGroups(c Caller, data map[string]any, base *Dataset) ([]string, *ckan.Error) {
+func (st *readModel) datasetGroups(c Caller, data map[string]any, base *Dataset) ([]string, *ckan.Error) {
 	dicts, derr := listOfDicts(data, "groups")
 	if derr != nil {
 		return nil, derr
@@ -351,17 +264,18 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	g := s.st.lookupGroup(grpKind, ref)
+	var g *Organization
 	var members []string
-	if g != nil {
-		for _, d := range s.st.datasets {
-			if slices.Contains(d.Groups, g.ID) {
-				members = append(members, d.ID)
+	s.st.view(func() {
+		g = s.st.lookupGroup(grpKind, ref)
+		if g != nil {
+			for _, d := range s.st.datasets {
+				if slices.Contains(d.Groups, g.ID) {
+					members = append(members, d.ID)
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if g == nil {
 		return nil, ckan.NotFound("Group was not found")
 	}
@@ -372,19 +286,7 @@ func groupPurge(ctx context.Context, s *Service, r *Request) (any, error) {
 			return nil, err
 		}
 	}
-	if err := s.recordPurge(ctx, g.typeName(), g.ID, g.Created, g.Rev); err != nil {
-		return nil, err
-	}
-	if _, err := s.c.orgs.DeleteOne(ctx, bson.M{"_id": g.ID}); err != nil {
-		return nil, fmt.Errorf("purge group %s: %w", g.ID, err)
-	}
-	if err := s.c.note(ctx, kindOrg, g.ID); err != nil {
-		return nil, err
-	}
-	s.st.mu.Lock()
-	s.st.removeOrg(g.ID)
-	s.st.mu.Unlock()
-	return nil, s.record(ctx, kindOrg, g.ID)
+	return nil, s.purgeOrg(ctx, g.ID)
 }
 
 // setDatasetGroup puts dataset id in group groupID (in true) or takes it
@@ -421,25 +323,25 @@ func groupListAuthz(_ context.Context, s *Service, r *Request) (any, error) {
 	amMember, _ := ckan.AsBool(r.Data["am_member"])
 	withCount, _ := ckan.AsBool(r.Data["include_dataset_count"])
 	withMembers, _ := ckan.AsBool(r.Data["include_member_count"])
-	s.st.mu.RLock()
-	for _, g := range s.st.groups {
-		if g.State != StateActive {
-			continue
+	s.st.view(func() {
+		for _, g := range s.st.groups {
+			if g.State != StateActive {
+				continue
+			}
+			if amMember && !roleGrants(g.role(c.UserID), PermManageGroup) || !s.st.mayJoinGroup(c, g.ID) {
+				continue
+			}
+			m := orgDict(g, s.st.packageCount(c, g.ID))
+			delete(m, "num_followers")
+			if !withCount {
+				delete(m, "package_count")
+			}
+			if withMembers {
+				m["member_count"] = len(g.Members)
+			}
+			out = append(out, m)
 		}
-		if amMember && !roleGrants(g.role(c.UserID), PermManageGroup) || !s.st.mayJoinGroup(c, g.ID) {
-			continue
-		}
-		m := orgDict(g, s.st.packageCount(c, g.ID))
-		delete(m, "num_followers")
-		if !withCount {
-			delete(m, "package_count")
-		}
-		if withMembers {
-			m["member_count"] = len(g.Members)
-		}
-		out = append(out, m)
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i]["display_name"].(string) < out[j]["display_name"].(string) })
 	return out, nil
 }
@@ -467,12 +369,12 @@ func (s *Service) memberTargetAny(ctx context.Context, r *Request, keys ...strin
 		return ref, ckan.Validation(errs)
 	}
 	objType := vals["object_type"]
-	s.st.mu.RLock()
-	ref.group = s.st.groupByAnyName(vals["id"])
-	if objType == "package" {
-		ref.dataset = s.st.dataset(vals["object"])
-	}
-	s.st.mu.RUnlock()
+	s.st.view(func() {
+		ref.group = s.st.groupByAnyName(vals["id"])
+		if objType == "package" {
+			ref.dataset = s.st.dataset(vals["object"])
+		}
+	})
 	if ref.group == nil {
 		return ref, ckan.NotFound("Group was not found.")
 	}

@@ -25,7 +25,7 @@ func init() {
 
 // packageCount counts the active datasets of the organization or group
 // orgID visible to c (see listedIn).
-func (st *state) packageCount(c Caller, orgID string) int {
+func (st *readModel) packageCount(c Caller, orgID string) int {
 	n := 0
 	for _, d := range st.datasets {
 		if st.listedIn(c, orgID, d) {
@@ -81,18 +81,18 @@ func listGroups(_ context.Context, s *Service, r *Request, k groupKind) (any, er
 		o     *Organization
 		count int
 	}
-	s.st.mu.RLock()
 	var rows []row
-	for _, o := range s.st.groupsOf(k) {
-		if o.State != StateActive || (only != nil && !only[o.Name]) {
-			continue
+	s.st.view(func() {
+		for _, o := range s.st.groupsOf(k) {
+			if o.State != StateActive || (only != nil && !only[o.Name]) {
+				continue
+			}
+			if q != "" && !strings.Contains(strings.ToLower(o.Name), q) && !strings.Contains(strings.ToLower(o.Title), q) && !strings.Contains(strings.ToLower(o.Description), q) {
+				continue
+			}
+			rows = append(rows, row{o: o, count: s.st.packageCount(r.Caller, o.ID)})
 		}
-		if q != "" && !strings.Contains(strings.ToLower(o.Name), q) && !strings.Contains(strings.ToLower(o.Title), q) && !strings.Contains(strings.ToLower(o.Description), q) {
-			continue
-		}
-		rows = append(rows, row{o: o, count: s.st.packageCount(r.Caller, o.ID)})
-	}
-	s.st.mu.RUnlock()
+	})
 	key := func(x row) string {
 		if f[0] == "name" {
 			return x.o.Name
@@ -140,9 +140,7 @@ func (s *Service) groupRef(r *Request, k groupKind) (*Organization, error) {
 	if ref == "" {
 		return nil, ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	o := s.st.lookupGroup(k, ref)
-	s.st.mu.RUnlock()
+	o := s.st.lookupGroupOf(k, ref)
 	if o == nil {
 		return nil, ckan.NotFound("Group was not found.")
 	}
@@ -164,28 +162,30 @@ func (s *Service) showGroup(ctx context.Context, r *Request, o *Organization) (a
 	if v, ok := r.Data["include_users"]; ok {
 		includeUsers, _ = ckan.AsBool(v)
 	}
-	s.st.mu.RLock()
-	// the members are user details (ckan.auth.public_user_details)
-	includeUsers = includeUsers && s.st.seesUserDetails(r.Caller)
-	m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
+	var m map[string]any
 	var pkgs []*DatasetDict
-	if includeDatasets {
-		var ds []*Dataset
-		for _, d := range s.st.datasets {
-			if s.st.listedIn(r.Caller, o.ID, d) {
-				ds = append(ds, d)
+	var members []Member
+	s.st.view(func() {
+		// the members are user details (ckan.auth.public_user_details)
+		includeUsers = includeUsers && s.st.seesUserDetails(r.Caller)
+		m = orgDict(o, s.st.packageCount(r.Caller, o.ID))
+		if includeDatasets {
+			var ds []*Dataset
+			for _, d := range s.st.datasets {
+				if s.st.listedIn(r.Caller, o.ID, d) {
+					ds = append(ds, d)
+				}
+			}
+			sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
+			for i, d := range ds {
+				if i == 10 {
+					break
+				}
+				pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
 			}
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
-		for i, d := range ds {
-			if i == 10 {
-				break
-			}
-			pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
-		}
-	}
-	members := append([]Member(nil), o.Members...)
-	s.st.mu.RUnlock()
+		members = append([]Member(nil), o.Members...)
+	})
 	extras := append([]Extra{}, o.Extras...)
 	sortExtras(extras)
 	m["extras"], m["tags"], m["groups"] = extras, []any{}, []any{}
@@ -219,7 +219,7 @@ func (s *Service) showGroup(ctx context.Context, r *Request, o *Organization) (a
 }
 
 // orgFields validates the editable organization fields into o.
-func (st *state) orgFields(o *Organization, data map[string]any, create bool) *ckan.Error {
+func (st *readModel) orgFields(o *Organization, data map[string]any, create bool) *ckan.Error {
 	errs := map[string]any{}
 	if v, ok := data["name"]; ok || create {
 		name, _ := str(v)
@@ -265,22 +265,23 @@ func organizationCreate(ctx context.Context, s *Service, r *Request) (any, error
 func createGroup(ctx context.Context, s *Service, r *Request, k groupKind) (any, error) {
 	c := r.Caller
 	o := &Organization{Type: k.storedType(), State: StateActive, Created: now(), Rev: 1}
-	s.st.mu.RLock()
-	verr := s.st.orgFields(o, r.Data, true)
-	if v, ok := r.Data["id"]; ok && v != nil && v != "" && verr == nil {
-		id, _ := str(v)
-		switch {
-		case !choosesIDs(c):
-			verr = ckan.FieldError("id", "The input field id was not expected.")
-		case !isUUID(id):
-			verr = ckan.FieldError("id", "Invalid id")
-		case s.st.anyGroup(canonicalUUID(id)) != nil:
-			verr = ckan.FieldError("id", "Group id already exists")
-		default:
-			o.ID = canonicalUUID(id)
+	var verr *ckan.Error
+	s.st.view(func() {
+		verr = s.st.orgFields(o, r.Data, true)
+		if v, ok := r.Data["id"]; ok && v != nil && v != "" && verr == nil {
+			id, _ := str(v)
+			switch {
+			case !choosesIDs(c):
+				verr = ckan.FieldError("id", "The input field id was not expected.")
+			case !isUUID(id):
+				verr = ckan.FieldError("id", "Invalid id")
+			case s.st.anyGroup(canonicalUUID(id)) != nil:
+				verr = ckan.FieldError("id", "Group id already exists")
+			default:
+				o.ID = canonicalUUID(id)
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if verr != nil {
 		return nil, verr
 	}
@@ -353,9 +354,10 @@ func (s *Service) orgReplace(ctx context.Context, r *Request, k groupKind, input
 	}
 	if _, err := s.mutateOrg(ctx, o.ID, func(base *Organization) (*Organization, error) {
 		n := base.clone()
-		s.st.mu.RLock()
-		verr := s.st.orgFields(n, input(base), false)
-		s.st.mu.RUnlock()
+		var verr *ckan.Error
+		s.st.view(func() {
+			verr = s.st.orgFields(n, input(base), false)
+		})
 		if verr != nil {
 			return nil, verr
 		}
@@ -364,9 +366,7 @@ func (s *Service) orgReplace(ctx context.Context, r *Request, k groupKind, input
 		return nil, err
 	}
 	r.Data = map[string]any{"id": o.ID}
-	s.st.mu.RLock()
-	o = s.st.anyGroup(o.ID)
-	s.st.mu.RUnlock()
+	o = s.st.cachedGroup(o.ID)
 	return s.showGroup(ctx, r, o)
 }
 
@@ -375,15 +375,15 @@ func organizationDelete(ctx context.Context, s *Service, r *Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	s.st.mu.RLock()
-	has := false
-	for _, d := range s.st.datasets {
-		if d.OwnerOrg == o.ID && d.State != StateDeleted {
-			has = true
-			break
+	var has bool
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if d.OwnerOrg == o.ID && d.State != StateDeleted {
+				has = true
+				break
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	if has {
 		return nil, ckan.ValidationMessage("Organization cannot be deleted while it still has datasets")
 	}
@@ -402,9 +402,7 @@ func (s *Service) memberTarget(ctx context.Context, r *Request, k groupKind) (*O
 	if err != nil {
 		return nil, nil, err
 	}
-	s.st.mu.RLock()
-	o := s.st.lookupGroup(k, ref)
-	s.st.mu.RUnlock()
+	o := s.st.lookupGroupOf(k, ref)
 	if o == nil {
 		return nil, nil, ckan.NotFound(k.notFound())
 	}
@@ -500,34 +498,34 @@ func memberList(_ context.Context, s *Service, r *Request) (any, error) {
 	objectType, _ := str(r.Data["object_type"])
 	capacity, _ := str(r.Data["capacity"])
 	out := [][]string{}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	if objectType == "" || objectType == "user" {
-		for _, m := range o.Members {
-			if capacity == "" || capacity == m.Capacity {
-				out = append(out, []string{m.UserID, "user", m.Capacity})
-			}
-		}
-	}
-	pkgCapacity := "organization"
-	if o.isGroup() {
-		pkgCapacity = "public"
-	}
-	if objectType == "" || objectType == "package" {
-		if capacity == "" || capacity == pkgCapacity {
-			var ids []string
-			for _, d := range s.st.datasets {
-				if s.st.listedIn(r.Caller, o.ID, d) {
-					ids = append(ids, d.ID)
+	return viewed2(s.st, func() (any, error) {
+		if objectType == "" || objectType == "user" {
+			for _, m := range o.Members {
+				if capacity == "" || capacity == m.Capacity {
+					out = append(out, []string{m.UserID, "user", m.Capacity})
 				}
 			}
-			sort.Strings(ids)
-			for _, id := range ids {
-				out = append(out, []string{id, "package", pkgCapacity})
+		}
+		pkgCapacity := "organization"
+		if o.isGroup() {
+			pkgCapacity = "public"
+		}
+		if objectType == "" || objectType == "package" {
+			if capacity == "" || capacity == pkgCapacity {
+				var ids []string
+				for _, d := range s.st.datasets {
+					if s.st.listedIn(r.Caller, o.ID, d) {
+						ids = append(ids, d.ID)
+					}
+				}
+				sort.Strings(ids)
+				for _, id := range ids {
+					out = append(out, []string{id, "package", pkgCapacity})
+				}
 			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -549,25 +547,25 @@ func organizationListForUser(ctx context.Context, s *Service, r *Request) (any, 
 	if perm == "" {
 		perm = PermManageGroup
 	}
-	s.st.mu.RLock()
 	var list []map[string]any
-	for _, o := range s.st.orgs {
-		if o.State != StateActive {
-			continue
+	s.st.view(func() {
+		for _, o := range s.st.orgs {
+			if o.State != StateActive {
+				continue
+			}
+			role := o.role(who.UserID)
+			if !s.st.hasPerm(who, o.ID, perm) {
+				continue
+			}
+			// counted with the caller's permissions, not those of the user asked about
+			m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
+			if who.Sysadmin && role == "" {
+				role = RoleAdmin
+			}
+			m["capacity"] = role
+			list = append(list, m)
 		}
-		role := o.role(who.UserID)
-		if !s.st.hasPerm(who, o.ID, perm) {
-			continue
-		}
-		// counted with the caller's permissions, not those of the user asked about
-		m := orgDict(o, s.st.packageCount(r.Caller, o.ID))
-		if who.Sysadmin && role == "" {
-			role = RoleAdmin
-		}
-		m["capacity"] = role
-		list = append(list, m)
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(list, func(i, j int) bool { return list[i]["name"].(string) < list[j]["name"].(string) })
 	if list == nil {
 		list = []map[string]any{}

@@ -87,10 +87,12 @@ func packageResourceReorder(ctx context.Context, s *Service, r *Request) (any, e
 func packageOwnerOrgUpdate(ctx context.Context, s *Service, r *Request) (any, error) {
 	ref, _ := str(r.Data["id"])
 	orgRef, _ := str(r.Data["organization_id"])
-	s.st.mu.RLock()
-	d := s.st.dataset(ref)
-	o := s.st.org(orgRef)
-	s.st.mu.RUnlock()
+	var d *Dataset
+	var o *Organization
+	s.st.view(func() {
+		d = s.st.dataset(ref)
+		o = s.st.org(orgRef)
+	})
 	if d == nil {
 		return nil, ckan.NotFound("Package was not found.")
 	}

@@ -18,7 +18,7 @@ type renderedDataset struct {
 // it, kept per dataset until the dataset, its organization or (for
 // datasets with uploaded files, whose URLs name the site) the site URL
 // changes. Callers hold a lock and must not modify the bytes.
-func (st *state) datasetJSON(d *Dataset, siteURL string) (ckan.RawJSON, error) {
+func (st *readModel) datasetJSON(d *Dataset, siteURL string) (ckan.RawJSON, error) {
 	org := st.orgs[d.OwnerOrg]
 	site := ""
 	if d.hasUploads() {

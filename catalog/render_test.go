@@ -67,9 +67,7 @@ func TestEncodedRepliesEqualGeneric(t *testing.T) {
 		for _, name := range []string{"herg-blockers", "liver-enzymes", "uploaded", "private-herg"} {
 			for range 2 { // rendered, then cached
 				got := rawCall(t, f.svc, f.users["sysadmin"], "package_show", map[string]any{"id": name}, siteURL)
-				f.svc.st.mu.RLock()
-				want, err := ckan.Marshal(f.svc.st.datasetDict(f.svc.st.dataset(name), siteURL))
-				f.svc.st.mu.RUnlock()
+				want, err := ckan.Marshal(viewed(f.svc.st, func() *DatasetDict { return f.svc.st.datasetDict(f.svc.st.dataset(name), siteURL) }))
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("package_show %s at %s:\n got %s\nwant %s", name, siteURL, got, want)
 				}

@@ -15,7 +15,7 @@ func init() {
 }
 
 // findResource locates an active resource by id. Callers hold a lock.
-func (st *state) findResource(id string) (*Dataset, int) {
+func (st *readModel) findResource(id string) (*Dataset, int) {
 	d := st.datasets[st.resources[id]]
 	if d == nil {
 		return nil, -1
@@ -45,19 +45,19 @@ func position(d *Dataset, i int) int {
 }
 
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	d, i, err := s.st.resourceByID(r)
-	if err != nil {
-		return nil, err
-	}
-	return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
+	return viewed2(s.st, func() (any, error) {
+		d, i, err := s.st.resourceByID(r)
+		if err != nil {
+			return nil, err
+		}
+		return resourceDict(d, &d.Resources[i], position(d, i), r.SiteURL), nil
+	})
 }
 
 // resourceByID finds the active resource r.Data["id"] names (the
 // caller's right to read it is authResourceShow's). Callers hold a read
 // lock.
-func (st *state) resourceByID(r *Request) (*Dataset, int, error) {
+func (st *readModel) resourceByID(r *Request) (*Dataset, int, error) {
 	id, _ := str(r.Data["id"])
 	if id == "" {
 		return nil, -1, ckan.FieldError("id", ckan.MsgMissing)
@@ -81,9 +81,7 @@ func resourceCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	var newID string
 	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
 		at := now()
-		s.st.mu.RLock()
-		res, rerr := s.st.buildResource(r.Data, nil, base.ID, at)
-		s.st.mu.RUnlock()
+		res, rerr := viewed2(s.st, func() (Resource, map[string]any) { return s.st.buildResource(r.Data, nil, base.ID, at) })
 		if rerr != nil {
 			return nil, ckan.Validation(rerr)
 		}
@@ -123,9 +121,7 @@ func (s *Service) changeResource(ctx context.Context, r *Request, build func(old
 	if id == "" {
 		return nil, "", ckan.FieldError("id", ckan.MsgMissing)
 	}
-	s.st.mu.RLock()
-	d, _ := s.st.findResource(id)
-	s.st.mu.RUnlock()
+	d, _ := s.st.lookupResource(id)
 	if d == nil {
 		return nil, "", ckan.NotFound("Resource was not found.")
 	}
@@ -167,9 +163,7 @@ func (s *Service) resourceReplace(ctx context.Context, r *Request, input func(ol
 	next, id, err := s.changeResource(ctx, r, func(old *Resource, datasetID string) (*Resource, error) {
 		before = *old
 		at := now()
-		s.st.mu.RLock()
-		res, rerr := s.st.buildResource(input(old), old, datasetID, at)
-		s.st.mu.RUnlock()
+		res, rerr := viewed2(s.st, func() (Resource, map[string]any) { return s.st.buildResource(input(old), old, datasetID, at) })
 		if rerr != nil {
 			return nil, ckan.Validation(rerr)
 		}

@@ -250,52 +250,52 @@ func resourceSearch(_ context.Context, s *Service, r *Request) (any, error) {
 		pos int
 	}
 	var hits []hit
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	for _, d := range s.st.datasets {
-		if d.State != StateActive || d.Private {
-			continue
-		}
-		pos := 0
-		for i := range d.Resources {
-			res := &d.Resources[i]
-			if res.State == StateDeleted {
+	return viewed2(s.st, func() (any, error) {
+		for _, d := range s.st.datasets {
+			if d.State != StateActive || d.Private {
 				continue
 			}
-			ok := true
-			for _, t := range terms {
-				if !t.matches(res) {
-					ok = false
-					break
+			pos := 0
+			for i := range d.Resources {
+				res := &d.Resources[i]
+				if res.State == StateDeleted {
+					continue
+				}
+				ok := true
+				for _, t := range terms {
+					if !t.matches(res) {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					hits = append(hits, hit{d, res, pos})
+				}
+				pos++
+			}
+		}
+		sort.Slice(hits, func(i, j int) bool {
+			a, b := hits[i], hits[j]
+			if orderBy != "" {
+				if c := compareResourceValues(resourceField(a.d, a.r, a.pos, orderBy), resourceField(b.d, b.r, b.pos, orderBy)); c != 0 {
+					return c < 0
 				}
 			}
-			if ok {
-				hits = append(hits, hit{d, res, pos})
+			// otherwise (and among equals) the oldest first, as stored
+			if a.r.Created != b.r.Created {
+				return a.r.Created < b.r.Created
 			}
-			pos++
+			return a.r.ID < b.r.ID
+		})
+		count := len(hits)
+		hits = hits[min(offset, len(hits)):]
+		if limit >= 0 && limit < len(hits) {
+			hits = hits[:limit]
 		}
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
-		if orderBy != "" {
-			if c := compareResourceValues(resourceField(a.d, a.r, a.pos, orderBy), resourceField(b.d, b.r, b.pos, orderBy)); c != 0 {
-				return c < 0
-			}
+		results := make([]map[string]any, len(hits))
+		for i, h := range hits {
+			results[i] = resourceDict(h.d, h.r, h.pos, r.SiteURL)
 		}
-		// otherwise (and among equals) the oldest first, as stored
-		if a.r.Created != b.r.Created {
-			return a.r.Created < b.r.Created
-		}
-		return a.r.ID < b.r.ID
+		return map[string]any{"count": count, "results": results}, nil
 	})
-	count := len(hits)
-	hits = hits[min(offset, len(hits)):]
-	if limit >= 0 && limit < len(hits) {
-		hits = hits[:limit]
-	}
-	results := make([]map[string]any, len(hits))
-	for i, h := range hits {
-		results[i] = resourceDict(h.d, h.r, h.pos, r.SiteURL)
-	}
-	return map[string]any{"count": count, "results": results}, nil
 }

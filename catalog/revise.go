@@ -151,24 +151,24 @@ func packageRevise(ctx context.Context, s *Service, r *Request) (any, error) {
 	var before *Dataset
 	next, err := s.mutateDataset(ctx, d.ID, func(base *Dataset) (*Dataset, error) {
 		before = base
-		s.st.mu.RLock()
-		defer s.st.mu.RUnlock()
-		// the revision applies to the freshest copy: a match that no
-		// longer holds after a concurrent write fails here
-		orig, err := genericOf(s.st.datasetDict(base, r.SiteURL))
-		if err != nil {
-			return nil, err
-		}
-		if err := p.apply(r.Data, orig); err != nil {
-			return nil, err
-		}
-		at := now()
-		in, verr := s.st.buildDataset(c, orig, base, at, true)
-		if verr != nil {
-			return nil, verr
-		}
-		in.d.MetadataModified = at
-		return in.d, nil
+		return viewed2(s.st, func() (*Dataset, error) {
+			// the revision applies to the freshest copy: a match that no
+			// longer holds after a concurrent write fails here
+			orig, err := genericOf(s.st.datasetDict(base, r.SiteURL))
+			if err != nil {
+				return nil, err
+			}
+			if err := p.apply(r.Data, orig); err != nil {
+				return nil, err
+			}
+			at := now()
+			in, verr := s.st.buildDataset(c, orig, base, at, true)
+			if verr != nil {
+				return nil, verr
+			}
+			in.d.MetadataModified = at
+			return in.d, nil
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -91,49 +91,49 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 		}
 	}
 	c := r.Caller
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	// Allow is asked only about documents not marked Public (docFor marks
-	// active public datasets, which it accepts for every caller).
-	query.Allow = func(doc *search.Doc) bool {
-		d, _ := doc.Ref.(*Dataset)
-		if d == nil {
-			return false
-		}
-		if checkState {
-			switch d.State {
-			case StateActive:
-			case StateDraft:
-				if !includeDrafts {
-					return false
-				}
-			case StateDeleted:
-				if !includeDeleted {
-					return false
+	return viewed2(s.st, func() (any, error) {
+		// Allow is asked only about documents not marked Public (docFor marks
+		// active public datasets, which it accepts for every caller).
+		query.Allow = func(doc *search.Doc) bool {
+			d, _ := doc.Ref.(*Dataset)
+			if d == nil {
+				return false
+			}
+			if checkState {
+				switch d.State {
+				case StateActive:
+				case StateDraft:
+					if !includeDrafts {
+						return false
+					}
+				case StateDeleted:
+					if !includeDeleted {
+						return false
+					}
 				}
 			}
+			if d.Private && !includePrivate {
+				return false
+			}
+			return s.st.canRead(c, d)
 		}
-		if d.Private && !includePrivate {
-			return false
+		res, serr := s.st.index.Search(query)
+		var se *search.Error
+		if errors.As(serr, &se) {
+			return nil, ckan.SearchError(se.Message)
 		}
-		return s.st.canRead(c, d)
-	}
-	res, serr := s.st.index.Search(query)
-	var se *search.Error
-	if errors.As(serr, &se) {
-		return nil, ckan.SearchError(se.Message)
-	}
-	if serr != nil {
-		return nil, serr
-	}
-	fl := ckan.StringList(r.Data, "fl")
-	if len(fl) == 1 {
-		fl = strings.FieldsFunc(fl[0], func(r rune) bool { return r == ',' || r == ' ' })
-	}
-	if len(fl) > 0 || searchGeneric {
-		return s.st.searchMap(res, query.FacetFields, fl, sortSpec, r.SiteURL), nil
-	}
-	return s.st.searchJSON(res, query.FacetFields, sortSpec, r.SiteURL)
+		if serr != nil {
+			return nil, serr
+		}
+		fl := ckan.StringList(r.Data, "fl")
+		if len(fl) == 1 {
+			fl = strings.FieldsFunc(fl[0], func(r rune) bool { return r == ',' || r == ' ' })
+		}
+		if len(fl) > 0 || searchGeneric {
+			return s.st.searchMap(res, query.FacetFields, fl, sortSpec, r.SiteURL), nil
+		}
+		return s.st.searchJSON(res, query.FacetFields, sortSpec, r.SiteURL)
+	})
 }
 
 // searchGeneric makes package_search build its reply as maps for
@@ -142,7 +142,7 @@ var searchGeneric = false
 
 // searchMap is package_search's reply as a map, each result a dataset
 // dict or, with fl, the picked fields. Callers hold a lock.
-func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
+func (st *readModel) searchMap(res search.Result, facetFields, fl []string, sortSpec, siteURL string) map[string]any {
 	results := make([]any, 0, len(res.IDs))
 	var keep map[string]bool
 	if len(fl) > 0 {
@@ -178,7 +178,7 @@ func (st *state) searchMap(res search.Result, facetFields, fl []string, sortSpec
 // searchJSON is searchMap without fl, encoded directly: the same bytes as
 // ckan.Marshal(searchMap(...)) (maps' keys in sorted order), with each
 // result's cached encoding (datasetJSON). Callers hold a lock.
-func (st *state) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSONParts, error) {
+func (st *readModel) searchJSON(res search.Result, facetFields []string, sortSpec, siteURL string) (ckan.RawJSONParts, error) {
 	fields := slices.Clone(facetFields)
 	slices.Sort(fields)
 	fields = slices.Compact(fields)
@@ -338,7 +338,7 @@ const jsonSpace = " \t\n\r"
 
 // facetDisplay is a facet item's display_name: org title, license title, or
 // the value. Callers hold a lock.
-func (st *state) facetDisplay(field, value string) string {
+func (st *readModel) facetDisplay(field, value string) string {
 	switch field {
 	case "organization":
 		if o := st.org(value); o != nil && strings.TrimSpace(o.Title) != "" {
@@ -383,18 +383,18 @@ func tagList(_ context.Context, s *Service, r *Request) (any, error) {
 		return vocabTagList(s, vocab, q, allFields)
 	}
 	seen := map[string]bool{}
-	s.st.mu.RLock()
-	for _, d := range s.st.datasets {
-		if d.State != StateActive || !s.st.canRead(r.Caller, d) {
-			continue
-		}
-		for _, t := range d.Tags {
-			if q == "" || strings.Contains(strings.ToLower(t), q) {
-				seen[t] = true
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if d.State != StateActive || !s.st.canRead(r.Caller, d) {
+				continue
+			}
+			for _, t := range d.Tags {
+				if q == "" || strings.Contains(strings.ToLower(t), q) {
+					seen[t] = true
+				}
 			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	names := make([]string, 0, len(seen))
 	for t := range seen {
 		names = append(names, t)

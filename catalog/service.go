@@ -68,7 +68,7 @@ type Options struct {
 
 // Service runs catalog actions against one MongoDB database.
 type Service struct {
-	c      collections
+	c      recordStore
 	lockMu sync.Mutex
 	locks  map[string]*keyLock
 	// markMu serializes this process's updates of the change marker.
@@ -82,11 +82,13 @@ type Service struct {
 	pruning atomic.Bool
 	// writeMu runs write actions one at a time unless ConcurrentWrites.
 	writeMu sync.Mutex
-	st      *state
-	sy      syncer
-	files   *filestore.Store
-	log     *slog.Logger
-	opts    Options
+	st      *readModel
+	// kinds are the record kinds of the write path (store_kinds.go).
+	kinds kinds
+	sy    syncer
+	files *filestore.Store
+	log   *slog.Logger
+	opts  Options
 	// ds and loader are the DataStore and its loader (nil without one).
 	ds     *datastore.Store
 	loader *datastore.Loader
@@ -145,7 +147,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if opts.SiteTitle == "" {
 		opts.SiteTitle = "toxgate"
 	}
-	s := &Service{c: newCollections(db, opts.Users), st: newState(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
+	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: opts.Files}
 	if s.files == nil {
 		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
@@ -156,6 +158,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	}
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth
+	s.kinds = s.newKinds()
 	if err := s.c.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}

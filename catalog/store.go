@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -55,7 +54,7 @@ type marker struct {
 	Recent []changeEntry `bson:"recent"`
 }
 
-type collections struct {
+type recordStore struct {
 	datasets, orgs, changes, changeSeq, claims *mongo.Collection
 	vocabs                                     *mongo.Collection
 	// activity and activityDataColl are the activity stream (activity.go).
@@ -64,8 +63,8 @@ type collections struct {
 	users contract.Users
 }
 
-func newCollections(db *mongo.Database, users contract.Users) collections {
-	return collections{
+func newRecordStore(db *mongo.Database, users contract.Users) recordStore {
+	return recordStore{
 		users:     users,
 		datasets:  db.Collection(CollDatasets),
 		orgs:      db.Collection(CollOrganizations),
@@ -80,7 +79,7 @@ func newCollections(db *mongo.Database, users contract.Users) collections {
 }
 
 // ensureIndexes makes the unique name indexes (idempotent).
-func (c collections) ensureIndexes(ctx context.Context) error {
+func (c recordStore) ensureIndexes(ctx context.Context) error {
 	unique := options.Index().SetUnique(true)
 	if _, err := c.datasets.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: unique}); err != nil {
 		return fmt.Errorf("create index datasets.name: %w", err)
@@ -95,7 +94,7 @@ func (c collections) ensureIndexes(ctx context.Context) error {
 }
 
 // readMarker reads the change marker (zero when none).
-func (c collections) readMarker(ctx context.Context) (marker, error) {
+func (c recordStore) readMarker(ctx context.Context) (marker, error) {
 	var m marker
 	err := c.changes.FindOne(ctx, bson.M{"_id": markerID}).Decode(&m)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -111,7 +110,7 @@ func (c collections) readMarker(ctx context.Context) (marker, error) {
 // (the check before each action; the marker with its recent changes is
 // read only when the number moved). ok is false when there is no such
 // document yet: then only the marker tells.
-func (c collections) readSeq(ctx context.Context) (seq int64, ok bool, err error) {
+func (c recordStore) readSeq(ctx context.Context) (seq int64, ok bool, err error) {
 	var m struct {
 		Seq int64 `bson:"seq"`
 	}
@@ -127,7 +126,7 @@ func (c collections) readSeq(ctx context.Context) (seq int64, ok bool, err error
 
 // raiseSeq raises the small sequence document to at least seq (it never
 // goes down, whatever order writers finish in).
-func (c collections) raiseSeq(ctx context.Context, seq int64) error {
+func (c recordStore) raiseSeq(ctx context.Context, seq int64) error {
 	_, err := c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}}, options.UpdateOne().SetUpsert(true))
 	if isDup(err) { // two first writers raced to create it
 		_, err = c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}})
@@ -143,7 +142,7 @@ func (c collections) raiseSeq(ctx context.Context, seq int64) error {
 // first (as record revisions are, see replace), because FerretDB applies
 // the {_id, seq} filter and the write as two steps that two processes can
 // interleave; the filter still guards against a stale old.
-func (c collections) casMarker(ctx context.Context, old, next marker) (bool, error) {
+func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, error) {
 	doc := bson.M{"_id": markerID, "seq": next.Seq, "recent": next.Recent}
 	if old.Seq == 0 {
 		_, err := c.changes.InsertOne(ctx, doc)
@@ -183,7 +182,7 @@ const markerClaimStale = 2 * time.Second
 // settleMarkerClaim runs after losing the claim of marker number seq: it
 // waits a little while the number is claimed but not written, and removes
 // a stale claim.
-func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
+func (c recordStore) settleMarkerClaim(ctx context.Context, key string, seq int64) error {
 	m, err := c.readMarker(ctx)
 	if err != nil || m.Seq >= seq {
 		return err
@@ -212,7 +211,7 @@ func (c collections) settleMarkerClaim(ctx context.Context, key string, seq int6
 }
 
 // findDataset loads one dataset by id; nil when absent.
-func (c collections) findDataset(ctx context.Context, id string) (*Dataset, error) {
+func (c recordStore) findDataset(ctx context.Context, id string) (*Dataset, error) {
 	var d Dataset
 	err := c.datasets.FindOne(ctx, bson.M{"_id": id}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -225,7 +224,7 @@ func (c collections) findDataset(ctx context.Context, id string) (*Dataset, erro
 }
 
 // findOrg loads one organization by id; nil when absent.
-func (c collections) findOrg(ctx context.Context, id string) (*Organization, error) {
+func (c recordStore) findOrg(ctx context.Context, id string) (*Organization, error) {
 	var o Organization
 	err := c.orgs.FindOne(ctx, bson.M{"_id": id}).Decode(&o)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -237,98 +236,8 @@ func (c collections) findOrg(ctx context.Context, id string) (*Organization, err
 	return &o, nil
 }
 
-// claimStale is how old a claim whose revision was never written must be
-// before another writer may take the revision (its writer died between
-// the claim and the write).
-const claimStale = 30 * time.Second
-
-// claimKey is the _id of the claim of revision rev of record id.
-func claimKey(kind, id string, rev int64) string {
-	return kind + ":" + id + "@" + strconv.FormatInt(rev, 10)
-}
-
-// replace is the optimistic write of one record: it first claims revision
-// rev by inserting {_id: "<kind>:<id>@<rev>"} into catalog_claims (a unique
-// _id, so exactly one writer of any process gets each revision), then
-// replaces the record by its _id alone. On FerretDB's SQLite backend only a
-// lone _id filter reaches SQL (and its index, see gateway/store): a filter
-// of {_id, rev} would decode every document of the collection until the
-// match. ok is false when another writer claimed rev first; a claim whose
-// write failed is given back.
-func (c collections) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
-	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
-}
-
-// replaceThen is replace that runs before (when not nil) once the claim is
-// won, just before the record is written; an error from before gives the
-// claim back and fails the write. The activity hook runs there.
-func (c collections) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
-	key := claimKey(kind, id, rev)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
-		if mongo.IsDuplicateKeyError(err) {
-			return false, c.settleClaim(ctx, coll, key, id, rev)
-		}
-		return false, fmt.Errorf("claim %s: %w", key, err)
-	}
-	var r *mongo.UpdateResult
-	err := error(nil)
-	if before != nil {
-		err = before()
-	}
-	if err == nil {
-		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
-	}
-	if err == nil && r.MatchedCount == 1 {
-		return true, nil
-	}
-	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
-		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
-	}
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", key, err)
-	}
-	return false, nil // the record is gone (purged)
-}
-
-// settleClaim runs after losing the claim of revision rev: when the
-// revision is not written yet, it waits a little for its writer, or, when
-// the claim is stale, removes it so that the next attempt can take it.
-func (c collections) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
-	var cur struct {
-		Rev int64 `bson:"rev"`
-	}
-	err := coll.FindOne(ctx, bson.M{"_id": id}).Decode(&cur)
-	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && cur.Rev >= rev) {
-		return nil // written (or purged): the caller reads it again
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", id, err)
-	}
-	var cl struct {
-		At time.Time `bson:"at"`
-	}
-	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil // given back meanwhile
-	}
-	if err != nil {
-		return fmt.Errorf("read claim %s: %w", key, err)
-	}
-	if time.Since(cl.At) > claimStale {
-		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
-			return fmt.Errorf("drop stale claim %s: %w", key, err)
-		}
-		return nil
-	}
-	select { // its writer is between the claim and the write
-	case <-time.After(20 * time.Millisecond):
-	case <-ctx.Done():
-	}
-	return nil
-}
-
 // findUser resolves a user by id, then by name; nil when unknown.
-func (c collections) findUser(ctx context.Context, idOrName string) (*User, error) {
+func (c recordStore) findUser(ctx context.Context, idOrName string) (*User, error) {
 	if idOrName == "" || c.users == nil {
 		return nil, nil
 	}
@@ -348,7 +257,7 @@ func (c collections) findUser(ctx context.Context, idOrName string) (*User, erro
 }
 
 // findUsers loads users by id.
-func (c collections) findUsers(ctx context.Context, ids []string) (map[string]*User, error) {
+func (c recordStore) findUsers(ctx context.Context, ids []string) (map[string]*User, error) {
 	out := make(map[string]*User, len(ids))
 	if len(ids) == 0 || c.users == nil {
 		return out, nil
@@ -361,4 +270,56 @@ func (c collections) findUsers(ctx context.Context, ids []string) (map[string]*U
 		out[users[i].ID] = &users[i]
 	}
 	return out, nil
+}
+
+// findVocab loads one vocabulary by id; nil when absent.
+func (c recordStore) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
+	var v Vocabulary
+	err := c.vocabs.FindOne(ctx, bson.M{"_id": id}).Decode(&v)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load vocabulary %s: %w", id, err)
+	}
+	return &v, nil
+}
+
+// loadVocabs reads every vocabulary into st.
+func (c recordStore) loadVocabs(ctx context.Context, st *readModel) error {
+	cur, err := c.vocabs.Find(ctx, bson.M{})
+	if err != nil {
+		return fmt.Errorf("load vocabularies: %w", err)
+	}
+	var vs []*Vocabulary
+	if err := cur.All(ctx, &vs); err != nil {
+		return fmt.Errorf("load vocabularies: %w", err)
+	}
+	for _, v := range vs {
+		st.putVocab(v)
+	}
+	return nil
+}
+
+// allOrgs reads every organization and group (a full load).
+func (c recordStore) allOrgs(ctx context.Context) ([]*Organization, error) {
+	cur, err := c.orgs.Find(ctx, bson.M{})
+	if err != nil {
+		return nil, fmt.Errorf("load organizations: %w", err)
+	}
+	var orgs []*Organization
+	if err := cur.All(ctx, &orgs); err != nil {
+		return nil, fmt.Errorf("load organizations: %w", err)
+	}
+	return orgs, nil
+}
+
+// allDatasets opens a cursor over every dataset, read batch at a time (a
+// full load).
+func (c recordStore) allDatasets(ctx context.Context, batch int32) (*mongo.Cursor, error) {
+	cur, err := c.datasets.Find(ctx, bson.M{}, options.Find().SetBatchSize(batch))
+	if err != nil {
+		return nil, fmt.Errorf("load datasets: %w", err)
+	}
+	return cur, nil
 }

@@ -86,32 +86,32 @@ func (s *Service) searchTags(r *Request) ([]foundTagRow, int, error) {
 		return true
 	}
 	var rows []foundTagRow
-	s.st.mu.RLock()
-	if _, byVocab := r.Data["vocabulary_id"]; byVocab {
-		ref, _ := str(r.Data["vocabulary_id"])
-		if v := s.st.vocab(ref); v != nil {
-			id := v.ID
-			for _, t := range v.Tags {
-				if matches(t.Name) {
-					rows = append(rows, foundTagRow{ID: t.ID, Name: t.Name, VocabularyID: &id})
+	s.st.view(func() {
+		if _, byVocab := r.Data["vocabulary_id"]; byVocab {
+			ref, _ := str(r.Data["vocabulary_id"])
+			if v := s.st.vocab(ref); v != nil {
+				id := v.ID
+				for _, t := range v.Tags {
+					if matches(t.Name) {
+						rows = append(rows, foundTagRow{ID: t.ID, Name: t.Name, VocabularyID: &id})
+					}
+				}
+			}
+		} else {
+			seen := map[string]bool{}
+			for _, d := range s.st.datasets {
+				if d.State != StateActive || !s.st.canRead(r.Caller, d) {
+					continue
+				}
+				for _, t := range d.Tags {
+					if !seen[t] && matches(t) {
+						seen[t] = true
+						rows = append(rows, foundTagRow{ID: nameUUID(t), Name: t})
+					}
 				}
 			}
 		}
-	} else {
-		seen := map[string]bool{}
-		for _, d := range s.st.datasets {
-			if d.State != StateActive || !s.st.canRead(r.Caller, d) {
-				continue
-			}
-			for _, t := range d.Tags {
-				if !seen[t] && matches(t) {
-					seen[t] = true
-					rows = append(rows, foundTagRow{ID: nameUUID(t), Name: t})
-				}
-			}
-		}
-	}
-	s.st.mu.RUnlock()
+	})
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 	count := len(rows)
 	rows = rows[min(offset, len(rows)):]

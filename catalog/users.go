@@ -18,13 +18,13 @@ func init() {
 // count_private_and_draft_datasets).
 func userPackageCounts(_ context.Context, s *Service, r *Request) (any, error) {
 	withPrivate := ckan.SchemaBool(r.Data["include_private"])
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	out := map[string]int{}
-	for _, d := range s.st.datasets {
-		if d.State == StateActive && (withPrivate || !d.Private) {
-			out[d.CreatorUserID]++
+	return viewed2(s.st, func() (any, error) {
+		out := map[string]int{}
+		for _, d := range s.st.datasets {
+			if d.State == StateActive && (withPrivate || !d.Private) {
+				out[d.CreatorUserID]++
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }

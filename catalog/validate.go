@@ -203,7 +203,7 @@ type datasetInput struct {
 // was authorized (authTable); what depends on the fields themselves (the
 // id, owner_org, groups) asks authz.go's predicates, as CKAN's validators
 // ask its authz. Callers hold a read lock.
-func (st *state) buildDataset(c Caller, data map[string]any, base *Dataset, at time.Time, mayState bool) (datasetInput, *ckan.Error) {
+func (st *readModel) buildDataset(c Caller, data map[string]any, base *Dataset, at time.Time, mayState bool) (datasetInput, *ckan.Error) {
 	errs := map[string]any{}
 	create := base == nil
 	d := &Dataset{Type: "dataset", State: StateActive, MetadataCreated: at, MetadataModified: at, CreatorUserID: c.UserID}
@@ -473,7 +473,7 @@ var resourceKeys = map[string]bool{
 // buildResource validates one resource dict; old is the stored resource it
 // replaces (nil for a new one). The error is the resource's error dict.
 // Callers hold a read lock.
-func (st *state) buildResource(m map[string]any, old *Resource, datasetID string, at time.Time) (Resource, map[string]any) {
+func (st *readModel) buildResource(m map[string]any, old *Resource, datasetID string, at time.Time) (Resource, map[string]any) {
 	errs := map[string]any{}
 	stamp := ckanTime(at)
 	r := Resource{State: StateActive, Created: stamp, MetadataModified: stamp}

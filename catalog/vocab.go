@@ -2,14 +2,10 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/ckan"
 )
@@ -74,59 +70,10 @@ func (v *Vocabulary) tag(ref string) *VocabTag {
 	return nil
 }
 
-// putVocab stores v unless the cached copy is as new or newer; a rename
-// re-indexes the datasets that carry its tags. Callers hold the write lock.
-func (st *state) putVocab(v *Vocabulary) {
-	old := st.vocabs[v.ID]
-	if old != nil {
-		if old.Rev >= v.Rev {
-			return
-		}
-		if st.vocabByName[old.Name] == v.ID {
-			delete(st.vocabByName, old.Name)
-		}
-	}
-	st.vocabs[v.ID] = v
-	st.vocabByName[v.Name] = v.ID
-	if old != nil && old.Name != v.Name {
-		st.reindexVocab(v.ID)
-	}
-}
-
-// removeVocab forgets a deleted vocabulary. Callers hold the write lock.
-func (st *state) removeVocab(id string) {
-	if old := st.vocabs[id]; old != nil {
-		if st.vocabByName[old.Name] == id {
-			delete(st.vocabByName, old.Name)
-		}
-		delete(st.vocabs, id)
-		st.reindexVocab(id)
-	}
-}
-
-func (st *state) reindexVocab(id string) {
-	for _, d := range st.datasets {
-		if slices.ContainsFunc(d.VocabTags, func(t DatasetTag) bool { return t.VocabularyID == id }) {
-			st.index.Put(st.docFor(d))
-		}
-	}
-}
-
-// vocab finds a vocabulary by id or name. Callers hold a lock.
-func (st *state) vocab(ref string) *Vocabulary {
-	if v := st.vocabs[ref]; v != nil {
-		return v
-	}
-	if id, ok := st.vocabByName[ref]; ok {
-		return st.vocabs[id]
-	}
-	return nil
-}
-
 // addVocabTag validates tag name of vocabulary vocabRef on d, as CKAN's
 // vocabulary_id_exists and tag_in_vocabulary_validator do, and adds it.
 // Callers hold a lock.
-func (st *state) addVocabTag(d *Dataset, name, vocabRef string) []string {
+func (st *readModel) addVocabTag(d *Dataset, name, vocabRef string) []string {
 	msgs := tagErrors(name)
 	v := st.vocab(vocabRef)
 	if v == nil {
@@ -195,118 +142,18 @@ func vocabDict(v *Vocabulary) map[string]any {
 
 // Storage.
 
-// findVocab loads one vocabulary by id; nil when absent.
-func (c collections) findVocab(ctx context.Context, id string) (*Vocabulary, error) {
-	var v Vocabulary
-	err := c.vocabs.FindOne(ctx, bson.M{"_id": id}).Decode(&v)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load vocabulary %s: %w", id, err)
-	}
-	return &v, nil
-}
-
-// loadVocabs reads every vocabulary into st.
-func (c collections) loadVocabs(ctx context.Context, st *state) error {
-	cur, err := c.vocabs.Find(ctx, bson.M{})
-	if err != nil {
-		return fmt.Errorf("load vocabularies: %w", err)
-	}
-	var vs []*Vocabulary
-	if err := cur.All(ctx, &vs); err != nil {
-		return fmt.Errorf("load vocabularies: %w", err)
-	}
-	for _, v := range vs {
-		st.putVocab(v)
-	}
-	return nil
-}
-
-// insertVocab stores a new vocabulary.
-func (s *Service) insertVocab(ctx context.Context, v *Vocabulary) error {
-	v.Rev = 1
-	if _, err := s.c.vocabs.InsertOne(ctx, v); err != nil {
-		if isDup(err) {
-			return ckan.FieldError("name", "That vocabulary name is already in use.")
-		}
-		return fmt.Errorf("insert vocabulary: %w", err)
-	}
-	if err := s.c.note(ctx, kindVocab, v.ID); err != nil {
-		return err
-	}
-	return s.committedVocab(ctx, v)
-}
-
-func (s *Service) committedVocab(ctx context.Context, v *Vocabulary) error {
-	s.st.mu.Lock()
-	s.st.putVocab(v)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindVocab, v.ID)
-}
-
-// mutateVocab is mutateOrg for vocabularies.
-func (s *Service) mutateVocab(ctx context.Context, id string, mutate func(base *Vocabulary) (*Vocabulary, error)) (*Vocabulary, error) {
-	defer s.lockFor(id)()
-	s.st.mu.RLock()
-	base := s.st.vocabs[id]
-	s.st.mu.RUnlock()
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 || base == nil {
-			var err error
-			if base, err = s.c.findVocab(ctx, id); err != nil {
-				return nil, err
-			}
-		}
-		if base == nil {
-			return nil, ckan.NotFound(fmt.Sprintf("Could not find vocabulary %q", id))
-		}
-		next, err := mutate(base)
-		if err != nil {
-			return nil, err
-		}
-		next.ID, next.Rev = base.ID, base.Rev+1
-		ok, err := s.c.replace(ctx, s.c.vocabs, kindVocab, next.ID, next.Rev, next)
-		if mongo.IsDuplicateKeyError(err) {
-			return nil, ckan.FieldError("name", "That vocabulary name is already in use.")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return next, s.committedVocab(ctx, next)
-		}
-	}
-	return nil, ckan.ValidationMessage("The vocabulary was changed by another request at the same time; please retry")
-}
-
-// deleteVocabRecord removes a vocabulary from the store.
-func (s *Service) deleteVocabRecord(ctx context.Context, id string) error {
-	if _, err := s.c.vocabs.DeleteOne(ctx, bson.M{"_id": id}); err != nil {
-		return fmt.Errorf("delete vocabulary %s: %w", id, err)
-	}
-	if err := s.c.note(ctx, kindVocab, id); err != nil {
-		return err
-	}
-	s.st.mu.Lock()
-	s.st.removeVocab(id)
-	s.st.mu.Unlock()
-	return s.record(ctx, kindVocab, id)
-}
-
 // dropTags takes the tags keep rejects off every dataset that has one,
 // through the dataset write path (CKAN deletes a tag's dataset links with
 // the tag). metadata_modified is left as it is, as in CKAN.
 func (s *Service) dropTags(ctx context.Context, drop func(d *Dataset) bool, edit func(n *Dataset)) error {
-	s.st.mu.RLock()
 	var ids []string
-	for _, d := range s.st.datasets {
-		if drop(d) {
-			ids = append(ids, d.ID)
+	s.st.view(func() {
+		for _, d := range s.st.datasets {
+			if drop(d) {
+				ids = append(ids, d.ID)
+			}
 		}
-	}
-	s.st.mu.RUnlock()
+	})
 	for _, id := range ids {
 		if _, err := s.mutateDataset(ctx, id, func(base *Dataset) (*Dataset, error) {
 			n := base.clone()
@@ -336,9 +183,7 @@ func (s *Service) vocabRef(r *Request) (*Vocabulary, error) {
 	if ref == "" {
 		return nil, ckan.Validation(map[string]any{"id": "id not in data"})
 	}
-	s.st.mu.RLock()
-	v := s.st.vocab(ref)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(ref)
 	if v == nil {
 		return nil, ckan.NotFound(fmt.Sprintf("Could not find vocabulary %q", ref))
 	}
@@ -347,7 +192,7 @@ func (s *Service) vocabRef(r *Request) (*Vocabulary, error) {
 
 // vocabFields validates a vocabulary's name and tags into v (name and tags
 // only when given, unless create). Callers hold a lock.
-func (st *state) vocabFields(v *Vocabulary, data map[string]any, create bool) *ckan.Error {
+func (st *readModel) vocabFields(v *Vocabulary, data map[string]any, create bool) *ckan.Error {
 	errs := map[string]any{}
 	if raw, ok := data["name"]; ok || create {
 		name, _ := str(raw)
@@ -410,12 +255,13 @@ func (st *state) vocabFields(v *Vocabulary, data map[string]any, create bool) *c
 }
 
 func vocabularyList(_ context.Context, s *Service, _ *Request) (any, error) {
-	s.st.mu.RLock()
-	out := make([]map[string]any, 0, len(s.st.vocabs))
-	for _, v := range s.st.vocabs {
-		out = append(out, vocabDict(v))
-	}
-	s.st.mu.RUnlock()
+	out := viewed(s.st, func() []map[string]any {
+		out := make([]map[string]any, 0, len(s.st.vocabs))
+		for _, v := range s.st.vocabs {
+			out = append(out, vocabDict(v))
+		}
+		return out
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
 	return out, nil
 }
@@ -433,9 +279,7 @@ func vocabularyCreate(ctx context.Context, s *Service, r *Request) (any, error) 
 		return nil, ckan.FieldError("id", "The input field id was not expected.")
 	}
 	v := &Vocabulary{ID: newID()}
-	s.st.mu.RLock()
-	verr := s.st.vocabFields(v, r.Data, true)
-	s.st.mu.RUnlock()
+	verr := viewed(s.st, func() *ckan.Error { return s.st.vocabFields(v, r.Data, true) })
 	if verr != nil {
 		return nil, verr
 	}
@@ -452,9 +296,7 @@ func vocabularyUpdate(ctx context.Context, s *Service, r *Request) (any, error) 
 	}
 	update := func(base *Vocabulary) (*Vocabulary, map[string]bool, error) {
 		n := base.clone()
-		s.st.mu.RLock()
-		verr := s.st.vocabFields(n, r.Data, false)
-		s.st.mu.RUnlock()
+		verr := viewed(s.st, func() *ckan.Error { return s.st.vocabFields(n, r.Data, false) })
 		if verr != nil {
 			return nil, nil, verr
 		}
@@ -495,7 +337,7 @@ func vocabularyDelete(ctx context.Context, s *Service, r *Request) (any, error) 
 	if err := s.dropVocabTags(ctx, v.ID, func(string) bool { return true }); err != nil {
 		return nil, err
 	}
-	return nil, s.deleteVocabRecord(ctx, v.ID)
+	return nil, s.purgeVocab(ctx, v.ID)
 }
 
 func tagCreate(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -510,9 +352,7 @@ func tagCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 		errs["id"] = []string{"The input field id was not expected."}
 	}
 	vref, _ := str(r.Data["vocabulary_id"])
-	s.st.mu.RLock()
-	v := s.st.vocab(vref)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(vref)
 	switch {
 	case vref == "":
 		errs["vocabulary_id"] = []string{ckan.MsgMissing}
@@ -555,7 +395,7 @@ type foundTag struct {
 // then by name among the free tags, or among vocabulary vocabRef's tags
 // when given. Free tags exist while a dataset has them; only the datasets
 // seen admits count (nil: every dataset). Callers hold a lock.
-func (st *state) findTag(ref, vocabRef string, seen func(*Dataset) bool) (foundTag, bool) {
+func (st *readModel) findTag(ref, vocabRef string, seen func(*Dataset) bool) (foundTag, bool) {
 	for _, v := range st.vocabs {
 		for _, t := range v.Tags {
 			if t.ID == ref {
@@ -601,38 +441,38 @@ func tagShow(_ context.Context, s *Service, r *Request) (any, error) {
 	}
 	vocabRef, _ := str(r.Data["vocabulary_id"])
 	withDatasets, _ := ckan.AsBool(r.Data["include_datasets"])
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	// a free tag exists for the caller while a dataset they may read has it
-	t, ok := s.st.findTag(ref, vocabRef, func(d *Dataset) bool { return d.State == StateActive && s.st.canRead(r.Caller, d) })
-	if !ok {
-		return nil, ckan.NotFound("")
-	}
-	var m map[string]any
-	if t.v != nil {
-		m = vocabTagDict(t.v, VocabTag{ID: t.id, Name: t.name})
-	} else {
-		m = map[string]any{"id": t.id, "name": t.name, "vocabulary_id": nil, "display_name": t.name}
-	}
-	if withDatasets {
-		// CKAN: the public datasets with the tag, at most 1000
-		var ds []*Dataset
-		for _, d := range s.st.datasets {
-			if d.State == StateActive && !d.Private && t.on(d) {
-				ds = append(ds, d)
-			}
+	return viewed2(s.st, func() (any, error) {
+		// a free tag exists for the caller while a dataset they may read has it
+		t, ok := s.st.findTag(ref, vocabRef, func(d *Dataset) bool { return d.State == StateActive && s.st.canRead(r.Caller, d) })
+		if !ok {
+			return nil, ckan.NotFound("")
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
-		pkgs := make([]*DatasetDict, 0, len(ds))
-		for i, d := range ds {
-			if i == 1000 {
-				break
-			}
-			pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
+		var m map[string]any
+		if t.v != nil {
+			m = vocabTagDict(t.v, VocabTag{ID: t.id, Name: t.name})
+		} else {
+			m = map[string]any{"id": t.id, "name": t.name, "vocabulary_id": nil, "display_name": t.name}
 		}
-		m["packages"] = pkgs
-	}
-	return m, nil
+		if withDatasets {
+			// CKAN: the public datasets with the tag, at most 1000
+			var ds []*Dataset
+			for _, d := range s.st.datasets {
+				if d.State == StateActive && !d.Private && t.on(d) {
+					ds = append(ds, d)
+				}
+			}
+			sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
+			pkgs := make([]*DatasetDict, 0, len(ds))
+			for i, d := range ds {
+				if i == 1000 {
+					break
+				}
+				pkgs = append(pkgs, s.st.datasetDict(d, r.SiteURL))
+			}
+			m["packages"] = pkgs
+		}
+		return m, nil
+	})
 }
 
 func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -641,9 +481,7 @@ func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 		return nil, ckan.Validation(map[string]any{"id": "id not in data"})
 	}
 	vocabRef, _ := str(r.Data["vocabulary_id"])
-	s.st.mu.RLock()
-	t, ok := s.st.findTag(ref, vocabRef, nil)
-	s.st.mu.RUnlock()
+	t, ok := viewed2(s.st, func() (foundTag, bool) { return s.st.findTag(ref, vocabRef, nil) })
 	if !ok {
 		return nil, ckan.NotFound(fmt.Sprintf("Could not find tag %q", ref))
 	}
@@ -666,9 +504,7 @@ func tagDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 // vocabTagList is tag_list with vocabulary_id: the vocabulary's tags (all
 // of them, as CKAN's Tag.all), those containing q when given.
 func vocabTagList(s *Service, vocabRef, q string, allFields bool) (any, error) {
-	s.st.mu.RLock()
-	v := s.st.vocab(vocabRef)
-	s.st.mu.RUnlock()
+	v := s.st.lookupVocab(vocabRef)
 	if v == nil {
 		return nil, ckan.NotFound(fmt.Sprintf("could not find vocabulary '%s'", vocabRef))
 	}

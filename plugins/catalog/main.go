@@ -1,7 +1,8 @@
 // Command toxgate-catalog is the catalog plugin: it serves the CKAN action
 // API's catalog actions (see package catalog) to the gateway over the
 // go-plugin contract of plugins/contract. The gateway starts it; it is not
-// meant to be run by hand.
+// meant to be run by hand, except as "toxgate-catalog generate" (see
+// generate.go), which "toxgate catalog generate" runs.
 //
 // Environment (set by the gateway's plugin host):
 //
@@ -59,6 +60,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "generate" {
+		os.Exit(generateCommand(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	log := contract.NewLogger(os.Stderr)
 	slog.SetDefault(log) // what the contract logs (a recovered panic) goes to the host too
 	users := goplugin.NewHostUsers()

@@ -22,6 +22,16 @@ import (
 )
 
 const catalogUsage = `usage: toxgate [-config file] catalog import --from URL [flags]
+       toxgate [-config file] catalog generate --datasets N [--organizations K] [--seed S] [--quiet]
+
+generate fills the configured store's catalog with N realistic datasets
+(gen-0000001, ...: organizations, tags with a long tail, extras, link
+resources, one in ten private) through the catalog's write path, for
+trying it at scale; datasets already there are kept, so a larger N adds
+the rest. It opens the store itself: with the embedded store, stop the
+gateway first.
+
+import:
 
 Copies a CKAN site's organizations, groups, tag vocabularies, datasets and
 resources (and their uploaded files with --with-files) through its public action API into
@@ -47,8 +57,11 @@ flags:
   --quiet            no progress bar
 `
 
-// catalogCommand runs `toxgate catalog import`.
+// catalogCommand runs `toxgate catalog import` and `toxgate catalog generate`.
 func catalogCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "generate" {
+		return generateCommand(cfgPath, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "import" {
 		fmt.Fprint(stderr, catalogUsage)
 		if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {

@@ -30,6 +30,7 @@ commands:
   user ...      administer accounts (toxgate user help)
   client ...    register OpenID Connect clients (toxgate client help)
   catalog import --from URL   copy a CKAN site's catalog (toxgate catalog help)
+  catalog generate --datasets N   fill the catalog with generated datasets
   files migrate --to dir|s3|mongodb   move stored files to another backend (toxgate files help)
   config keys   list every configuration key, its environment variable and meaning
   version       print the version

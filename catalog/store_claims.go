@@ -1,0 +1,223 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// claimStale is how old a claim whose revision was never written must be
+// before another writer may take the revision (its writer died between
+// the claim and the write).
+const claimStale = 30 * time.Second
+
+// claimKey is the _id of the claim of revision rev of record id.
+func claimKey(kind, id string, rev int64) string {
+	return kind + ":" + id + "@" + strconv.FormatInt(rev, 10)
+}
+
+// replace is the optimistic write of one record: it first claims revision
+// rev by inserting {_id: "<kind>:<id>@<rev>"} into catalog_claims (a unique
+// _id, so exactly one writer of any process gets each revision), then
+// replaces the record by its _id alone. On FerretDB's SQLite backend only a
+// lone _id filter reaches SQL (and its index, see gateway/store): a filter
+// of {_id, rev} would decode every document of the collection until the
+// match. ok is false when another writer claimed rev first; a claim whose
+// write failed is given back.
+func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any) (bool, error) {
+	return c.replaceThen(ctx, coll, kind, id, rev, doc, nil)
+}
+
+// replaceThen is replace that runs before (when not nil) once the claim is
+// won, just before the record is written; an error from before gives the
+// claim back and fails the write. The activity hook runs there.
+func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
+	key := claimKey(kind, id, rev)
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return false, c.settleClaim(ctx, coll, key, id, rev)
+		}
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
+	var r *mongo.UpdateResult
+	err := error(nil)
+	if before != nil {
+		err = before()
+	}
+	if err == nil {
+		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+	}
+	if err == nil && r.MatchedCount == 1 {
+		return true, nil
+	}
+	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
+		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", key, err)
+	}
+	return false, nil // the record is gone (purged)
+}
+
+// settleClaim runs after losing the claim of revision rev: when the
+// revision is not written yet, it waits a little for its writer, or, when
+// the claim is stale, removes it so that the next attempt can take it.
+func (c recordStore) settleClaim(ctx context.Context, coll *mongo.Collection, key, id string, rev int64) error {
+	var cur struct {
+		Rev int64 `bson:"rev"`
+	}
+	err := coll.FindOne(ctx, bson.M{"_id": id}).Decode(&cur)
+	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && cur.Rev >= rev) {
+		return nil // written (or purged): the caller reads it again
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", id, err)
+	}
+	var cl struct {
+		At time.Time `bson:"at"`
+	}
+	err = c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&cl)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil // given back meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("read claim %s: %w", key, err)
+	}
+	if time.Since(cl.At) > claimStale {
+		if _, err := c.claims.DeleteOne(ctx, bson.M{"_id": key}); err != nil {
+			return fmt.Errorf("drop stale claim %s: %w", key, err)
+		}
+		return nil
+	}
+	select { // its writer is between the claim and the write
+	case <-time.After(20 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// The claims collection (catalog_claims) is capped (on MongoDB it keeps at
+// most claimsCapDocs claims; the embedded store does not trim it, so
+// pruneClaims does) and the claims made in the last claimKeep serve as
+// the list of recent changes for a process too far behind for the change
+// marker (see catchUp).
+const (
+	claimsCapDocs  = 20000
+	claimsCapBytes = 16 << 20
+	// claimMargin is how long before its record is written (and the marker
+	// raised) a write's claim may be made; catchUp reads claims from that
+	// far back.
+	claimMargin = time.Minute
+	// fetchWorkers is how many records catch-up reads at once.
+	fetchWorkers = 4
+	// claimKeep is how long claims are kept; a process behind by more
+	// reloads everything. The embedded store does not trim capped
+	// collections by itself, so writers delete older claims every
+	// pruneEvery writes (see pruneClaims).
+	claimKeep  = 3 * time.Minute
+	pruneEvery = 1024
+)
+
+// genesisClaim marks when the claims collection was made: a process whose
+// last known state is older than the oldest claim cannot catch up from
+// the claims (they were dropped, or written before they existed).
+const genesisClaim = "genesis"
+
+// ensureClaims makes the capped claims collection (idempotent).
+func (c recordStore) ensureClaims(ctx context.Context) error {
+	err := c.claims.Database().CreateCollection(ctx, CollClaims,
+		options.CreateCollection().SetCapped(true).SetSizeInBytes(claimsCapBytes).SetMaxDocuments(claimsCapDocs))
+	var ce mongo.CommandError
+	if errors.As(err, &ce) && ce.Code == 48 { // NamespaceExists
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", CollClaims, err)
+	}
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": genesisClaim, "at": time.Now().UTC()}); err != nil && !isDup(err) {
+		return fmt.Errorf("create %s: %w", CollClaims, err)
+	}
+	return nil
+}
+
+// note records in the claims that record id of kind was created or purged
+// (writes that replace a record claim their revision instead).
+func (c recordStore) note(ctx context.Context, kind, id string) error {
+	key := kind + ":" + id + "@n" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
+		return fmt.Errorf("note change of %s: %w", id, err)
+	}
+	return nil
+}
+
+// changeRef is one record named by a claim: rev is the claimed revision,
+// 0 for a creation or purge.
+type changeRef struct {
+	kind, id string
+	rev      int64
+}
+
+// changesSince lists the records claimed at or after since, for a process
+// that was current at current (since is current less claimMargin).
+// complete is false when the claims do not reach back that far: the oldest
+// is younger than since, unless it is the genesis claim made before current
+// (then no claim has been dropped, and none is missing).
+func (c recordStore) changesSince(ctx context.Context, since, current time.Time) (refs []changeRef, complete bool, err error) {
+	type claim struct {
+		ID string    `bson:"_id"`
+		At time.Time `bson:"at"`
+	}
+	var oldest claim
+	err = c.claims.FindOne(ctx, bson.M{}).Decode(&oldest) // capped: the oldest first
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read claims: %w", err)
+	}
+	if oldest.At.After(since) && (oldest.ID != genesisClaim || oldest.At.After(current)) {
+		return nil, false, nil
+	}
+	cur, err := c.claims.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
+	if err != nil {
+		return nil, false, fmt.Errorf("read claims: %w", err)
+	}
+	var claims []claim
+	if err := cur.All(ctx, &claims); err != nil {
+		return nil, false, fmt.Errorf("read claims: %w", err)
+	}
+	for _, cl := range claims {
+		kind, rest, ok := strings.Cut(cl.ID, ":")
+		at := strings.LastIndexByte(rest, '@')
+		if !ok || at < 0 {
+			continue
+		}
+		rev, _ := strconv.ParseInt(rest[at+1:], 10, 64) // 0 for notes
+		refs = append(refs, changeRef{kind: kind, id: rest[:at], rev: rev})
+	}
+	return refs, true, nil
+}
+
+// pruneClaims deletes, in the background, the claims older than claimKeep
+// once every pruneEvery writes of this process (one at a time).
+func (s *Service) pruneClaims() {
+	if s.writes.Add(1)%pruneEvery != 0 || !s.pruning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.pruning.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cut := time.Now().UTC().Add(-claimKeep)
+		if _, err := s.c.claims.DeleteMany(ctx, bson.M{"at": bson.M{"$lt": cut}}); err != nil {
+			s.log.Warn("catalog: old claims not deleted", "err", err)
+		}
+	}()
+}
