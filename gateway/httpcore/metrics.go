@@ -3,6 +3,7 @@ package httpcore
 import (
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,31 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	inflight prometheus.Gauge
 	reg      *prometheus.Registry
+	// children keeps the counter and histogram of each (route, method,
+	// code) seen: looking them up in the vectors hashes the label values
+	// on every request. Routes are the router's patterns, methods and codes
+	// a small set, so it stays small.
+	children sync.Map // childKey → *child
+}
+
+type childKey struct {
+	route, method string
+	code          int
+}
+
+type child struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *Metrics) child(route, method string, code int) *child {
+	k := childKey{route, method, code}
+	if c, ok := m.children.Load(k); ok {
+		return c.(*child)
+	}
+	c := &child{requests: m.requests.WithLabelValues(route, method, statusLabel(code)), duration: m.duration.WithLabelValues(route, method)}
+	v, _ := m.children.LoadOrStore(k, c)
+	return v.(*child)
 }
 
 // NewMetrics creates the HTTP metrics, the Go and process collectors and
@@ -60,9 +86,9 @@ func (m *Metrics) Middleware() Middleware {
 			m.inflight.Inc()
 			defer func() {
 				m.inflight.Dec()
-				route, method := Route(ctx), methodLabel(ctx.Method())
-				m.requests.WithLabelValues(route, method, statusLabel(ctx.Response.StatusCode())).Inc()
-				m.duration.WithLabelValues(route, method).Observe(time.Since(ctx.Time()).Seconds())
+				c := m.child(Route(ctx), methodLabel(ctx.Method()), ctx.Response.StatusCode())
+				c.requests.Inc()
+				c.duration.Observe(time.Since(ctx.Time()).Seconds())
 			}()
 			next(ctx)
 		}
