@@ -88,8 +88,9 @@ type entry struct {
 	source    string // file it came from; "" for an in-memory upload
 	loadedAt  time.Time
 	schemas   []*jsonschema.Schema
-	lastError string // why the latest replacement attempt failed
-	pool      *pool  // admission state of its instances (see scheduler)
+	meta      *outputMeta // output tensors of its routes (OIP metadata)
+	lastError string      // why the latest replacement attempt failed
+	pool      *pool       // admission state of its instances (see scheduler)
 }
 
 // New creates a Host and loads every *.wasm in cfg.ModulesDir, several at
@@ -532,7 +533,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		}
 		source = dst
 	}
-	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod)}
+	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod), meta: &outputMeta{}}
 	h.install(e)
 	if source != "" {
 		delete(h.failures, source)
