@@ -25,10 +25,10 @@ func cacheCounters(t *testing.T, g *harness.Gateway) (hits, misses float64) {
 // (the miss counter grows by the distinct items, the hit counter by the
 // others) and answers exactly what the gateway without a cache answers,
 // row errors included, across batch slices; a second list mixes kept and
-// new items; replacing the module empties its entries and the next call
-// is a miss.
+// new items; replacing a module (example-units) drops its entries, its
+// next call is a miss, and another module's answers stay.
 func TestModelResponseCache(t *testing.T) {
-	g, _ := modelsGateway(t, []string{"herg"},
+	g, _ := modelsGateway(t, []string{"herg", "example-units"},
 		harness.WithEnv("TOXGATE_MODULES_BATCH_SLICE_ITEMS=2", "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
 	off, _ := modelsGateway(t, []string{"herg"},
 		harness.WithEnv("TOXGATE_MODULES_BATCH_SLICE_ITEMS=2", "TOXGATE_CATALOG_PUBLISH_MODELS=false", "TOXGATE_MODULES_RESPONSE_CACHE_BYTES=0"))
@@ -93,11 +93,13 @@ func TestModelResponseCache(t *testing.T) {
 		t.Fatalf("a list of 3 kept and 2 new items computed %v", misses-misses0-5)
 	}
 
-	// Replace the module with other bytes: its answers go.
-	if metricValue(t, g, "toxgate_model_cache_bytes") <= 0 {
-		t.Fatal("the cache holds no bytes")
+	// Replace a module with other bytes: its answers go, the others stay.
+	const units = `{"value":10,"from":"mg/L","to":"uM","molar_mass":543.52}`
+	if code, h, out := postJSON(t, g, "/example/units/convert", units, tok); code != 200 || h.Get("X-Cache") != "miss" {
+		t.Fatalf("example-units: %d X-Cache %q %s", code, h.Get("X-Cache"), out)
 	}
-	wasm, err := os.ReadFile(filepath.Join(harness.Build(t).Modules, "herg.wasm"))
+	held := metricValue(t, g, "toxgate_model_cache_bytes")
+	wasm, err := os.ReadFile(filepath.Join(harness.Build(t).Modules, "example-units.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +107,14 @@ func TestModelResponseCache(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /admin/modules: %v %v %s", err, resp, rb)
 	}
-	if b := metricValue(t, g, "toxgate_model_cache_bytes"); b != 0 {
-		t.Fatalf("the replaced module's answers hold %v bytes", b)
+	if b := metricValue(t, g, "toxgate_model_cache_bytes"); b >= held || b <= 0 {
+		t.Fatalf("after replacing example-units the cache holds %v bytes (%v before)", b, held)
 	}
-	code, h, out = postJSON(t, g, "/hERG/evaluate", `{"smiles":"CCO"}`, tok)
-	if code != 200 || h.Get("X-Cache") != "miss" || bytes.Equal(out, first) {
-		t.Fatalf("after replacing the module: %d X-Cache %q %s", code, h.Get("X-Cache"), out)
+	if code, h, out := postJSON(t, g, "/example/units/convert", units, tok); code != 200 || h.Get("X-Cache") != "miss" {
+		t.Fatalf("example-units after its replacement: %d X-Cache %q %s", code, h.Get("X-Cache"), out)
+	}
+	if code, h, out := postJSON(t, g, "/hERG/evaluate", `{"smiles":"CCO"}`, tok); code != 200 || h.Get("X-Cache") != "hit" || !bytes.Equal(out, first) {
+		t.Fatalf("hERG after replacing another module: %d X-Cache %q %s", code, h.Get("X-Cache"), out)
 	}
 }
 
