@@ -224,6 +224,8 @@ type Modules struct {
 	BatchSliceBytes int               `yaml:"batch_slice_bytes" doc:"most bytes of list items per slice of a batch request"`
 	RequireToken    bool              `yaml:"require_token" doc:"model calls need a token of a user with the models role"`
 	BackgroundShare int               `yaml:"background_percent" doc:"percent of a module's instances, and of the run slots, scoring jobs may hold at once (at least one)"`
+	// ResponseCacheBytes bounds the response cache (0: off); see gateway/modulehost/README.md.
+	ResponseCacheBytes int `yaml:"response_cache_bytes" doc:"bytes of recent model answers kept, keyed by module SHA-256, route and canonical input (0: no cache)"`
 }
 
 // Weights parses role_weights: role → weight of the fair share (a
@@ -389,6 +391,8 @@ func Default() Config {
 			BatchSliceItems: 50,
 			BatchSliceBytes: 64 << 10,
 			BackgroundShare: 50,
+			// 64 MiB: about 75,000 single-SMILES hERG answers.
+			ResponseCacheBytes: 64 << 20,
 		},
 		Auth: Auth{
 			AdminUsername: "admin",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -78,3 +79,43 @@ func BenchmarkAccessHandlerVsSlogJSON(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// The access middleware's direct line (logRequest) is the line Handle
+// writes for the same record, in JSON and text, for IPv4, IPv4-mapped,
+// IPv6 and non-TCP clients and paths that need escaping.
+func TestAccessLineMatchesHandle(t *testing.T) {
+	when := time.Date(2026, 11, 27, 18, 0, 0, 123456789, time.UTC)
+	for _, json := range []bool{true, false} {
+		for _, c := range []struct {
+			addr net.Addr
+			path string
+		}{
+			{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, "/IsAlive"},
+			{&net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.2"), Port: 1}, "/a \"quoted\"\n\tpath/é\x01 x=y"},
+			{&net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 1}, ""},
+			{&net.UnixAddr{Name: "@sock \"x\"", Net: "unix"}, "/p"},
+		} {
+			var fast, std bytes.Buffer
+			e := accessEntry{when: when, method: "GET", path: []byte(c.path), status: 200, bytes: 48,
+				duration: 1500 * time.Microsecond, requestID: "abc-1", route: "/IsAlive"}
+			e.remote, e.remoteStr = remoteAddr(c.addr)
+			if err := NewAccessHandler(&fast, json, nil).logRequest(&e); err != nil {
+				t.Fatal(err)
+			}
+			remote := c.addr.String()
+			if ta, ok := c.addr.(*net.TCPAddr); ok {
+				remote = ta.IP.String()
+			}
+			r := slog.NewRecord(when, slog.LevelInfo, "request", 0)
+			r.AddAttrs(slog.String("method", "GET"), slog.String("path", c.path), slog.Int("status", 200), slog.Int("bytes", 48),
+				slog.Duration("duration", 1500*time.Microsecond), slog.String("request_id", "abc-1"),
+				slog.String("remote", remote), slog.String("route", "/IsAlive"))
+			if err := NewAccessHandler(&std, json, nil).Handle(t.Context(), r); err != nil {
+				t.Fatal(err)
+			}
+			if fast.String() != std.String() {
+				t.Errorf("json %v:\n%s\nwant\n%s", json, fast.String(), std.String())
+			}
+		}
+	}
+}

@@ -3,6 +3,8 @@ package httpcore
 import (
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,8 +18,36 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	inflight prometheus.Gauge
+	// inflight counts the requests being served: one atomic add each way
+	// (a prometheus.Gauge adds with a compare-and-swap loop, which
+	// connections on every core contend for).
+	inflight atomic.Int64
 	reg      *prometheus.Registry
+	// children keeps the counter and histogram of each (route, method,
+	// code) seen: looking them up in the vectors hashes the label values
+	// on every request. Routes are the router's patterns, methods and codes
+	// a small set, so it stays small.
+	children sync.Map // childKey → *child
+}
+
+type childKey struct {
+	route, method string
+	code          int
+}
+
+type child struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *Metrics) child(route, method string, code int) *child {
+	k := childKey{route, method, code}
+	if c, ok := m.children.Load(k); ok {
+		return c.(*child)
+	}
+	c := &child{requests: m.requests.WithLabelValues(route, method, statusLabel(code)), duration: m.duration.WithLabelValues(route, method)}
+	v, _ := m.children.LoadOrStore(k, c)
+	return v.(*child)
 }
 
 // NewMetrics creates the HTTP metrics, the Go and process collectors and
@@ -35,17 +65,17 @@ func NewMetrics(version string) *Metrics {
 			Help:    "HTTP request latency by route pattern and method.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "method"}),
-		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "toxgate_http_requests_in_flight",
-			Help: "HTTP requests being served.",
-		}),
 	}
+	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "toxgate_http_requests_in_flight",
+		Help: "HTTP requests being served.",
+	}, func() float64 { return float64(m.inflight.Load()) })
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "toxgate_build_info",
 		Help: "Build information of the running gateway (always 1).",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
-	reg.MustRegister(m.requests, m.duration, m.inflight, build,
+	reg.MustRegister(m.requests, m.duration, inflight, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,12 +87,12 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) Middleware() Middleware {
 	return func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		return func(ctx *fasthttp.RequestCtx) {
-			m.inflight.Inc()
+			m.inflight.Add(1)
 			defer func() {
-				m.inflight.Dec()
-				route, method := Route(ctx), methodLabel(ctx.Method())
-				m.requests.WithLabelValues(route, method, statusLabel(ctx.Response.StatusCode())).Inc()
-				m.duration.WithLabelValues(route, method).Observe(time.Since(ctx.Time()).Seconds())
+				m.inflight.Add(-1)
+				c := m.child(Route(ctx), methodLabel(ctx.Method()), ctx.Response.StatusCode())
+				c.requests.Inc()
+				c.duration.Observe(time.Since(ctx.Time()).Seconds())
 			}()
 			next(ctx)
 		}

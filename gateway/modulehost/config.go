@@ -75,6 +75,12 @@ type Config struct {
 	// may hold at once, at least one (default 0.5); they run only on free
 	// slots and yield them to interactive callers first.
 	BackgroundShare float64
+	// ResponseCacheBytes bounds the response cache (0: no cache): recent
+	// answers keyed by the module's SHA-256, the route and the canonical
+	// input, least recently used out first. On a batch route each list
+	// item is an entry of its own and a list's duplicates are computed
+	// once. Errors are not cached.
+	ResponseCacheBytes int64
 	// LoadWorkers is how many module files load at once (0: one per CPU).
 	LoadWorkers int
 	// ServerVersion is the version GET /v2 reports.
@@ -167,8 +173,8 @@ func (c Config) Validate() error {
 	if c.MemoryPages > c.MaxMemoryPages && c.MaxMemoryPages > 0 || c.MaxMemoryPages > 65536 {
 		errs = append(errs, fmt.Errorf("memory pages %d must be at most max memory pages %d (≤ 65536)", c.MemoryPages, c.MaxMemoryPages))
 	}
-	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 || c.RunSlots < 0 || c.CallerRunning < 0 {
-		errs = append(errs, errors.New("run slots, caller running, queue size, caller queue, queue timeout and batch slice sizes must not be negative"))
+	if c.QueueSize < 0 || c.CallerQueue < 0 || c.QueueTimeout < 0 || c.BatchSliceItems < 0 || c.BatchSliceBytes < 0 || c.RunSlots < 0 || c.CallerRunning < 0 || c.ResponseCacheBytes < 0 {
+		errs = append(errs, errors.New("run slots, caller running, queue size, caller queue, queue timeout, batch slice sizes and response cache bytes must not be negative"))
 	}
 	if c.BackgroundShare < 0 || c.BackgroundShare > 1 {
 		errs = append(errs, fmt.Errorf("background share %v must be between 0 and 1", c.BackgroundShare))

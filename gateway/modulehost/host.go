@@ -43,6 +43,8 @@ type Host struct {
 	cache   wazero.CompilationCache
 
 	reg atomic.Pointer[registry]
+	// rcache keeps recent answers (nil: Config.ResponseCacheBytes is 0).
+	rcache *respCache
 	// sched admits calls to the run slots and to each module's instances.
 	sched *scheduler
 
@@ -86,8 +88,9 @@ type entry struct {
 	source    string // file it came from; "" for an in-memory upload
 	loadedAt  time.Time
 	schemas   []*jsonschema.Schema
-	lastError string // why the latest replacement attempt failed
-	pool      *pool  // admission state of its instances (see scheduler)
+	meta      *outputMeta // output tensors of its routes (OIP metadata)
+	lastError string      // why the latest replacement attempt failed
+	pool      *pool       // admission state of its instances (see scheduler)
 }
 
 // New creates a Host and loads every *.wasm in cfg.ModulesDir, several at
@@ -128,6 +131,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Reg
 	var err error
 	if h.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
+	}
+	if cfg.ResponseCacheBytes > 0 {
+		h.rcache = newRespCache(cfg.ResponseCacheBytes, h.metrics)
 	}
 	if cfg.CacheDir != "" {
 		if h.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
@@ -527,7 +533,7 @@ func (h *Host) load(ctx context.Context, wasm []byte, source string, persist boo
 		}
 		source = dst
 	}
-	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod)}
+	e := &entry{mod: mod, source: source, loadedAt: time.Now(), schemas: schemas, pool: h.newPool(mod), meta: &outputMeta{}}
 	h.install(e)
 	if source != "" {
 		delete(h.failures, source)
@@ -622,6 +628,9 @@ func (h *Host) removeLocked(name string) (*entry, bool) {
 
 // retire drains a module that left the registry: calls in flight finish on it.
 func (h *Host) retire(e *entry) {
+	if h.rcache != nil && !h.serving(e.mod.SHA256()) {
+		h.rcache.dropModule(e.mod.SHA256())
+	}
 	h.retiring.Add(1)
 	go func() {
 		defer h.retiring.Done()
@@ -631,6 +640,16 @@ func (h *Host) retire(e *entry) {
 			h.log.Warn("retiring module", "module", e.mod.Manifest().Name, "error", err)
 		}
 	}()
+}
+
+// serving reports whether a loaded module has the SHA-256 sha.
+func (h *Host) serving(sha string) bool {
+	for _, e := range h.reg.Load().modules {
+		if e.mod.SHA256() == sha {
+			return true
+		}
+	}
+	return false
 }
 
 // Load installs a module from bytes, as the admin upload does: checked first,

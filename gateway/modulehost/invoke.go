@@ -54,7 +54,7 @@ func (h *Host) invoke(ctx context.Context, path string, caller Caller, body []by
 		if !ok {
 			return nil, modelapi.ModelRef{}, &modelapi.CallError{Status: fasthttp.StatusNotFound, Code: modelapi.CodeNotFound, Message: "no model serves " + path}
 		}
-		out, cerr, retired := h.invokeOn(ctx, r, caller, body)
+		out, _, cerr, retired := h.invokeOn(ctx, r, caller, body)
 		if retired && attempt < 3 {
 			continue
 		}
@@ -65,6 +65,21 @@ func (h *Host) invoke(ctx context.Context, path string, caller Caller, body []by
 			return nil, refOf(r), cerr
 		}
 		return withProvenance(out, r.e), refOf(r), nil
+	}
+}
+
+// HeaderCache says whether a model answer came from the response cache:
+// "hit" (nothing computed), "miss" (the module computed it, or some items
+// of a batch). Absent when the cache is off or the call failed.
+const HeaderCache = "X-Cache"
+
+func (h *Host) setCacheHeader(hd *fasthttp.ResponseHeader, ok, hit bool) {
+	switch {
+	case h.rcache == nil || !ok:
+	case hit:
+		hd.Set(HeaderCache, "hit")
+	default:
+		hd.Set(HeaderCache, "miss")
 	}
 }
 

@@ -14,6 +14,10 @@ type metrics struct {
 	modules  prometheus.Gauge
 	rejected *prometheus.CounterVec
 	parks    *prometheus.CounterVec
+
+	cacheHits, cacheMisses *prometheus.CounterVec
+	cacheEvictions         prometheus.Counter
+	cacheBytes             prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -43,11 +47,27 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "toxgate_module_releases_total",
 			Help: "Times a module dropped its compiled code and instances after going idle (see modules.idle_release).",
 		}, []string{"module"}),
+		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_model_cache_hits_total",
+			Help: "Model answers (a batch: items) given from the response cache or from a duplicate in the same list, by module.",
+		}, []string{"module"}),
+		cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toxgate_model_cache_misses_total",
+			Help: "Model answers (a batch: distinct items) computed by the module because the response cache did not hold them, by module.",
+		}, []string{"module"}),
+		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toxgate_model_cache_evictions_total",
+			Help: "Answers dropped from the response cache to keep it within modules.response_cache_bytes.",
+		}),
+		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "toxgate_model_cache_bytes",
+			Help: "Bytes held by the response cache (answers and a fixed overhead per entry).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.loads, m.modules, m.rejected, m.parks} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.loads, m.modules, m.rejected, m.parks, m.cacheHits, m.cacheMisses, m.cacheEvictions, m.cacheBytes} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -26,6 +26,9 @@ type OIPTensor struct {
 	Datatype   string         `json:"datatype"`
 	Parameters map[string]any `json:"parameters,omitempty"`
 	Data       any            `json:"data"`
+	// list is set on a tensor made from a JSON list (its dimensions vary
+	// with the input; the metadata gives them as -1).
+	list bool
 }
 
 // OIPInferRequest is the body of POST /v2/models/{name}[/versions/{v}]/infer.
@@ -126,6 +129,7 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller Caller) {
 		oipError(ctx, fasthttp.StatusInternalServerError, "the model's answer cannot be given as tensors: "+err.Error())
 		return
 	}
+	conform(outputs, h.routeOutputs(ctx, e, idx))
 	if len(req.Outputs) > 0 {
 		want := map[string]bool{}
 		for _, o := range req.Outputs {
@@ -146,6 +150,28 @@ func (h *Host) ServeInfer(ctx *fasthttp.RequestCtx, caller Caller) {
 	}
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, OIPInferResponse{ModelName: ref.Model, ModelVersion: ref.Version, ID: req.ID,
 		Parameters: map[string]any{"module_sha256": ref.ModuleSHA256, "route": ref.Route}, Outputs: outputs})
+}
+
+// conform gives an answer's tensors the datatypes of the route's metadata
+// where the values allow it: a column of numbers that all happen to be
+// integers in this answer is FP64 when the metadata says so.
+func conform(ts []OIPTensor, meta []TensorMetadata) {
+	want := make(map[string]string, len(meta))
+	for _, m := range meta {
+		want[m.Name] = m.Datatype
+	}
+	for i, t := range ts {
+		if t.Datatype != "INT64" || want[t.Name] != "FP64" {
+			continue
+		}
+		data, _ := t.Data.([]any)
+		for k, v := range data {
+			if n, ok := v.(int64); ok {
+				data[k] = float64(n)
+			}
+		}
+		ts[i].Datatype = "FP64"
+	}
 }
 
 // flatten lists a tensor's elements in row-major order.
@@ -317,7 +343,7 @@ func columnTensors(prefix string, rows []map[string]any) []OIPTensor {
 			col[i] = r[n]
 		}
 		dt, data := elements(col)
-		ts = append(ts, OIPTensor{Name: prefix + n, Shape: []int64{int64(len(rows))}, Datatype: dt, Data: data})
+		ts = append(ts, OIPTensor{Name: prefix + n, Shape: []int64{int64(len(rows))}, Datatype: dt, Data: data, list: true})
 	}
 	return ts
 }
@@ -339,12 +365,12 @@ func valueTensor(name string, v any) OIPTensor {
 					flat = append(flat, rr...)
 				}
 				if dt, data := elements(flat); rect && dt != "BYTES" {
-					return OIPTensor{Name: name, Shape: []int64{int64(len(l)), int64(cols)}, Datatype: dt, Data: data}
+					return OIPTensor{Name: name, Shape: []int64{int64(len(l)), int64(cols)}, Datatype: dt, Data: data, list: true}
 				}
 			}
 		}
 		dt, data := elements(l)
-		return OIPTensor{Name: name, Shape: []int64{int64(len(l))}, Datatype: dt, Data: data}
+		return OIPTensor{Name: name, Shape: []int64{int64(len(l))}, Datatype: dt, Data: data, list: true}
 	}
 	dt, data := elements([]any{v})
 	return OIPTensor{Name: name, Shape: []int64{1}, Datatype: dt, Data: data}

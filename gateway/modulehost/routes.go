@@ -183,18 +183,12 @@ func (h *Host) handleOIPModel(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	m := e.mod.Manifest()
-	md := OIPModelMetadata{Name: m.Name, Versions: []string{m.Version}, Platform: "toxgate-wasm",
-		Inputs: tensors(m.Routes[0].InputSchema), Outputs: tensors(m.Routes[0].Output.Schema)}
-	if len(md.Outputs) == 0 {
-		md.Outputs = []TensorMetadata{{Name: "output", Datatype: "BYTES", Shape: []int64{-1}}}
-	}
-	for _, r := range m.Routes {
-		rm := OIPRouteMetadata{Route: r.Path, Inputs: tensors(r.InputSchema), Outputs: tensors(r.Output.Schema)}
-		if len(rm.Outputs) == 0 {
-			rm.Outputs = []TensorMetadata{{Name: "output", Datatype: "BYTES", Shape: []int64{-1}}}
-		}
+	md := OIPModelMetadata{Name: m.Name, Versions: []string{m.Version}, Platform: "toxgate-wasm"}
+	for i, r := range m.Routes {
+		rm := OIPRouteMetadata{Route: r.Path, Inputs: tensors(r.InputSchema), Outputs: h.routeOutputs(ctx, e, i)}
 		md.Routes = append(md.Routes, rm)
 	}
+	md.Inputs, md.Outputs = md.Routes[0].Inputs, md.Routes[0].Outputs
 	httpcore.WriteJSON(ctx, fasthttp.StatusOK, md)
 }
 

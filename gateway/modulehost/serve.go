@@ -62,13 +62,14 @@ func (h *Host) ServeModelAs(ctx *fasthttp.RequestCtx, caller Caller) bool {
 // the module's own call timeout is the deadline, and a shutdown lets it
 // finish); it returns false if the module was retired.
 func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller Caller, body []byte) bool {
-	out, cerr, retired := h.invokeOn(context.WithoutCancel(ctx), r, caller, body)
+	out, hit, cerr, retired := h.invokeOn(context.WithoutCancel(ctx), r, caller, body)
 	if retired {
 		return false
 	}
 	man := r.e.mod.Manifest()
 	rt := man.Routes[r.idx]
 	setProvenance(&ctx.Response.Header, r.e)
+	h.setCacheHeader(&ctx.Response.Header, cerr == nil, hit)
 	if cerr != nil {
 		if cerr.RetryAfter > 0 {
 			ctx.Response.Header.Set("Retry-After", itoa(int(cerr.RetryAfter/time.Second)))
@@ -107,13 +108,13 @@ func (h *Host) serveOn(ctx *fasthttp.RequestCtx, r route, caller Caller, body []
 
 // invokeOn validates body and runs it on route r as caller: the answer, or
 // the error a client gets; retired is true if the module was swapped out.
-func (h *Host) invokeOn(ctx context.Context, r route, caller Caller, body []byte) (out []byte, cerr *modelapi.CallError, retired bool) {
+func (h *Host) invokeOn(ctx context.Context, r route, caller Caller, body []byte) (out []byte, hit bool, cerr *modelapi.CallError, retired bool) {
 	mod := r.e.mod
 	man := mod.Manifest()
 	rt := man.Routes[r.idx]
 	limits := mod.Limits()
 	if len(body) > limits.MaxInputBytes {
-		return nil, &modelapi.CallError{Status: fasthttp.StatusRequestEntityTooLarge, Code: modelapi.CodePayloadTooLarge,
+		return nil, false, &modelapi.CallError{Status: fasthttp.StatusRequestEntityTooLarge, Code: modelapi.CodePayloadTooLarge,
 			Message: "the body has " + itoa(len(body)) + " bytes; this model accepts at most " + itoa(limits.MaxInputBytes)}, false
 	}
 	if ie := validateInput(r.e.schemas[r.idx], body); ie != nil {
@@ -122,37 +123,32 @@ func (h *Host) invokeOn(ctx context.Context, r route, caller Caller, body []byte
 			status, code = fasthttp.StatusBadRequest, modelapi.CodeInvalidJSON
 		}
 		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		return nil, &modelapi.CallError{Status: status, Code: code, Message: ie.message, Field: ie.field}, false
+		return nil, false, &modelapi.CallError{Status: status, Code: code, Message: ie.message, Field: ie.field}, false
 	}
 	start := time.Now()
-	var err error
-	if b := h.parseBatch(rt.Batch, body); b != nil {
-		out, err = h.callBatch(ctx, r, caller, rt.Batch, b)
-	} else {
-		out, err = h.call(ctx, r, caller, body)
-	}
+	out, hit, err := h.answer(ctx, r, caller, &rt, body)
 	if errors.Is(err, wasmrt.ErrRetired) {
-		return nil, nil, true
+		return nil, false, nil, true
 	}
 	var rej *rejection
 	if errors.As(err, &rej) {
 		h.metrics.rejected.WithLabelValues(man.Name, rej.reason).Inc()
 		h.metrics.calls.WithLabelValues(man.Name, modelapi.CodeTooManyRequests).Inc()
 		secs := int(rej.retryAfter / time.Second)
-		return nil, &modelapi.CallError{Status: fasthttp.StatusTooManyRequests, Code: modelapi.CodeTooManyRequests,
+		return nil, false, &modelapi.CallError{Status: fasthttp.StatusTooManyRequests, Code: modelapi.CodeTooManyRequests,
 			Message: rejectionMessage(man.Name, rej.reason, secs), RetryAfter: rej.retryAfter}, false
 	}
 	if err != nil && ctx.Err() != nil && !errors.As(err, new(*abi.Error)) {
-		return nil, &modelapi.CallError{Status: fasthttp.StatusServiceUnavailable, Code: modelapi.CodeUnavailable, Message: "the call was canceled: " + ctx.Err().Error()}, false
+		return nil, false, &modelapi.CallError{Status: fasthttp.StatusServiceUnavailable, Code: modelapi.CodeUnavailable, Message: "the call was canceled: " + ctx.Err().Error()}, false
 	}
 	h.metrics.duration.WithLabelValues(man.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		status, code, msg, field := errorFor(err, limits)
 		h.metrics.calls.WithLabelValues(man.Name, code).Inc()
-		return nil, &modelapi.CallError{Status: status, Code: code, Message: msg, Field: field}, false
+		return nil, false, &modelapi.CallError{Status: status, Code: code, Message: msg, Field: field}, false
 	}
 	h.metrics.calls.WithLabelValues(man.Name, "ok").Inc()
-	return out, nil, false
+	return out, hit, nil, false
 }
 
 // prepareTimeout bounds bringing a parked module back and starting an

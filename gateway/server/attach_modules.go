@@ -48,6 +48,8 @@ func (a *App) attachModules(ctx context.Context) error {
 		BackgroundShare: float64(mc.BackgroundShare) / 100,
 		ServerVersion:   a.version,
 		Watch:           mc.Watch,
+
+		ResponseCacheBytes: int64(mc.ResponseCacheBytes),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
