@@ -12,7 +12,7 @@ import (
 // request's caller (API token, else the web session, else anonymous).
 func (a *App) newDCAT() *dcat.Handler {
 	return dcat.New(dcat.Options{
-		Action: webBackend{a}.Action,
+		Catalog: a.catalog,
 		Caller: func(ctx *fasthttp.RequestCtx) identity.Caller {
 			c := a.Caller(ctx)
 			if c.Anonymous() && a.sessionCaller != nil {

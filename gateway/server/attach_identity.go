@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +12,8 @@ import (
 	"toxgate/gateway/identity"
 	"toxgate/gateway/identity/oidc"
 	"toxgate/gateway/identityhttp"
-	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // AdminKeyFile is the file, next to the embedded store's data directory,
@@ -72,7 +71,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	w, err := web.New(web.Options{
 		Identity: svc, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
+		Catalog: a.catalog, Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
 		DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
 	})
 	if err != nil {
@@ -156,15 +155,9 @@ func (a *App) createdPackages(ctx context.Context, includePrivate bool) map[stri
 	if includePrivate {
 		body = []byte(`{"include_private": true}`)
 	}
-	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, body)
-	if err != nil || resp.Status != fasthttp.StatusOK {
-		return out
-	}
-	var env struct {
-		Result map[string]int `json:"result"`
-	}
-	if json.Unmarshal(resp.Body, &env) == nil && env.Result != nil {
-		out = env.Result
+	var counts map[string]int
+	if err := a.catalog.Do(ctx, contract.Identity{Sysadmin: true}, "user_package_counts", body, &counts); err == nil && counts != nil {
+		out = counts
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"toxgate/gateway/identity"
 	"toxgate/gateway/jobs"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // attachJobs serves scoring jobs (POST/GET /jobs, GET/DELETE /jobs/{id})
@@ -19,7 +20,7 @@ func (a *App) attachJobs(context.Context) error {
 		return nil
 	}
 	jc := a.cfg.Jobs
-	svc := jobs.New(a.store.DB(), a.modules, a.plugins, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
+	svc := jobs.New(a.store.DB(), a.modules, a.catalog, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		MaxPerUser: jc.MaxPerUser,
@@ -28,7 +29,7 @@ func (a *App) attachJobs(context.Context) error {
 	if jc.Workers > 0 {
 		a.startJobsAfterModules(svc)
 	}
-	as := func(h func(*fasthttp.RequestCtx, jobs.Caller)) fasthttp.RequestHandler {
+	as := func(h func(*fasthttp.RequestCtx, contract.Identity)) fasthttp.RequestHandler {
 		return a.RequireRole(identity.RoleModels, func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 			h(ctx, jobsCaller(c))
 		})
@@ -91,7 +92,7 @@ func (a *App) pagesHandler(page func(*web.Web, *fasthttp.RequestCtx)) fasthttp.R
 // webJobs serves the job pages from the jobs service, as the page's user.
 type webJobs struct{ a *App }
 
-func jobsCaller(c identity.Caller) jobs.Caller {
+func jobsCaller(c identity.Caller) contract.Identity {
 	return c.Identity
 }
 

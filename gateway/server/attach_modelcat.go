@@ -16,7 +16,7 @@ func (a *App) attachModelCatalog(context.Context) error {
 		return nil
 	}
 	log := a.log.With("component", "modelcat")
-	p := modelcat.New(a.modules, a.plugins, filestore.New(a.store.DB(), log).WithDir(a.filesDir()), modelcat.Config{
+	p := modelcat.New(a.modules, a.catalog, filestore.New(a.store.DB(), log).WithDir(a.filesDir()), modelcat.Config{
 		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr), MaxFileBytes: int64(cc.MaxResourceBytes),
 		Registerer: a.metrics.Registry(),
 	}, log)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"toxgate/gateway/identity"
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // webBackend gives the web pages the catalog plugin, the file store and
@@ -21,21 +23,21 @@ type webBackend struct{ a *App }
 
 var errNotAttached = errors.New("not attached")
 
-func pluginIdentity(c identity.Caller) pluginhost.Identity {
+func pluginIdentity(c identity.Caller) contract.Identity {
 	return c.Identity
 }
 
-// Action runs a catalog action through the plugin host, as the API would
-// for the same caller.
-func (b webBackend) Action(siteURL, action string, caller identity.Caller, body []byte) (int, []byte, error) {
-	if b.a.plugins == nil {
-		return 0, nil, errNotAttached
+// attachedPlugins is the plugin host as the catalog client reads it: the
+// host attached by attachPlugins, read at call time (the pages and their
+// client are made before the plugins are attached).
+type attachedPlugins struct{ a *App }
+
+// CallContext runs an action through the plugin host.
+func (p attachedPlugins) CallContext(ctx context.Context, action, siteURL string, caller contract.Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error) {
+	if p.a.plugins == nil {
+		return nil, errNotAttached
 	}
-	resp, err := b.a.plugins.CallInternal(action, siteURL, pluginIdentity(caller), body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return resp.Status, resp.Body, nil
+	return p.a.plugins.CallContext(ctx, action, siteURL, caller, contentType, body, upload)
 }
 
 // Upload streams a multipart resource action into the file store.

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/config"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
@@ -63,7 +64,10 @@ type App struct {
 	sessionCaller func(*fasthttp.RequestCtx) identity.Caller
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
-	modules       *modulehost.Host
+	// catalog is the one client of the catalog plugin (web, DCAT, jobs,
+	// models' datasets, user counts).
+	catalog *catalogclient.Client
+	modules *modulehost.Host
 	// roleWeights weigh model callers' fair shares (modules.role_weights).
 	roleWeights map[string]float64
 	files       *filehttp.Handler
@@ -151,6 +155,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	r.NotFound = a.notFound
 	a.router = r
+	a.catalog = catalogclient.New(attachedPlugins{a}, SiteURL(cfg.Server.PublicURL, cfg.Server.Addr))
 	a.routes(opts.EnableTestRoutes)
 	return a, nil
 }
