@@ -15,7 +15,7 @@ func (a *App) newDCAT() *dcat.Handler {
 		Catalog: a.catalog,
 		Caller: func(ctx *fasthttp.RequestCtx) identity.Caller {
 			c := a.Caller(ctx)
-			if c.Anonymous() && a.sessionCaller != nil {
+			if c.Anonymous() {
 				c = a.sessionCaller(ctx)
 			}
 			return c

@@ -24,9 +24,8 @@ func AdminKeyFile(dataDir string) string {
 }
 
 // attachIdentity connects the identity part: accounts and tokens in the
-// store, request authentication, the CKAN user and token actions, the web
-// pages, the external-authorization check, the admin API, and the first
-// sysadmin.
+// store, request authentication, the CKAN user and token actions, the
+// external-authorization check, the admin API, and the first sysadmin.
 func (a *App) attachIdentity(ctx context.Context) error {
 	cfg := a.cfg
 	st := identity.NewStore(a.store.DB())
@@ -50,6 +49,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	hs := identityhttp.New(svc, identityhttp.Options{Timeout: cfg.Server.WriteTimeout, SiteURL: a.siteURL,
 		CreatedPackages: a.createdPackages, PublicUserDetails: cfg.Catalog.Auth.PublicUserDetails, Logger: a.log})
 	a.SetAuthenticator(hs)
+	a.identity = svc
 	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
 		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
 		if cookie == "" {
@@ -65,21 +65,6 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	for _, act := range hs.Actions() {
 		a.AddCoreAction(CoreAction{ActionSpec: act.ActionSpec, Handle: act.Handle})
 	}
-
-	rdfEndpoints := a.newDCAT()
-	rdfEndpoints.Register(a.router)
-	w, err := web.New(web.Options{
-		Identity: svc, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
-		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Catalog: a.catalog, Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
-		DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
-	})
-	if err != nil {
-		return fmt.Errorf("web pages: %w", err)
-	}
-	w.Register(a.router)
-	a.modelPage = w.ModelPage
-	a.pages = w
 
 	check := hs.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)
@@ -125,11 +110,8 @@ func (a *App) siteURL(*fasthttp.RequestCtx) string {
 }
 
 // modelIndex is the model index (GET /models) from the module host, for
-// the dashboard; none when no module host is attached.
+// the dashboard.
 func (a *App) modelIndex(context.Context) []web.Model {
-	if a.modules == nil {
-		return nil
-	}
 	models := a.modules.Models()
 	out := make([]web.Model, 0, len(models))
 	for _, m := range models {
@@ -144,13 +126,10 @@ func (a *App) modelIndex(context.Context) []web.Model {
 
 // createdPackages counts each user's active datasets (CKAN's
 // number_created_packages), public ones or all, by asking the catalog
-// plugin, which owns the datasets; none when no plugin serves the catalog
-// or it does not answer.
+// plugin, which owns the datasets; none when it does not answer. It runs
+// on requests only, once attachPlugins has made the catalog client.
 func (a *App) createdPackages(ctx context.Context, includePrivate bool) map[string]int {
 	out := map[string]int{}
-	if a.plugins == nil {
-		return out
-	}
 	body := []byte(`{"include_private": false}`)
 	if includePrivate {
 		body = []byte(`{"include_private": true}`)

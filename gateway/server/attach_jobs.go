@@ -16,9 +16,6 @@ import (
 // attachJobs serves scoring jobs (POST/GET /jobs, GET/DELETE /jobs/{id})
 // to users with the models role and runs this gateway's share of them.
 func (a *App) attachJobs(context.Context) error {
-	if a.plugins == nil || a.modules == nil {
-		return nil
-	}
 	jc := a.cfg.Jobs
 	svc := jobs.New(a.store.DB(), a.modules, a.catalog, filestore.New(a.store.DB(), a.log.With("component", "jobs")).WithDir(a.filesDir()), jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
@@ -37,9 +34,6 @@ func (a *App) attachJobs(context.Context) error {
 	// A browser (Accept: text/html) gets the job pages, which use the
 	// session; API clients get JSON.
 	orPage := func(page, api fasthttp.RequestHandler) fasthttp.RequestHandler {
-		if a.pages == nil {
-			return api
-		}
 		return func(ctx *fasthttp.RequestCtx) {
 			if web.WantsHTML(ctx) {
 				page(ctx)
@@ -84,53 +78,31 @@ func (a *App) startJobsAfterModules(svc *jobs.Service) {
 	})
 }
 
-// pagesHandler is a page of the web pages as a handler.
+// pagesHandler is a page of the web pages as a handler; the pages are read
+// on requests only (attachWeb makes them after the jobs).
 func (a *App) pagesHandler(page func(*web.Web, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) { page(a.pages, ctx) }
 }
 
 // webJobs serves the job pages from the jobs service, as the page's user.
-type webJobs struct{ a *App }
+type webJobs struct{ svc *jobs.Service }
 
 func jobsCaller(c identity.Caller) contract.Identity {
 	return c.Identity
 }
 
-func (w webJobs) service() (*jobs.Service, error) {
-	if w.a.jobs == nil {
-		return nil, &jobs.Error{Status: fasthttp.StatusServiceUnavailable, Code: "unavailable", Message: "scoring jobs are not running on this gateway"}
-	}
-	return w.a.jobs, nil
-}
-
 func (w webJobs) CreateJob(ctx context.Context, c identity.Caller, req jobs.Request) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Create(ctx, jobsCaller(c), req)
+	return w.svc.Create(ctx, jobsCaller(c), req)
 }
 
 func (w webJobs) Job(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, jobsCaller(c), id)
+	return w.svc.Get(ctx, jobsCaller(c), id)
 }
 
 func (w webJobs) ListJobs(ctx context.Context, c identity.Caller) ([]*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.List(ctx, jobsCaller(c))
+	return w.svc.List(ctx, jobsCaller(c))
 }
 
 func (w webJobs) CancelJob(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Cancel(ctx, jobsCaller(c), id)
+	return w.svc.Cancel(ctx, jobsCaller(c), id)
 }

@@ -12,7 +12,7 @@ import (
 // module is added or replaced.
 func (a *App) attachModelCatalog(context.Context) error {
 	cc := a.cfg.Catalog
-	if !cc.PublishModels || a.plugins == nil || a.modules == nil {
+	if !cc.PublishModels {
 		return nil
 	}
 	log := a.log.With("component", "modelcat")

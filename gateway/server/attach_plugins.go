@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
@@ -61,6 +62,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		a.log.Error("plugin not started; retrying in the background", "err", err)
 	}
 	a.plugins = host
+	a.catalog = catalogclient.New(host, SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr))
 	a.AddCloser("plugins", host.Close)
 	a.AddReadyCheck("plugins", func(context.Context) error { return host.Ready() })
 	a.AddReloader("plugins", func(ctx context.Context) error {
@@ -87,7 +89,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	r := a.router
 	download := func(ctx *fasthttp.RequestCtx) {
 		c := a.Caller(ctx)
-		if c.Anonymous() && a.sessionCaller != nil {
+		if c.Anonymous() {
 			c = a.sessionCaller(ctx)
 		}
 		files.Download(ctx, c.Identity)

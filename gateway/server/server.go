@@ -60,26 +60,26 @@ type App struct {
 	pluginActions ActionHandler
 	bodies        *httpcore.BodyBudget
 	// sessionCaller resolves the web session cookie, for the GET routes a
-	// browser follows (file downloads); nil until identity is attached.
+	// browser follows (file downloads); set by attachIdentity.
 	sessionCaller func(*fasthttp.RequestCtx) identity.Caller
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
 	// catalog is the one client of the catalog plugin (web, DCAT, jobs,
-	// models' datasets, user counts).
+	// models' datasets, user counts); made by attachPlugins.
 	catalog *catalogclient.Client
-	modules *modulehost.Host
+	// identity is the identity service; set by attachIdentity.
+	identity *identity.Service
+	modules  *modulehost.Host
 	// roleWeights weigh model callers' fair shares (modules.role_weights).
 	roleWeights map[string]float64
 	files       *filehttp.Handler
-	// modelPage serves GET /models/{name} to browsers (the web pages).
-	modelPage fasthttp.RequestHandler
 	// users is the identity store's user directory, served to the plugins
 	// (nil until identity is attached).
 	users contract.Users
-	// pages are the web pages (nil until identity is attached).
+	// pages are the web pages; made by attachWeb, the last part, and read
+	// by the job and model routes on requests only.
 	pages *web.Web
-	// jobs runs scoring jobs (nil until attached, or without plugins and
-	// modules).
+	// jobs runs scoring jobs; made by attachJobs.
 	jobs *jobs.Service
 }
 
@@ -155,7 +155,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	r.NotFound = a.notFound
 	a.router = r
-	a.catalog = catalogclient.New(attachedPlugins{a}, SiteURL(cfg.Server.PublicURL, cfg.Server.Addr))
 	a.routes(opts.EnableTestRoutes)
 	return a, nil
 }
@@ -406,9 +405,7 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	}
 	status := fasthttp.StatusOK
 	body := map[string]any{"ready": ready, "parts": parts, "ready_status": a.cfg.Server.ReadyStatus}
-	if a.modules != nil {
-		body["models"] = a.modules.Readiness()
-	}
+	body["models"] = a.modules.Readiness()
 	if len(notReady) > 0 {
 		body["not_ready"] = notReady
 	}
