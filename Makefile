@@ -93,7 +93,7 @@ bench: build
 	@echo "== gateway core and models end to end (64 connections, loopback)"
 	TOXGATE_BIN_DIR=$(BIN) $(GO) run ./gateway/cmd/toxgate-bench
 	@echo "== token check overhead (catalog read with a token vs anonymous, 64 connections)"
-	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/server/
+	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/e2e/
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
 	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
 	@echo "== catalog: patches with 8 clients (target >= 100/s) and hot reloads under writes (target: no request over 100 ms), 10,000 datasets"
@@ -101,16 +101,16 @@ bench: build
 	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
-	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/server/
+	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/e2e/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
 	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
-	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/server/
+	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/e2e/
 	@echo "== DCAT: a catalog page of 100 datasets in Turtle, JSON-LD and RDF/XML vs package_search of the same 100"
-	$(BENCH) -bench 'DCATCatalogPage' -benchtime 200x ./gateway/server/
+	$(BENCH) -bench 'DCATCatalogPage' -benchtime 200x ./gateway/e2e/
 	$(BENCH) -bench 'CatalogPageInProcess' -benchmem ./gateway/dcat/
 	@echo "== models in the catalog: first publishing pass with every module, and the pass after a restart"
-	$(BENCH) -bench 'PublishModels' -benchtime 1x ./gateway/server/
+	$(BENCH) -bench 'PublishModels' -benchtime 1x ./gateway/e2e/
 	@echo "== model host: pooled call vs native, real modules vs native, serve vs IsAlive, start time"
 	$(BENCH) -bench 'CallPooledVsNative' -benchtime 3000x ./gateway/modulehost/
 	$(BENCH) -bench 'ModelsVsNative' -benchtime 3x ./gateway/modulehost/
@@ -118,7 +118,7 @@ bench: build
 	$(BENCH) -bench 'ServeVsIsAlive' -benchtime 10000x ./gateway/modulehost/
 	$(BENCH) -bench 'Start' -benchtime 1x ./gateway/modulehost/
 	@echo "== gateway start: catalog serving and every model ready, fresh and restarted, beside compiling the modules serially and in parallel"
-	$(BENCH) -bench 'GatewayStart' -benchtime 1x ./gateway/server/
+	$(BENCH) -bench 'GatewayStart' -benchtime 1x ./gateway/e2e/
 	$(BENCH) -bench 'FirstCall' -benchtime 5x ./gateway/modulehost/
 	@echo "== gateway idle RSS with every module loaded and ready, beside the modules' .wasm size; first-call latency"
 	$(BENCH) -bench 'IdleRSS' -benchtime 1x ./gateway/modulehost/

@@ -90,6 +90,7 @@ type Plugins struct {
 	HealthInterval time.Duration     `yaml:"health_interval" doc:"how often each plugin is pinged"`
 	RestartBackoff time.Duration     `yaml:"restart_backoff" doc:"first delay before restarting a crashed plugin (doubles, max 30s)"`
 	Watch          bool              `yaml:"watch" doc:"reload a plugin when its program changes on disk"`
+	Transport      string            `yaml:"transport" doc:"RPC transport between the gateway and its plugins: netrpc or grpc"`
 }
 
 // Catalog configures the catalog's file store.
@@ -106,10 +107,11 @@ type Catalog struct {
 	AllowAdminCollaborators   bool `yaml:"allow_admin_collaborators" doc:"collaborators may also have the admin capacity, which manages the dataset's collaborators"`
 	// ActivityListLimit and ActivityListLimitMax are CKAN's
 	// ckan.activity_list_limit and ckan.activity_list_limit_max.
-	ActivityListLimit    int `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
-	ActivityListLimitMax int `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
-	DCATPerPage          int `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
-	MaxUploadsPerUser    int `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
+	ActivityListLimit    int  `yaml:"activity_list_limit" doc:"activities an activity list returns when limit is not given (ckan.activity_list_limit)"`
+	ActivityListLimitMax int  `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
+	DCATPerPage          int  `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
+	MaxUploadsPerUser    int  `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
+	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin runs write actions in parallel (needs a MongoDB replica set); otherwise one at a time"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
 }
@@ -144,8 +146,8 @@ type FilesS3 struct {
 // CatalogAuth are CKAN's ckan.auth.* switches that a shared deployment
 // sets: who may create organizations, groups and datasets without an
 // organization, and who sees user details and activity detail. The
-// catalog plugin receives them as TOXGATE_CATALOG_AUTH_* environment
-// variables (user_list and user_show, served by the core, read
+// catalog plugin receives them in its settings message (PluginSettings;
+// user_list and user_show, served by the core, read
 // public_user_details here). See catalog/README.md, "Authorization".
 type CatalogAuth struct {
 	UserCreateOrganizations            bool `yaml:"user_create_organizations" doc:"every logged-in user may create organizations, becoming their admin (ckan.auth.user_create_organizations); otherwise sysadmins only"`
@@ -158,7 +160,7 @@ type CatalogAuth struct {
 }
 
 // DataStore selects the DataStore's SQL engine and its limits. The catalog
-// plugin receives these as TOXGATE_DATASTORE_* environment variables.
+// plugin receives these in its settings message (PluginSettings).
 type DataStore struct {
 	URL            string        `yaml:"url" doc:"PostgreSQL URL (postgres://user:pass@host/db); empty: embedded SQLite under dir"`
 	Dir            string        `yaml:"dir" doc:"embedded engine directory (empty: datastore/ beside mongodb.data_dir)"`
@@ -335,12 +337,13 @@ func Default() Config {
 			HealthInterval: 2 * time.Second,
 			RestartBackoff: 250 * time.Millisecond,
 			Watch:          true,
+			Transport:      "netrpc",
 		},
 		Files: Files{Backend: "dir", Download: "proxy", S3: FilesS3{PartBytes: 16 << 20, PresignTTL: 5 * time.Minute}},
 		Catalog: Catalog{MaxResourceBytes: 50 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
-			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2,
+			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},

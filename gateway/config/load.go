@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"toxgate/internal/egress"
+	"toxgate/plugins/contract"
 )
 
 // EnvPrefix starts every environment variable that overrides a key.
@@ -387,6 +388,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Modules.Weights(); err != nil {
 		bad("modules.role_weights", "%v", err)
+	}
+	switch c.Plugins.Transport {
+	case contract.TransportNetRPC, contract.TransportGRPC:
+	default:
+		bad("plugins.transport", "must be %s or %s, got %q", contract.TransportNetRPC, contract.TransportGRPC, c.Plugins.Transport)
 	}
 	switch c.Server.ReadyStatus {
 	case ReadyAll, ReadyCore:

@@ -2,7 +2,8 @@ package dcat
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/rdf"
@@ -19,9 +21,8 @@ import (
 
 // Options are what the endpoints need from the gateway.
 type Options struct {
-	// Action runs a catalog action as caller with a JSON body and returns
-	// the HTTP status and CKAN's envelope.
-	Action func(siteURL, action string, caller identity.Caller, body []byte) (int, []byte, error)
+	// Catalog runs the catalog actions the endpoints read, as the caller.
+	Catalog *catalogclient.Client
 	// Caller is the request's identity (token or web session; anonymous otherwise).
 	Caller func(*fasthttp.RequestCtx) identity.Caller
 	// SiteURL is the external base URL of the request (no trailing slash).
@@ -164,31 +165,19 @@ func (h *Handler) caller(ctx *fasthttp.RequestCtx) identity.Caller {
 
 // call runs a catalog action and decodes its result.
 func (h *Handler) call(ctx *fasthttp.RequestCtx, site, action string, args map[string]any, out any) (status int, msg string) {
-	body, _ := json.Marshal(args)
-	st, env, err := h.o.Action(site, action, h.caller(ctx), body)
-	if err != nil {
+	// the plugin host bounds the call; a shutdown lets it finish
+	err := h.o.Catalog.At(site).Do(context.WithoutCancel(ctx), h.caller(ctx).Identity, action, args, out)
+	var ce *catalogclient.Error
+	switch {
+	case err == nil:
+		return fasthttp.StatusOK, ""
+	case errors.As(err, &ce) && ce.Err != nil:
 		return fasthttp.StatusServiceUnavailable, "the catalog is temporarily unavailable; please retry"
+	case errors.As(err, &ce):
+		return ce.Status, ce.Error()
+	default:
+		return fasthttp.StatusBadGateway, err.Error()
 	}
-	var e struct {
-		Success bool            `json:"success"`
-		Result  json.RawMessage `json:"result"`
-		Error   map[string]any  `json:"error"`
-	}
-	if err := json.Unmarshal(env, &e); err != nil {
-		return fasthttp.StatusBadGateway, fmt.Sprintf("the catalog answered %d without an envelope", st)
-	}
-	if !e.Success {
-		m, _ := e.Error["message"].(string)
-		if m == "" {
-			b, _ := json.Marshal(e.Error)
-			m = string(b)
-		}
-		return st, m
-	}
-	if err := json.Unmarshal(e.Result, out); err != nil {
-		return fasthttp.StatusBadGateway, "the catalog's answer could not be read: " + err.Error()
-	}
-	return fasthttp.StatusOK, ""
 }
 
 func (h *Handler) write(ctx *fasthttp.RequestCtx, g *rdf.Graph, f format) {

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/pluginhost"
 )
@@ -41,15 +42,14 @@ func (h *Handler) Download(ctx *fasthttp.RequestCtx, caller pluginhost.Identity)
 		return
 	}
 	var env struct {
-		Success bool `json:"success"`
-		Result  struct {
+		Result struct {
 			FileID      string `json:"file_id"`
 			Filename    string `json:"filename"`
 			PackageID   string `json:"package_id"`
 			PackageName string `json:"package_name"`
-		} `json:"result"`
+		}
 	}
-	if resp.Status != fasthttp.StatusOK || json.Unmarshal(resp.Body, &env) != nil || !env.Success ||
+	if catalogclient.Decode(resp.Status, resp.Body, &env.Result) != nil ||
 		(dataset != env.Result.PackageID && dataset != env.Result.PackageName) {
 		notFound()
 		return

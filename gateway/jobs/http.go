@@ -9,11 +9,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/httpcore"
+	"toxgate/plugins/contract"
 )
 
 // HandleCreate serves POST /jobs for c: 202 with {id, state, status_url}
 // and Location once the input is staged and the job queued.
-func (s *Service) HandleCreate(ctx *fasthttp.RequestCtx, c Caller) {
+func (s *Service) HandleCreate(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	var req Request
 	dec := json.NewDecoder(bytesReader(ctx.PostBody()))
 	dec.DisallowUnknownFields()
@@ -33,7 +34,7 @@ func (s *Service) HandleCreate(ctx *fasthttp.RequestCtx, c Caller) {
 }
 
 // HandleGet serves GET /jobs/{id}.
-func (s *Service) HandleGet(ctx *fasthttp.RequestCtx, c Caller) {
+func (s *Service) HandleGet(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	id, _ := ctx.UserValue("id").(string)
 	st, err := s.Get(ctx, c, id)
 	if err != nil {
@@ -45,7 +46,7 @@ func (s *Service) HandleGet(ctx *fasthttp.RequestCtx, c Caller) {
 }
 
 // HandleCancel serves DELETE /jobs/{id}.
-func (s *Service) HandleCancel(ctx *fasthttp.RequestCtx, c Caller) {
+func (s *Service) HandleCancel(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	id, _ := ctx.UserValue("id").(string)
 	st, err := s.Cancel(ctx, c, id)
 	if err != nil {
@@ -56,7 +57,7 @@ func (s *Service) HandleCancel(ctx *fasthttp.RequestCtx, c Caller) {
 }
 
 // HandleList serves GET /jobs: the caller's jobs, newest first.
-func (s *Service) HandleList(ctx *fasthttp.RequestCtx, c Caller) {
+func (s *Service) HandleList(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	list, err := s.List(ctx, c)
 	if err != nil {
 		writeErr(ctx, err)

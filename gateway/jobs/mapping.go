@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -148,20 +147,4 @@ func (m *mapping) batchOutput(out []byte) ([]json.RawMessage, error) {
 func rowError(msg string) string {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return string(b)
-}
-
-// cellText is a JSON value as a CSV cell: strings as they are, null empty,
-// numbers and booleans as written, lists and objects as JSON.
-func cellText(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	switch {
-	case len(v) == 0 || string(v) == "null":
-		return ""
-	case v[0] == '"':
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
-		}
-	}
-	return string(v)
 }

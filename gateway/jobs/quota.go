@@ -9,6 +9,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"toxgate/plugins/contract"
 )
 
 // slot is one of a user's places for a job not yet over, in the store's
@@ -30,7 +32,7 @@ const slotStagingGrace = 30 * time.Minute
 func (s db) slots() *mongo.Collection { return s.d.Collection("jobs.slots") }
 
 // userKey identifies c's places.
-func userKey(c Caller) string {
+func userKey(c contract.Identity) string {
 	if c.UserID != "" {
 		return c.UserID
 	}
@@ -41,7 +43,7 @@ func userKey(c Caller) string {
 // places of c's jobs that are over (a gateway that died between ending a
 // job and freeing its place); 429 when c has that many jobs queued or
 // running.
-func (s *Service) takeSlot(ctx context.Context, c Caller, job string) (string, error) {
+func (s *Service) takeSlot(ctx context.Context, c contract.Identity, job string) (string, error) {
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
 	key := userKey(c)

@@ -14,6 +14,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"toxgate/gateway/internal/csvcell"
 	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/plugins/contract"
 )
@@ -676,12 +677,12 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 			ms, _ := modelapi.ObjectMembers([]byte(out.Items[r]))
 			for _, m := range ms {
 				if m.Key == "error" {
-					rec[len(rec)-1] = cellText(m.Val)
+					rec[len(rec)-1] = csvcell.Raw(m.Val)
 					continue
 				}
 				for k, c := range cols {
 					if c == m.Key {
-						rec[len(j.Columns)+k] = cellText(m.Val)
+						rec[len(j.Columns)+k] = csvcell.Raw(m.Val)
 						break
 					}
 				}
@@ -720,7 +721,7 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 		"failed_rows":       strconv.Itoa(failed),
 	}
 	up := &contract.Upload{FileID: info.ID, Filename: info.Filename, Mimetype: "text/csv", Size: info.Size, SHA256: info.SHA256}
-	res, err := s.catalogCall("resource_create", Caller{UserID: j.UserID, Name: j.User, Sysadmin: j.Sysadmin}, body, up)
+	res, err := s.catalogCall(ctx, "resource_create", contract.Identity{UserID: j.UserID, Name: j.User, Sysadmin: j.Sysadmin}, body, up)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {

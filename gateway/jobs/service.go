@@ -17,8 +17,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/modulehost/modelapi"
-	"toxgate/gateway/pluginhost"
 	"toxgate/plugins/contract"
 )
 
@@ -26,11 +26,6 @@ import (
 type Models interface {
 	Resolve(nameOrPath string) (modelapi.ModelRef, bool)
 	Invoke(ctx context.Context, path, caller string, body []byte) ([]byte, modelapi.ModelRef, error)
-}
-
-// Catalog runs catalog actions as a user (the gateway's plugin host).
-type Catalog interface {
-	Call(action, siteURL string, caller pluginhost.Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error)
 }
 
 // Config tunes the jobs of one gateway. Zero values take the defaults noted.
@@ -90,9 +85,6 @@ func (c Config) withDefaults() Config {
 // maxAttempts is how many leases a chunk may take before the job fails.
 const maxAttempts = 5
 
-// Caller is who asks for a job: the identity catalog calls are made as.
-type Caller = pluginhost.Identity
-
 // Request is the body of POST /jobs.
 type Request struct {
 	// Model is a model name ("herg") or a route ("/hERG/evaluate").
@@ -106,14 +98,9 @@ type Request struct {
 	PackageID string `json:"package_id"`
 }
 
-// Error is a refused request: HTTP status, code, message, field.
-type Error struct {
-	Status        int
-	Code, Message string
-	Field         string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a refused request: HTTP status, code, message, field; the
+// gateway's one error shape of its JSON APIs (modelapi.CallError).
+type Error = modelapi.CallError
 
 func errorf(status int, code, field, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
@@ -123,7 +110,7 @@ func errorf(status int, code, field, format string, args ...any) *Error {
 type Service struct {
 	db      db
 	models  Models
-	catalog Catalog
+	catalog *catalogclient.Client
 	files   *filestore.Store
 	cfg     Config
 	log     *slog.Logger
@@ -149,7 +136,7 @@ type cursor struct {
 }
 
 // New returns a Service on the store database d.
-func New(d *mongo.Database, models Models, catalog Catalog, files *filestore.Store, cfg Config, log *slog.Logger) *Service {
+func New(d *mongo.Database, models Models, catalog *catalogclient.Client, files *filestore.Store, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -165,43 +152,28 @@ func newID() string {
 
 // catalogCall runs a catalog action as c and returns its result, or the
 // catalog's refusal as an *Error with the catalog's status and message.
-func (s *Service) catalogCall(action string, c pluginhost.Identity, body any, upload *contract.Upload) (map[string]any, error) {
-	b, _ := json.Marshal(body)
-	resp, err := s.catalog.Call(action, s.cfg.SiteURL, c, "application/json", b, upload)
-	if err != nil {
-		return nil, errorf(http.StatusServiceUnavailable, "unavailable", "", "the catalog is unavailable: %v", err)
+func (s *Service) catalogCall(ctx context.Context, action string, c contract.Identity, body any, upload *contract.Upload) (map[string]any, error) {
+	var res map[string]any
+	err := s.catalog.Attach(ctx, c, action, body, upload, &res)
+	var ce *catalogclient.Error
+	if !errors.As(err, &ce) {
+		return res, err
 	}
-	var env struct {
-		Success bool           `json:"success"`
-		Result  map[string]any `json:"result"`
-		Error   struct {
-			Message string `json:"message"`
-			Type    string `json:"__type"`
-		} `json:"error"`
+	code := "catalog_error"
+	switch ce.Status {
+	case http.StatusForbidden:
+		code = "forbidden"
+	case http.StatusNotFound:
+		code = "not_found"
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		code = "unavailable"
 	}
-	_ = json.Unmarshal(resp.Body, &env)
-	if resp.Status != http.StatusOK || !env.Success {
-		msg := env.Error.Message
-		if msg == "" {
-			msg = strings.TrimSpace(string(resp.Body))
-		}
-		code := "catalog_error"
-		switch resp.Status {
-		case http.StatusForbidden:
-			code = "forbidden"
-		case http.StatusNotFound:
-			code = "not_found"
-		case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			code = "unavailable"
-		}
-		return nil, &Error{Status: resp.Status, Code: code, Message: action + ": " + msg}
-	}
-	return env.Result, nil
+	return nil, &Error{Status: ce.Status, Code: code, Message: action + ": " + ce.Error()}
 }
 
 // Create checks a request, stages the input rows in the store and queues
 // the job; once it returns the job is never lost.
-func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, error) {
+func (s *Service) Create(ctx context.Context, c contract.Identity, req Request) (*Status, error) {
 	switch {
 	case req.Model == "":
 		return nil, errorf(http.StatusUnprocessableEntity, "invalid_input", "model", "name a model (\"herg\") or a model route (\"/hERG/evaluate\")")
@@ -219,11 +191,11 @@ func (s *Service) Create(ctx context.Context, c Caller, req Request) (*Status, e
 		return nil, err
 	}
 	id := c
-	pkg, err := s.catalogCall("package_writable", id, map[string]any{"id": req.PackageID}, nil)
+	pkg, err := s.catalogCall(ctx, "package_writable", id, map[string]any{"id": req.PackageID}, nil)
 	if err != nil {
 		return nil, fieldOf(err, "package_id")
 	}
-	file, err := s.catalogCall("resource_file", id, map[string]any{"id": req.ResourceID}, nil)
+	file, err := s.catalogCall(ctx, "resource_file", id, map[string]any{"id": req.ResourceID}, nil)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Status == http.StatusNotFound && strings.Contains(e.Message, "no uploaded file") {
 			e.Status, e.Code = http.StatusUnprocessableEntity, "invalid_input"
@@ -409,7 +381,7 @@ func (s *Service) status(ctx context.Context, j *Job) (*Status, error) {
 }
 
 // Get reports job id to c (its owner or a sysadmin).
-func (s *Service) Get(ctx context.Context, c Caller, id string) (*Status, error) {
+func (s *Service) Get(ctx context.Context, c contract.Identity, id string) (*Status, error) {
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
 		return nil, err
@@ -417,7 +389,7 @@ func (s *Service) Get(ctx context.Context, c Caller, id string) (*Status, error)
 	return s.status(ctx, j)
 }
 
-func (s *Service) visible(ctx context.Context, c Caller, id string) (*Job, error) {
+func (s *Service) visible(ctx context.Context, c contract.Identity, id string) (*Job, error) {
 	j, err := s.db.job(ctx, id)
 	if err != nil {
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable", "", "%v", err)
@@ -429,7 +401,7 @@ func (s *Service) visible(ctx context.Context, c Caller, id string) (*Job, error
 }
 
 // List reports c's jobs, newest first (at most 100).
-func (s *Service) List(ctx context.Context, c Caller) ([]*Status, error) {
+func (s *Service) List(ctx context.Context, c contract.Identity) ([]*Status, error) {
 	js, err := s.db.byUser(ctx, c.UserID, 100)
 	if err != nil {
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable", "", "%v", err)
@@ -447,7 +419,7 @@ func (s *Service) List(ctx context.Context, c Caller) ([]*Status, error) {
 
 // Cancel stops job id of c: the work in flight stops, no result is
 // written. A job already over answers 409 with its state.
-func (s *Service) Cancel(ctx context.Context, c Caller, id string) (*Status, error) {
+func (s *Service) Cancel(ctx context.Context, c contract.Identity, id string) (*Status, error) {
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,8 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/modulehost"
-	"toxgate/gateway/pluginhost"
 	"toxgate/plugins/contract"
 	"toxgate/sdk/abi"
 )
@@ -35,11 +34,6 @@ import (
 type Models interface {
 	Models() []modulehost.ModelInfo
 	Manifests() (generation uint64, manifests []abi.Manifest)
-}
-
-// Catalog runs catalog actions (the gateway's plugin host).
-type Catalog interface {
-	Call(action, siteURL string, caller pluginhost.Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error)
 }
 
 // Config tunes the publisher.
@@ -61,12 +55,12 @@ type Config struct {
 }
 
 // Identity is the caller the publisher acts as: the gateway's own sysadmin.
-var Identity = pluginhost.Identity{Name: "toxgate", Sysadmin: true}
+var Identity = contract.Identity{Name: "toxgate", Sysadmin: true}
 
 // Publisher keeps one dataset per loaded model in the catalog.
 type Publisher struct {
 	models  Models
-	catalog Catalog
+	catalog *catalogclient.Client
 	files   *filestore.Store
 	cfg     Config
 	log     *slog.Logger
@@ -78,7 +72,7 @@ type Publisher struct {
 }
 
 // New returns a publisher; Start runs it.
-func New(models Models, catalog Catalog, files *filestore.Store, cfg Config, log *slog.Logger) *Publisher {
+func New(models Models, catalog *catalogclient.Client, files *filestore.Store, cfg Config, log *slog.Logger) *Publisher {
 	if cfg.Org == "" {
 		cfg.Org = "toxgate-models"
 	}
@@ -212,42 +206,22 @@ func (p *Publisher) PublishAll(ctx context.Context) error {
 // passStats counts what one pass wrote.
 type passStats struct{ updated, uploaded int }
 
-// callError is a catalog refusal.
-type callError struct {
-	status int
-	msg    string
-}
-
-func (e *callError) Error() string { return fmt.Sprintf("%d %s", e.status, e.msg) }
-
+// statusOf is the status of a catalog refusal (0 for other errors).
 func statusOf(err error) int {
-	var ce *callError
+	var ce *catalogclient.Error
 	if errors.As(err, &ce) {
-		return ce.status
+		return ce.Status
 	}
 	return 0
 }
 
+// call runs a catalog action as the gateway's sysadmin (Identity).
 func (p *Publisher) call(action string, body any, up *contract.Upload) (map[string]any, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := p.catalog.Call(action, p.cfg.SiteURL, Identity, "application/json", b, up)
-	if err != nil {
+	var res map[string]any
+	if err := p.catalog.At(p.cfg.SiteURL).Attach(context.Background(), Identity, action, body, up, &res); err != nil {
 		return nil, fmt.Errorf("%s: %w", action, err)
 	}
-	var env struct {
-		Success bool           `json:"success"`
-		Result  map[string]any `json:"result"`
-		Error   any            `json:"error"`
-	}
-	_ = json.Unmarshal(resp.Body, &env)
-	if resp.Status != http.StatusOK || !env.Success {
-		msg, _ := json.Marshal(env.Error)
-		return nil, &callError{status: resp.Status, msg: action + ": " + string(msg)}
-	}
-	return env.Result, nil
+	return res, nil
 }
 
 // ensureOrg makes the models' organization when it is missing and returns

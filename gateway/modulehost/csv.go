@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"toxgate/gateway/internal/csvcell"
 	"toxgate/gateway/modulehost/modelapi"
 	"toxgate/sdk/abi"
 )
@@ -42,7 +43,7 @@ func tableCSV(output []byte, t *abi.Table) ([]byte, error) {
 			return nil, fmt.Errorf("row %d is not an object: %w", i, err)
 		}
 		for j, c := range cols {
-			rec[j] = cell(row[c])
+			rec[j] = csvcell.Raw(row[c])
 			if c == "error" {
 				rec[j] = errorCell(row[c])
 			}
@@ -53,21 +54,6 @@ func tableCSV(output []byte, t *abi.Table) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
-// cell renders one JSON value as a CSV cell: strings unquoted, null empty,
-// numbers and booleans as written, arrays and objects as JSON.
-func cell(v json.RawMessage) string {
-	if len(v) == 0 || string(v) == "null" {
-		return ""
-	}
-	if v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
-		}
-	}
-	return string(v)
-}
-
 // errorCell renders a row's error: an object's "field: message", else as cell.
 func errorCell(v json.RawMessage) string {
 	var e struct {
@@ -75,7 +61,7 @@ func errorCell(v json.RawMessage) string {
 		Field   string  `json:"field"`
 	}
 	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &e) != nil || e.Message == nil {
-		return cell(v)
+		return csvcell.Raw(v)
 	}
 	if e.Field != "" && !strings.Contains(*e.Message, e.Field) {
 		return e.Field + ": " + *e.Message
@@ -226,7 +212,7 @@ func seriesOf(ms []modelapi.Member) ([]byte, bool) {
 	rec := make([]string, len(cols))
 	for i := 0; i < n; i++ {
 		for j := range cols {
-			rec[j] = cell(data[j][i])
+			rec[j] = csvcell.Raw(data[j][i])
 		}
 		w.Write(rec)
 	}

@@ -29,7 +29,7 @@ func BenchmarkTransport(b *testing.B) {
 	for _, tr := range []string{contract.TransportGRPC, contract.TransportNetRPC} {
 		b.Run(tr, func(b *testing.B) {
 			h, err := New(Config{Plugins: []PluginConfig{{Name: "catalog", Path: pluginBin}}, MongoURI: mongoURI,
-				MongoDatabase: "bench_transport", Transport: tr}, quiet, nil)
+				MongoDatabase: "bench_transport", Transport: tr, Settings: testSettings()}, quiet, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -78,8 +78,12 @@ var benchHostProfile = flag.String("host-cpuprofile", "", "write this process's 
 var benchCreateClients = flag.Int("create-clients", 4, "concurrent clients per CPU in BenchmarkPackageCreate")
 
 // benchCatalogEnv is one more KEY=value for the catalog plugin of the HTTP
-// benchmarks, e.g. TOXGATE_CATALOG_CONCURRENT_WRITES=true.
+// benchmarks, e.g. TOXGATE_CATALOG_CPUPROFILE=/tmp/cpu.out.
 var benchCatalogEnv = flag.String("catalog-env", "", "KEY=value added to the catalog plugin's environment")
+
+// benchConcurrentWrites sets catalog.concurrent_writes in the plugin
+// settings of the HTTP benchmarks.
+var benchConcurrentWrites = flag.Bool("concurrent-writes", false, "catalog.concurrent_writes of the catalog plugin")
 
 // benchShowSlow makes BenchmarkReloadUnderWrites print each read slower
 // than this that overlapped a reload, with its offset from the reload's start.
@@ -160,6 +164,7 @@ func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	db := seed10k(b)
 	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
 		c.Transport = *benchTransport
+		c.Settings.Catalog.ConcurrentWrites = *benchConcurrentWrites
 		if *benchCatalogEnv != "" {
 			c.Env = append(c.Env, *benchCatalogEnv)
 		}

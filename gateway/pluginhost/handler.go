@@ -100,11 +100,16 @@ func (h *Host) CallInternalContext(ctx context.Context, action, siteURL string, 
 // HTTP request, as caller, with body of contentType and optionally a file
 // the gateway stored, and returns the plugin's reply (status, CKAN envelope).
 func (h *Host) Call(action, siteURL string, caller Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error) {
+	return h.CallContext(context.Background(), action, siteURL, caller, contentType, body, upload)
+}
+
+// CallContext is Call on behalf of ctx, within plugins.call_timeout.
+func (h *Host) CallContext(ctx context.Context, action, siteURL string, caller Identity, contentType string, body []byte, upload *contract.Upload) (*contract.Response, error) {
 	r, ok := (*h.routes.Load())[action]
 	if !ok {
 		return nil, fmt.Errorf("pluginhost: no plugin serves %s", action)
 	}
-	return h.call(context.Background(), r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: contentType,
+	return h.call(ctx, r.m, &contract.Request{Action: action, Method: fasthttp.MethodPost, ContentType: contentType,
 		Body: body, SiteURL: siteURL, Caller: caller, Upload: upload})
 }
 

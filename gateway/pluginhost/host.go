@@ -70,8 +70,12 @@ type Config struct {
 	SiteURL string
 	// LogLevel is passed to plugins (TOXGATE_LOG_LEVEL) [info].
 	LogLevel string
-	// Env holds extra KEY=value settings for every plugin, e.g.
-	// TOXGATE_CATALOG_CONCURRENT_WRITES=true on a MongoDB replica set.
+	// Settings is the configuration message every plugin receives
+	// (contract.EnvSettings), built by the gateway from its configuration
+	// (config.Config.PluginSettings).
+	Settings contract.Settings
+	// Env holds extra KEY=value variables for every plugin (benchmarks
+	// set TOXGATE_CATALOG_CPUPROFILE).
 	Env []string
 	// Users is the user directory served to the plugins over go-plugin's
 	// broker (goplugin.HostUsers on their side); nil: none.
@@ -104,14 +108,15 @@ type Action struct {
 
 // Host supervises the plugins.
 type Host struct {
-	cfg     Config
-	log     *slog.Logger
-	metrics *metrics
-	plugins []*managed
-	routes  atomic.Pointer[map[string]route]
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	cfg      Config
+	settings string // cfg.Settings, encoded once
+	log      *slog.Logger
+	metrics  *metrics
+	plugins  []*managed
+	routes   atomic.Pointer[map[string]route]
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 type route struct {
@@ -133,7 +138,11 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Host, err
 	if err != nil {
 		return nil, fmt.Errorf("pluginhost: %w", err)
 	}
-	h := &Host{cfg: cfg, log: logger.With("component", "pluginhost"), metrics: m}
+	settings, err := contract.EncodeSettings(cfg.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("pluginhost: %w", err)
+	}
+	h := &Host{cfg: cfg, settings: settings, log: logger.With("component", "pluginhost"), metrics: m}
 	seen := map[string]bool{}
 	for _, pc := range cfg.Plugins {
 		if pc.Name == "" || pc.Path == "" {
@@ -348,6 +357,7 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 		contract.EnvMongoDatabase + "=" + cfg.MongoDatabase,
 		contract.EnvTransport + "=" + cfg.Transport,
 		contract.EnvLogLevel + "=" + cfg.LogLevel,
+		contract.EnvSettings + "=" + m.h.settings,
 	}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
@@ -573,6 +583,9 @@ type Status struct {
 	Up bool `json:"up"`
 	// PID is the serving process id (0 when down).
 	PID int `json:"pid"`
+	// Protocol is the RPC transport negotiated with the serving process,
+	// netrpc or grpc ("" when down).
+	Protocol string `json:"protocol,omitempty"`
 	// Error is the last start or health failure ("" when up).
 	Error string `json:"error,omitempty"`
 }
@@ -583,7 +596,7 @@ func (h *Host) Status() []Status {
 	for _, m := range h.plugins {
 		s := Status{Name: m.cfg.Name}
 		if inst := m.cur.Load(); inst != nil {
-			s.Up, s.PID = true, inst.pid
+			s.Up, s.PID, s.Protocol = true, inst.pid, string(inst.client.Protocol())
 		} else {
 			m.mu.Lock()
 			if m.lastErr != nil {

@@ -22,8 +22,10 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"toxgate/gateway/config"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/store"
+	"toxgate/plugins/contract"
 )
 
 var (
@@ -121,6 +123,7 @@ func newEnvTB(t testing.TB, tt *testing.T, o envOpts) *env {
 		HealthInterval: time.Second,
 		RestartBackoff: 50 * time.Millisecond,
 		LogLevel:       cmp.Or(os.Getenv("PLUGINHOST_DEBUG_LEVEL"), "warn"),
+		Settings:       testSettings(),
 	}
 	if o.cfg != nil {
 		o.cfg(&cfg)
@@ -241,4 +244,12 @@ func debugOut() io.Writer {
 		}
 	}
 	return io.Discard
+}
+
+// testSettings is the default configuration's plugin settings without a
+// DataStore.
+func testSettings() contract.Settings {
+	s := config.Default().PluginSettings()
+	s.DataStore.URL, s.DataStore.Dir = "", ""
+	return s
 }

@@ -8,9 +8,14 @@ import (
 	"sync"
 )
 
-// Attach connects the parts to the app, in order: identity (auth, web
-// pages), the file store, plugins (the catalog), modules (the model API). Each part
-// registers its routes, readiness checks, reloaders and closers.
+// Attach builds the parts in the order they depend on each other, each
+// from the concrete parts before it: identity (accounts, tokens, sessions,
+// request authentication), the file store, the OpenID Connect provider,
+// the plugin host (the catalog, its client and
+// the file routes), the module host (the model API), scoring jobs, the
+// models' datasets, and last the web pages and DCAT endpoints, which use
+// all of them. Each part registers its routes, readiness checks,
+// reloaders and closers.
 func Attach(ctx context.Context, a *App) error {
 	steps := []struct {
 		name   string
@@ -23,6 +28,7 @@ func Attach(ctx context.Context, a *App) error {
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
 		{"modelcat", a.attachModelCatalog},
+		{"web", a.attachWeb},
 		{"metrics", a.attachMetrics},
 	}
 	for _, s := range steps {

@@ -12,10 +12,10 @@ import (
 // request's caller (API token, else the web session, else anonymous).
 func (a *App) newDCAT() *dcat.Handler {
 	return dcat.New(dcat.Options{
-		Action: webBackend{a}.Action,
+		Catalog: a.catalog,
 		Caller: func(ctx *fasthttp.RequestCtx) identity.Caller {
 			c := a.Caller(ctx)
-			if c.Anonymous() && a.sessionCaller != nil {
+			if c.Anonymous() {
 				c = a.sessionCaller(ctx)
 			}
 			return c

@@ -34,12 +34,20 @@ func filesConfig(c config.Config) filestore.Config {
 			PartBytes: int64(s3.PartBytes), PresignTTL: s3.PresignTTL}}
 }
 
-// filesEnv is the file store's configuration for the catalog plugin, with
-// the AWS_* variables of the gateway's environment (credentials and region
-// of the s3 backend when the configuration leaves them empty).
-func filesEnv(c config.Config) []string {
-	raw, _ := json.Marshal(filesConfig(c))
-	env := []string{contract.EnvFiles + "=" + string(raw)}
+// pluginSettings is the configuration the plugins receive
+// (config.PluginSettings) with the file store's section, which only the
+// gateway's assembly knows how to build.
+func pluginSettings(c config.Config) contract.Settings {
+	set := c.PluginSettings()
+	set.Catalog.Files, _ = json.Marshal(filesConfig(c))
+	return set
+}
+
+// awsEnv is the AWS_* variables of the gateway's environment, passed to the
+// plugins (credentials and region of the s3 backend when the configuration
+// leaves them empty).
+func awsEnv() []string {
+	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "AWS_") {
 			env = append(env, kv)

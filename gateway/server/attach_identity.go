@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +12,8 @@ import (
 	"toxgate/gateway/identity"
 	"toxgate/gateway/identity/oidc"
 	"toxgate/gateway/identityhttp"
-	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // AdminKeyFile is the file, next to the embedded store's data directory,
@@ -25,9 +24,8 @@ func AdminKeyFile(dataDir string) string {
 }
 
 // attachIdentity connects the identity part: accounts and tokens in the
-// store, request authentication, the CKAN user and token actions, the web
-// pages, the external-authorization check, the admin API, and the first
-// sysadmin.
+// store, request authentication, the CKAN user and token actions, the
+// external-authorization check, the admin API, and the first sysadmin.
 func (a *App) attachIdentity(ctx context.Context) error {
 	cfg := a.cfg
 	st := identity.NewStore(a.store.DB())
@@ -51,6 +49,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	hs := identityhttp.New(svc, identityhttp.Options{Timeout: cfg.Server.WriteTimeout, SiteURL: a.siteURL,
 		CreatedPackages: a.createdPackages, PublicUserDetails: cfg.Catalog.Auth.PublicUserDetails, Logger: a.log})
 	a.SetAuthenticator(hs)
+	a.identity = svc
 	a.sessionCaller = func(ctx *fasthttp.RequestCtx) identity.Caller {
 		cookie := string(ctx.Request.Header.Cookie(web.SessionCookie))
 		if cookie == "" {
@@ -66,21 +65,6 @@ func (a *App) attachIdentity(ctx context.Context) error {
 	for _, act := range hs.Actions() {
 		a.AddCoreAction(CoreAction{ActionSpec: act.ActionSpec, Handle: act.Handle})
 	}
-
-	rdfEndpoints := a.newDCAT()
-	rdfEndpoints.Register(a.router)
-	w, err := web.New(web.Options{
-		Identity: svc, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
-		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
-		Backend: webBackend{a}, Jobs: webJobs{a}, MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes),
-		DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
-	})
-	if err != nil {
-		return fmt.Errorf("web pages: %w", err)
-	}
-	w.Register(a.router)
-	a.modelPage = w.ModelPage
-	a.pages = w
 
 	check := hs.ExtAuthz("/auth/check", cfg.Modules.RequireToken)
 	a.router.ANY("/auth/check", check)
@@ -101,7 +85,7 @@ func (a *App) attachIdentity(ctx context.Context) error {
 		})
 	}
 	hs.RegisterAdminAPI(a.router, localKey)
-	a.identity, a.adminGuard = svc, hs.AdminGuard(localKey)
+	a.adminGuard = hs.AdminGuard(localKey)
 
 	created, generated, err := svc.EnsureSysadmin(ctx, cfg.Auth.AdminUsername, cfg.Auth.AdminEmail, cfg.Auth.AdminPassword)
 	if err != nil {
@@ -127,11 +111,8 @@ func (a *App) siteURL(*fasthttp.RequestCtx) string {
 }
 
 // modelIndex is the model index (GET /models) from the module host, for
-// the dashboard; none when no module host is attached.
+// the dashboard.
 func (a *App) modelIndex(context.Context) []web.Model {
-	if a.modules == nil {
-		return nil
-	}
 	models := a.modules.Models()
 	out := make([]web.Model, 0, len(models))
 	for _, m := range models {
@@ -146,26 +127,17 @@ func (a *App) modelIndex(context.Context) []web.Model {
 
 // createdPackages counts each user's active datasets (CKAN's
 // number_created_packages), public ones or all, by asking the catalog
-// plugin, which owns the datasets; none when no plugin serves the catalog
-// or it does not answer.
+// plugin, which owns the datasets; none when it does not answer. It runs
+// on requests only, once attachPlugins has made the catalog client.
 func (a *App) createdPackages(ctx context.Context, includePrivate bool) map[string]int {
 	out := map[string]int{}
-	if a.plugins == nil {
-		return out
-	}
 	body := []byte(`{"include_private": false}`)
 	if includePrivate {
 		body = []byte(`{"include_private": true}`)
 	}
-	resp, err := a.plugins.CallInternalContext(ctx, "user_package_counts", "", pluginhost.Identity{Sysadmin: true}, body)
-	if err != nil || resp.Status != fasthttp.StatusOK {
-		return out
-	}
-	var env struct {
-		Result map[string]int `json:"result"`
-	}
-	if json.Unmarshal(resp.Body, &env) == nil && env.Result != nil {
-		out = env.Result
+	var counts map[string]int
+	if err := a.catalog.Do(ctx, contract.Identity{Sysadmin: true}, "user_package_counts", body, &counts); err == nil && counts != nil {
+		out = counts
 	}
 	return out
 }

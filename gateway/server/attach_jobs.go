@@ -9,16 +9,14 @@ import (
 	"toxgate/gateway/identity"
 	"toxgate/gateway/jobs"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
 // attachJobs serves scoring jobs (POST/GET /jobs, GET/DELETE /jobs/{id})
 // to users with the models role and runs this gateway's share of them.
 func (a *App) attachJobs(context.Context) error {
-	if a.plugins == nil || a.modules == nil {
-		return nil
-	}
 	jc := a.cfg.Jobs
-	svc := jobs.New(a.store.DB(), a.modules, a.plugins, a.fileStore, jobs.Config{
+	svc := jobs.New(a.store.DB(), a.modules, a.catalog, a.fileStore, jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
 		MaxPerUser: jc.MaxPerUser,
@@ -27,7 +25,7 @@ func (a *App) attachJobs(context.Context) error {
 	if jc.Workers > 0 {
 		a.startJobsAfterModules(svc)
 	}
-	as := func(h func(*fasthttp.RequestCtx, jobs.Caller)) fasthttp.RequestHandler {
+	as := func(h func(*fasthttp.RequestCtx, contract.Identity)) fasthttp.RequestHandler {
 		return a.RequireRole(identity.RoleModels, func(ctx *fasthttp.RequestCtx, c identity.Caller) {
 			h(ctx, jobsCaller(c))
 		})
@@ -35,9 +33,6 @@ func (a *App) attachJobs(context.Context) error {
 	// A browser (Accept: text/html) gets the job pages, which use the
 	// session; API clients get JSON.
 	orPage := func(page, api fasthttp.RequestHandler) fasthttp.RequestHandler {
-		if a.pages == nil {
-			return api
-		}
 		return func(ctx *fasthttp.RequestCtx) {
 			if web.WantsHTML(ctx) {
 				page(ctx)
@@ -82,53 +77,31 @@ func (a *App) startJobsAfterModules(svc *jobs.Service) {
 	})
 }
 
-// pagesHandler is a page of the web pages as a handler.
+// pagesHandler is a page of the web pages as a handler; the pages are read
+// on requests only (attachWeb makes them after the jobs).
 func (a *App) pagesHandler(page func(*web.Web, *fasthttp.RequestCtx)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) { page(a.pages, ctx) }
 }
 
 // webJobs serves the job pages from the jobs service, as the page's user.
-type webJobs struct{ a *App }
+type webJobs struct{ svc *jobs.Service }
 
-func jobsCaller(c identity.Caller) jobs.Caller {
+func jobsCaller(c identity.Caller) contract.Identity {
 	return c.Identity
 }
 
-func (w webJobs) service() (*jobs.Service, error) {
-	if w.a.jobs == nil {
-		return nil, &jobs.Error{Status: fasthttp.StatusServiceUnavailable, Code: "unavailable", Message: "scoring jobs are not running on this gateway"}
-	}
-	return w.a.jobs, nil
-}
-
 func (w webJobs) CreateJob(ctx context.Context, c identity.Caller, req jobs.Request) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Create(ctx, jobsCaller(c), req)
+	return w.svc.Create(ctx, jobsCaller(c), req)
 }
 
 func (w webJobs) Job(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, jobsCaller(c), id)
+	return w.svc.Get(ctx, jobsCaller(c), id)
 }
 
 func (w webJobs) ListJobs(ctx context.Context, c identity.Caller) ([]*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.List(ctx, jobsCaller(c))
+	return w.svc.List(ctx, jobsCaller(c))
 }
 
 func (w webJobs) CancelJob(ctx context.Context, c identity.Caller, id string) (*jobs.Status, error) {
-	s, err := w.service()
-	if err != nil {
-		return nil, err
-	}
-	return s.Cancel(ctx, jobsCaller(c), id)
+	return w.svc.Cancel(ctx, jobsCaller(c), id)
 }

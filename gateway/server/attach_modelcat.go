@@ -11,11 +11,11 @@ import (
 // module is added or replaced.
 func (a *App) attachModelCatalog(context.Context) error {
 	cc := a.cfg.Catalog
-	if !cc.PublishModels || a.plugins == nil || a.modules == nil {
+	if !cc.PublishModels {
 		return nil
 	}
 	log := a.log.With("component", "modelcat")
-	p := modelcat.New(a.modules, a.plugins, a.fileStore, modelcat.Config{
+	p := modelcat.New(a.modules, a.catalog, a.fileStore, modelcat.Config{
 		Org: cc.ModelsOrg, DataDir: cc.ModelsDataDir, SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr), MaxFileBytes: int64(cc.MaxResourceBytes),
 		Registerer: a.metrics.Registry(),
 	}, log)

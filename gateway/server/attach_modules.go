@@ -63,13 +63,13 @@ func (a *App) attachModules(ctx context.Context) error {
 		switch {
 		case rt.Admin:
 			h = a.adminWithBody(h)
-		case rt.Path == "/models/{name}" && a.modelPage != nil:
+		case rt.Path == "/models/{name}":
 			// A browser (Accept: text/html) gets the model's page; API
 			// clients the index entry as JSON.
 			h = func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 				return func(ctx *fasthttp.RequestCtx) {
 					if web.WantsHTML(ctx) {
-						a.modelPage(ctx)
+						a.pages.ModelPage(ctx)
 						return
 					}
 					next(ctx)
@@ -138,11 +138,9 @@ func (a *App) docActions() []apidocs.Action {
 		out = append(out, act.ActionSpec)
 		seen[act.Name] = true
 	}
-	if a.plugins != nil {
-		for _, act := range a.plugins.Actions() {
-			if !seen[act.Name] {
-				out = append(out, act.ActionSpec)
-			}
+	for _, act := range a.plugins.Actions() {
+		if !seen[act.Name] {
+			out = append(out, act.ActionSpec)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -1,54 +1,58 @@
 package server
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"toxgate/catalog/ckan"
-	"toxgate/gateway/httpcore"
+	"toxgate/gateway/filehttp"
 	"toxgate/gateway/identity"
-	"toxgate/gateway/pluginhost"
+	"toxgate/gateway/modulehost"
 	"toxgate/gateway/web"
+	"toxgate/plugins/contract"
 )
 
-// webBackend gives the web pages the catalog plugin, the file store and
-// the module host, each called with the page user's identity. The parts
-// are read at call time: the pages are registered before they are attached.
-type webBackend struct{ a *App }
-
-var errNotAttached = errors.New("not attached")
-
-func pluginIdentity(c identity.Caller) pluginhost.Identity {
-	return c.Identity
+// attachWeb makes the web pages and the DCAT endpoints, the last part:
+// they read the catalog through its client, the files through the file
+// routes, the models through the module host and the jobs through the jobs
+// service, all made before them.
+func (a *App) attachWeb(context.Context) error {
+	cfg := a.cfg
+	rdfEndpoints := a.newDCAT()
+	rdfEndpoints.Register(a.router)
+	w, err := web.New(web.Options{
+		Identity: a.identity, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
+		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
+		Catalog: a.catalog, Backend: webBackend{a: a, files: a.files, modules: a.modules}, Jobs: webJobs{svc: a.jobs},
+		MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes), DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
+	})
+	if err != nil {
+		return fmt.Errorf("web pages: %w", err)
+	}
+	w.Register(a.router)
+	a.pages = w
+	return nil
 }
 
-// Action runs a catalog action through the plugin host, as the API would
-// for the same caller.
-func (b webBackend) Action(siteURL, action string, caller identity.Caller, body []byte) (int, []byte, error) {
-	if b.a.plugins == nil {
-		return 0, nil, errNotAttached
-	}
-	resp, err := b.a.plugins.CallInternal(action, siteURL, pluginIdentity(caller), body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return resp.Status, resp.Body, nil
+// webBackend gives the web pages the file routes, in-process requests
+// through the router and the module host, each called with the page
+// user's identity.
+type webBackend struct {
+	a       *App // the router and the model callers' weights
+	files   *filehttp.Handler
+	modules *modulehost.Host
+}
+
+func pluginIdentity(c identity.Caller) contract.Identity {
+	return c.Identity
 }
 
 // Upload streams a multipart resource action into the file store.
 func (b webBackend) Upload(ctx *fasthttp.RequestCtx, action string, caller identity.Caller) {
-	if b.a.files == nil {
-		httpcore.DrainBody(ctx)
-		ctx.SetConnectionClose()
-		r := ckan.Failure("", action, &ckan.Error{Status: 503, Type: pluginhost.TypeUnavailable, Message: "The file store is not attached"})
-		ctx.SetStatusCode(r.Status)
-		ctx.SetBody(r.Body)
-		return
-	}
-	b.a.files.Upload(ctx, action, pluginIdentity(caller))
+	b.files.Upload(ctx, action, pluginIdentity(caller))
 }
 
 // Get serves a GET in-process through the router (the download route for
@@ -68,10 +72,7 @@ func (b webBackend) Get(path string, header map[string]string, resp *fasthttp.Re
 
 // Model returns a loaded model's index entry.
 func (b webBackend) Model(name string) (web.ModelInfo, bool) {
-	if b.a.modules == nil {
-		return web.ModelInfo{}, false
-	}
-	for _, m := range b.a.modules.Models() {
+	for _, m := range b.modules.Models() {
 		if m.Name != name || m.Status != "ready" {
 			continue
 		}
@@ -97,9 +98,6 @@ func (b webBackend) Model(name string) (web.ModelInfo, bool) {
 // sharing the caller's fair share of the module's instances (and the
 // caller's running-call cap) with the caller's API calls.
 func (b webBackend) RunModel(path string, body []byte, accept string, caller identity.Caller, remoteIP string) (int, string, []byte) {
-	if b.a.modules == nil {
-		return fasthttp.StatusServiceUnavailable, "application/json", []byte(`{"error":{"code":"unavailable","message":"the model host is not attached"}}`)
-	}
 	var rc fasthttp.RequestCtx
 	rc.Init2(nopConn{}, fasthttpLogger{b.a.log}, false)
 	rc.Request.SetRequestURI(path)
@@ -107,7 +105,7 @@ func (b webBackend) RunModel(path string, body []byte, accept string, caller ide
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.Header.Set("Accept", accept)
 	rc.Request.SetBody(body)
-	if !b.a.modules.ServeModelAs(&rc, b.a.modelCaller(caller, remoteIP)) {
+	if !b.modules.ServeModelAs(&rc, b.a.modelCaller(caller, remoteIP)) {
 		return fasthttp.StatusNotFound, "application/json", []byte(`{"error":{"code":"not_found","message":"no model serves ` + path + `"}}`)
 	}
 	return rc.Response.StatusCode(), string(rc.Response.Header.ContentType()), append([]byte(nil), rc.Response.Body()...)

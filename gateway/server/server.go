@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/catalog/filestore"
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/config"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/httpcore"
@@ -60,30 +61,31 @@ type App struct {
 	pluginActions ActionHandler
 	bodies        *httpcore.BodyBudget
 	// sessionCaller resolves the web session cookie, for the GET routes a
-	// browser follows (file downloads); nil until identity is attached.
+	// browser follows (file downloads); set by attachIdentity.
 	sessionCaller func(*fasthttp.RequestCtx) identity.Caller
 	bodyRejected  *prometheus.CounterVec
 	plugins       *pluginhost.Host
-	modules       *modulehost.Host
+	// catalog is the one client of the catalog plugin (web, DCAT, jobs,
+	// models' datasets, user counts); made by attachPlugins.
+	catalog *catalogclient.Client
+	// identity is the identity service; set by attachIdentity.
+	identity *identity.Service
+	modules  *modulehost.Host
 	// roleWeights weigh model callers' fair shares (modules.role_weights).
 	roleWeights map[string]float64
 	files       *filehttp.Handler
 	// fileStore is the catalog's file store, opened once (attachFiles)
 	// and shared by uploads, downloads, scoring jobs and modelcat.
 	fileStore *filestore.Store
-	// modelPage serves GET /models/{name} to browsers (the web pages).
-	modelPage fasthttp.RequestHandler
 	// users is the identity store's user directory, served to the plugins
 	// (nil until identity is attached).
 	users contract.Users
-	// pages are the web pages (nil until identity is attached).
+	// pages are the web pages; made by attachWeb, the last part, and read
+	// by the job and model routes on requests only.
 	pages *web.Web
-	// identity is the identity service and adminGuard the admin API's
-	// sysadmin check (nil until identity is attached).
-	identity   *identity.Service
+	// adminGuard is the admin API's sysadmin check; set by attachIdentity.
 	adminGuard func(next func(*fasthttp.RequestCtx, identity.Caller)) fasthttp.RequestHandler
-	// jobs runs scoring jobs (nil until attached, or without plugins and
-	// modules).
+	// jobs runs scoring jobs; made by attachJobs.
 	jobs *jobs.Service
 }
 
@@ -409,9 +411,7 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	}
 	status := fasthttp.StatusOK
 	body := map[string]any{"ready": ready, "parts": parts, "ready_status": a.cfg.Server.ReadyStatus}
-	if a.modules != nil {
-		body["models"] = a.modules.Readiness()
-	}
+	body["models"] = a.modules.Readiness()
 	if len(notReady) > 0 {
 		body["not_ready"] = notReady
 	}

@@ -1,22 +1,20 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/identity"
 )
 
-// Backend is what the catalog and model pages call in the gateway. Every
-// call carries the page user's identity, so the pages see and do exactly
-// what the API allows that user: they never read the store themselves.
+// Backend is what the catalog and model pages call in the gateway besides
+// the catalog's actions (Options.Catalog). Every call carries the page
+// user's identity, so the pages see and do exactly what the API allows
+// that user: they never read the store themselves.
 type Backend interface {
-	// Action runs a catalog action of the catalog plugin as caller with a
-	// JSON body and returns the HTTP status and the CKAN envelope.
-	Action(siteURL, action string, caller identity.Caller, body []byte) (status int, envelope []byte, err error)
 	// Upload serves a multipart resource action (resource_create,
 	// resource_update) whose body is still unread, streaming the "upload"
 	// field into the file store; the CKAN answer is left in ctx.Response.
@@ -56,73 +54,14 @@ type ModelRoute struct {
 	Table string
 }
 
-// ckanError is a catalog action that did not succeed.
-type ckanError struct {
-	Status  int
-	Type    string
-	Message string
-	Fields  map[string][]string
-}
-
-func (e *ckanError) Error() string {
-	if e.Message != "" {
-		return e.Message
-	}
-	return fmt.Sprintf("%s (%d)", e.Type, e.Status)
-}
-
 // call runs a catalog action as the page's user and decodes its result
-// into out; a failed action returns *ckanError.
+// into out; a failed action returns *catalogclient.Error.
 func (w *Web) call(r *req, action string, args any, out any) error {
-	if w.o.Backend == nil {
+	if w.o.Catalog == nil {
 		return errors.New("the catalog is not attached")
 	}
-	body, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("%s: %w", action, err)
-	}
-	status, env, err := w.o.Backend.Action(w.baseURL(r.ctx), action, r.catalogCaller(), body)
-	if err != nil {
-		return &ckanError{Status: fasthttp.StatusServiceUnavailable, Type: "Service Unavailable", Message: "The catalog is temporarily unavailable; please retry."}
-	}
-	return decodeEnvelope(status, env, out)
-}
-
-// decodeEnvelope reads CKAN's {success, result, error} envelope.
-func decodeEnvelope(status int, env []byte, out any) error {
-	var e struct {
-		Success bool            `json:"success"`
-		Result  json.RawMessage `json:"result"`
-		Error   map[string]any  `json:"error"`
-	}
-	if err := json.Unmarshal(env, &e); err != nil {
-		return &ckanError{Status: status, Type: "Error", Message: fmt.Sprintf("the catalog answered %d with no envelope", status)}
-	}
-	if !e.Success {
-		ce := &ckanError{Status: status, Fields: map[string][]string{}}
-		for k, v := range e.Error {
-			switch k {
-			case "__type":
-				ce.Type, _ = v.(string)
-			case "message":
-				ce.Message, _ = v.(string)
-			default:
-				switch vv := v.(type) {
-				case []any:
-					for _, m := range vv {
-						ce.Fields[k] = append(ce.Fields[k], fmt.Sprint(m))
-					}
-				default:
-					ce.Fields[k] = append(ce.Fields[k], fmt.Sprint(vv))
-				}
-			}
-		}
-		return ce
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(e.Result, out)
+	// The plugin host bounds the call; a shutdown lets it finish.
+	return w.o.Catalog.At(w.baseURL(r.ctx)).Do(context.WithoutCancel(r.ctx), r.catalogCaller().Identity, action, args, out)
 }
 
 // catalogCaller is the identity the catalog pages act with: the session's

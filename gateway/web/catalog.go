@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"toxgate/gateway/catalogclient"
 )
 
 // Dataset is a CKAN dataset as the pages show it.
@@ -352,7 +354,7 @@ func (w *Web) search(r *req, base string, extraFQ string) (searchData, error) {
 // catalogFail renders a failed catalog action: 404 for not found and for
 // not authorized on reads (as CKAN hides private records), the message otherwise.
 func (w *Web) catalogFail(r *req, what string, err error) {
-	var ce *ckanError
+	var ce *catalogclient.Error
 	if errors.As(err, &ce) {
 		switch {
 		case ce.Status == fasthttp.StatusNotFound || (ce.Status == fasthttp.StatusForbidden && r.ctx.IsGet()):

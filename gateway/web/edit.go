@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 )
@@ -96,7 +97,7 @@ func hasOrg(orgs []Organization, ref string) bool {
 
 // fieldErrors lists a validation failure's messages, field by field.
 func fieldErrors(err error) []string {
-	var ce *ckanError
+	var ce *catalogclient.Error
 	if !errors.As(err, &ce) {
 		return []string{err.Error()}
 	}
@@ -116,7 +117,7 @@ func fieldErrors(err error) []string {
 }
 
 func errStatus(err error) int {
-	var ce *ckanError
+	var ce *catalogclient.Error
 	if errors.As(err, &ce) && ce.Status >= 400 {
 		return ce.Status
 	}
@@ -249,7 +250,7 @@ func (w *Web) resourceLink(r *req, id string) {
 // new resource, or the form again with the errors.
 func (w *Web) afterResource(r *req, id string, status int, env []byte) {
 	var res Resource
-	err := decodeEnvelope(status, append([]byte(nil), env...), &res)
+	err := catalogclient.Decode(status, append([]byte(nil), env...), &res)
 	r.ctx.Response.ResetBody()
 	r.ctx.Response.Header.Del("Content-Disposition")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/identity"
+	"toxgate/gateway/internal/csvcell"
 )
 
 // WantsHTML reports whether a GET prefers an HTML page to JSON: its Accept
@@ -499,7 +500,7 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 		}
 	}
 	if rows, ok := top[tableField].([]any); ok && tableField != "" {
-		res.Columns, res.Rows = tableOf(rows)
+		res.Columns, res.Rows = tableOf(rows, cell)
 	}
 	if svg, ok := top["plot_svg"].(string); ok && strings.Contains(svg, "<svg") {
 		// An <img> runs no script and loads nothing, whatever the SVG holds.
@@ -549,7 +550,7 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 }
 
 // tableOf makes rows of flat objects into a table (columns in the first row's order).
-func tableOf(rows []any) ([]string, [][]string) {
+func tableOf(rows []any, cell func(any) string) ([]string, [][]string) {
 	var cols []string
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -590,6 +591,9 @@ func colRank(c string) int {
 	return 100
 }
 
+// cell is a value as a page shows it: numbers with a fraction to 4
+// significant digits, lists joined with commas. Files (Download CSV) take
+// the exact cell instead (csvcell.Value).
 func cell(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -626,7 +630,7 @@ func flattenCSV(out []byte, tableField string) ([]byte, bool) {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	if rows, ok := top[tableField].([]any); ok && tableField != "" {
-		cols, recs := tableOf(rows)
+		cols, recs := tableOf(rows, csvcell.Value)
 		cw.Write(cols)
 		cw.WriteAll(recs)
 		return buf.Bytes(), cw.Error() == nil
@@ -672,7 +676,7 @@ func flattenCSV(out []byte, tableField string) ([]byte, bool) {
 		any := false
 		for j, s := range series {
 			if i < len(s) {
-				rec[j], any = cell(s[i]), true
+				rec[j], any = csvcell.Value(s[i]), true
 			}
 		}
 		if !any {

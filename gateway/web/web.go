@@ -25,6 +25,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/catalogclient"
 	"toxgate/gateway/identity"
 )
 
@@ -74,7 +75,10 @@ type Options struct {
 	Models func(ctx context.Context) []Model
 	// DocsURL is the interactive API documentation (default /docs).
 	DocsURL string
-	// Backend serves the catalog and model pages (nil: those pages answer 503).
+	// Catalog runs the catalog pages' actions (nil: those pages answer 503).
+	Catalog *catalogclient.Client
+	// Backend serves uploads, previews and the model pages (nil: those
+	// pages answer 503).
 	Backend Backend
 	// Jobs serves the scoring-job pages (nil: they answer 503).
 	Jobs Jobs

@@ -162,6 +162,19 @@ var rules = []rule{
 		},
 	},
 	{
+		name:  "the gateway's catalog client and CSV cells link the standard library and the plugin contract alone (every part of the gateway imports them)",
+		under: []string{"toxgate/gateway/catalogclient", "toxgate/gateway/internal/csvcell"},
+		check: func(p pkg, idx map[string]pkg) []string {
+			var out []string
+			for _, d := range p.Deps {
+				if !isStd(d) && d != "toxgate/plugins/contract" {
+					out = append(out, "links "+d)
+				}
+			}
+			return out
+		},
+	},
+	{
 		name:  "sdk/ is what a model author imports: it imports no module, gateway, catalog or plugin package",
 		under: []string{"toxgate/sdk"},
 		check: func(p pkg, idx map[string]pkg) []string {

@@ -7,27 +7,14 @@
 // Environment (set by the gateway's plugin host):
 //
 //	TOXGATE_MONGODB_URI       MongoDB URI (required)
-//	TOXGATE_MONGODB_DATABASE  database name (default "toxgate")
-//	TOXGATE_PLUGIN_TRANSPORT  "netrpc" (default) or "grpc"
-//	TOXGATE_LOG_LEVEL         debug, info (default), warn or error
-//	TOXGATE_CATALOG_CONCURRENT_WRITES  "true" lets writes run in parallel
-//	                          (for a MongoDB replica set; default one at a time)
-//	TOXGATE_CATALOG_UPLOAD_GRACE, TOXGATE_CATALOG_SWEEP_INTERVAL  the file
-//	                          store sweep (catalog.upload_grace, catalog.sweep_interval)
-//	TOXGATE_CATALOG_FILES     JSON: the file store's backends (files.*, as
-//	                          catalog/filestore.Config; empty: segment collections)
+//	TOXGATE_MONGODB_DATABASE  database name (required)
+//	TOXGATE_PLUGIN_TRANSPORT  "netrpc" or "grpc" (plugins.transport)
+//	TOXGATE_LOG_LEVEL         debug, info, warn or error
+//	TOXGATE_PLUGIN_SETTINGS   the settings message (contract.Settings, required):
+//	                          the gateway's catalog and datastore sections, every
+//	                          value filled in by the gateway's configuration
 //	AWS_*                     credentials and region of the s3 backend when
-//	                          TOXGATE_CATALOG_FILES leaves them empty
-//	TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS, TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS
-//	                          "true"/"false": dataset collaborators (catalog.allow_*_collaborators)
-//	TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT, TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX  the
-//	                          activity lists' default and largest limit (0 or unset: 31, 100)
-//	TOXGATE_CATALOG_AUTH_*    "true"/"false": CKAN's ckan.auth.* switches (catalog.auth;
-//	                          see authEnv); unset: off
-//	TOXGATE_DATASTORE_URL     DataStore PostgreSQL URL (empty: embedded SQLite)
-//	TOXGATE_DATASTORE_DIR     embedded DataStore directory (empty: no DataStore)
-//	TOXGATE_DATASTORE_LIMITS  JSON: limits, loader settings and the egress policy
-//	                          of the loader's fetches (see dataStoreLimits)
+//	                          the settings' files section leaves them empty
 //	TOXGATE_CATALOG_CPUPROFILE  a file: SIGUSR1 starts a CPU profile, the
 //	                          next SIGUSR1 writes it there (benchmarks)
 //
@@ -35,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,7 +30,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -104,40 +91,37 @@ func profileOnSignal(path string, log *slog.Logger) {
 	}
 }
 
-// open connects to MongoDB and loads the catalog.
+// open decodes the settings, connects to MongoDB and loads the catalog.
 func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
-	uri := os.Getenv(contract.EnvMongoURI)
-	if uri == "" {
-		return nil, nil, fmt.Errorf("%s is not set", contract.EnvMongoURI)
+	set, err := contract.ReadSettings(os.Getenv)
+	if err != nil {
+		return nil, nil, err
 	}
-	dbName := os.Getenv(contract.EnvMongoDatabase)
-	if dbName == "" {
-		dbName = "toxgate"
+	uri, dbName := os.Getenv(contract.EnvMongoURI), os.Getenv(contract.EnvMongoDatabase)
+	if uri == "" || dbName == "" {
+		return nil, nil, fmt.Errorf("%s and %s must be set", contract.EnvMongoURI, contract.EnvMongoDatabase)
 	}
+	cs := set.Catalog
+	log.Info("catalog plugin settings", "concurrent_writes", cs.ConcurrentWrites,
+		"transport", cmp.Or(os.Getenv(contract.EnvTransport), contract.TransportNetRPC))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to MongoDB: %w", err)
 	}
-	concurrent, _ := strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_CONCURRENT_WRITES"))
-	gentle := os.Getenv(contract.EnvReplacing) == "1"
-	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: concurrent, GentleLoad: gentle}
-	opts.AllowCollaborators = true // catalog.allow_dataset_collaborators' default
-	if v := os.Getenv("TOXGATE_CATALOG_ALLOW_DATASET_COLLABORATORS"); v != "" {
-		opts.AllowCollaborators, _ = strconv.ParseBool(v)
-	}
-	opts.AllowAdminCollaborators, _ = strconv.ParseBool(os.Getenv("TOXGATE_CATALOG_ALLOW_ADMIN_COLLABORATORS"))
-	opts.ActivityListLimit, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT"))
-	opts.ActivityListLimitMax, _ = strconv.Atoi(os.Getenv("TOXGATE_CATALOG_ACTIVITY_LIST_LIMIT_MAX"))
-	opts.Auth = authEnv(os.Getenv)
-	ds, err := openDataStore(ctx, log, &opts)
+	opts := catalog.Options{Logger: log, Version: version.Version, ConcurrentWrites: cs.ConcurrentWrites,
+		GentleLoad:         os.Getenv(contract.EnvReplacing) == "1",
+		AllowCollaborators: cs.AllowDatasetCollaborators, AllowAdminCollaborators: cs.AllowAdminCollaborators,
+		ActivityListLimit: cs.ActivityListLimit, ActivityListLimitMax: cs.ActivityListLimitMax,
+		Auth: catalog.AuthOptions(cs.Auth)}
+	ds, err := openDataStore(ctx, log, set.DataStore, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
 	db := client.Database(dbName)
-	if opts.Files, err = openFiles(ctx, db, log); err != nil {
+	if opts.Files, err = openFiles(ctx, db, cs.Files, log); err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
@@ -149,10 +133,8 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
-	grace := envDuration("TOXGATE_CATALOG_UPLOAD_GRACE", 2*time.Minute, log)
-	interval := envDuration("TOXGATE_CATALOG_SWEEP_INTERVAL", time.Minute, log)
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	go svc.RunFileSweeper(sweepCtx, interval, grace)
+	go svc.RunFileSweeper(sweepCtx, cs.SweepInterval, cs.UploadGrace)
 	return &server{svc: svc, log: log}, func() {
 		stopSweep()
 		if ds != nil {
@@ -162,60 +144,20 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	}, nil
 }
 
-// dataStoreLimits is TOXGATE_DATASTORE_LIMITS.
-type dataStoreLimits struct {
-	MaxRowsPerCall int      `json:"max_rows_per_call"`
-	MaxColumns     int      `json:"max_columns"`
-	MaxCellBytes   int      `json:"max_cell_bytes"`
-	MaxTableBytes  int64    `json:"max_table_bytes"`
-	SQLTimeoutMS   int64    `json:"sql_timeout_ms"`
-	LoadFormats    []string `json:"load_formats"`
-	MaxLoadBytes   int64    `json:"max_load_bytes"`
-	// the read and call limits and the per-user quotas (see
-	// catalog/datastore/README.md, "Limits")
-	SQLMaxValueBytes  int   `json:"sql_max_value_bytes"`
-	SQLMaxLength      int   `json:"sql_max_length"`
-	MaxResultBytes    int64 `json:"max_result_bytes"`
-	SQLiteHeapLimit   int64 `json:"sqlite_heap_limit"`
-	PGWorkMem         int64 `json:"pg_work_mem"`
-	PGTempFileLimit   int64 `json:"pg_temp_file_limit"`
-	SQLCallsPerUser   int   `json:"sql_calls_per_user"`
-	SQLCallsAnonymous int   `json:"sql_calls_anonymous"`
-	MaxQWords         int   `json:"max_q_words"`
-	MaxQBytes         int   `json:"max_q_bytes"`
-	MaxFilterValues   int   `json:"max_filter_values"`
-	QuotaBytes        int64 `json:"quota_bytes"`
-	QuotaTables       int64 `json:"quota_tables"`
-	QuotaRows         int64 `json:"quota_rows"`
-	// the loader's queue and the egress policy of its fetches
-	LoadWorkers        int      `json:"load_workers"`
-	LoadWorkersPerUser int      `json:"load_workers_per_user"`
-	LoadQueuePerUser   int      `json:"load_queue_per_user"`
-	LoadFetchTimeoutMS int64    `json:"load_fetch_timeout_ms"`
-	LoadIdleTimeoutMS  int64    `json:"load_idle_timeout_ms"`
-	EgressAllow        []string `json:"egress_allow"`
-	EgressMaxRedirects *int     `json:"egress_max_redirects"`
-}
-
-// openDataStore opens the DataStore the environment names (none when
-// neither a URL nor a directory is set) and puts it into opts.
-func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options) (*datastore.Store, error) {
-	url, dir := os.Getenv(contract.EnvDataStoreURL), os.Getenv(contract.EnvDataStoreDir)
-	if url == "" && dir == "" {
+// openDataStore opens the DataStore the settings name (none when neither
+// a URL nor a directory is set) and puts it into opts.
+func openDataStore(ctx context.Context, log *slog.Logger, lim contract.DataStoreSettings, opts *catalog.Options) (*datastore.Store, error) {
+	if lim.URL == "" && lim.Dir == "" {
 		log.Info("no DataStore configured; datastore actions are off")
 		return nil, nil
 	}
-	var lim dataStoreLimits
-	if raw := os.Getenv(contract.EnvDataStoreLimits); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &lim); err != nil {
-			return nil, fmt.Errorf("%s: %w", contract.EnvDataStoreLimits, err)
-		}
-	} else {
-		lim.LoadFormats = []string{"CSV", "TSV", "XLSX"}
+	policy, err := egress.New(egress.Options{Allow: lim.EgressAllow, MaxRedirects: lim.EgressMaxRedirects})
+	if err != nil {
+		return nil, fmt.Errorf("%s: datastore egress: %w", contract.EnvSettings, err)
 	}
-	ds, err := datastore.Open(ctx, datastore.Config{URL: url, Dir: dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
+	ds, err := datastore.Open(ctx, datastore.Config{URL: lim.URL, Dir: lim.Dir, Logger: log.With("component", "datastore"), Limits: datastore.Limits{
 		MaxRowsPerCall: lim.MaxRowsPerCall, MaxColumns: lim.MaxColumns, MaxCellBytes: lim.MaxCellBytes,
-		MaxTableBytes: lim.MaxTableBytes, SQLTimeout: time.Duration(lim.SQLTimeoutMS) * time.Millisecond,
+		MaxTableBytes: lim.MaxTableBytes, SQLTimeout: lim.SQLTimeout,
 		SQLMaxValueBytes: lim.SQLMaxValueBytes, SQLMaxLength: lim.SQLMaxLength, MaxResultBytes: lim.MaxResultBytes,
 		SQLiteHeapLimit: lim.SQLiteHeapLimit, PGWorkMem: lim.PGWorkMem, PGTempFileLimit: lim.PGTempFileLimit,
 		SQLCallsPerUser: lim.SQLCallsPerUser, SQLCallsAnonymous: lim.SQLCallsAnonymous,
@@ -225,39 +167,14 @@ func openDataStore(ctx context.Context, log *slog.Logger, opts *catalog.Options)
 	if err != nil {
 		return nil, err
 	}
-	var policy *egress.Policy // the default policy unless the gateway sent one
-	if lim.EgressMaxRedirects != nil || len(lim.EgressAllow) > 0 {
-		redirects := egress.DefaultMaxRedirects
-		if lim.EgressMaxRedirects != nil {
-			redirects = *lim.EgressMaxRedirects
-		}
-		if policy, err = egress.New(egress.Options{Allow: lim.EgressAllow, MaxRedirects: redirects}); err != nil {
-			_ = ds.Close()
-			return nil, fmt.Errorf("%s: %w", contract.EnvDataStoreLimits, err)
-		}
-	}
 	log.Info("DataStore open", "engine", ds.Engine(), "egress_allow", policy.Allowed())
 	opts.DataStore = ds
 	opts.Loader = catalog.LoaderOptions{Formats: lim.LoadFormats, Config: datastore.LoaderConfig{
 		MaxBytes: lim.MaxLoadBytes, Egress: policy,
 		Workers: lim.LoadWorkers, WorkersPerUser: lim.LoadWorkersPerUser, QueuePerUser: lim.LoadQueuePerUser,
-		FetchTimeout: time.Duration(lim.LoadFetchTimeoutMS) * time.Millisecond, IdleTimeout: time.Duration(lim.LoadIdleTimeoutMS) * time.Millisecond,
+		FetchTimeout: lim.LoadFetchTimeout, IdleTimeout: lim.LoadIdleTimeout,
 	}}
 	return ds, nil
-}
-
-// envDuration reads a positive duration from the environment.
-func envDuration(key string, def time.Duration, log *slog.Logger) time.Duration {
-	v := os.Getenv(key)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		log.Warn("ignoring bad duration", "key", key, "value", v)
-		return def
-	}
-	return d
 }
 
 // server adapts the catalog to the plugin contract: the CKAN wire handling
@@ -301,32 +218,13 @@ func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Res
 	return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, ErrorType: errType}, nil
 }
 
-// authEnv reads catalog.auth, CKAN's ckan.auth.* switches, from the
-// TOXGATE_CATALOG_AUTH_* variables the gateway sets; unset or unreadable
-// leaves a switch off.
-func authEnv(getenv func(string) string) catalog.AuthOptions {
-	var a catalog.AuthOptions
-	for name, dst := range map[string]*bool{
-		"USER_CREATE_ORGANIZATIONS":               &a.UserCreateOrganizations,
-		"USER_CREATE_GROUPS":                      &a.UserCreateGroups,
-		"CREATE_UNOWNED_DATASET":                  &a.CreateUnownedDataset,
-		"ANON_CREATE_DATASET":                     &a.AnonCreateDataset,
-		"PUBLIC_USER_DETAILS":                     &a.PublicUserDetails,
-		"PUBLIC_ACTIVITY_STREAM_DETAIL":           &a.PublicActivityStreamDetail,
-		"ALLOW_COLLABORATORS_TO_CHANGE_OWNER_ORG": &a.AllowCollaboratorsToChangeOwnerOrg,
-	} {
-		*dst, _ = strconv.ParseBool(getenv("TOXGATE_CATALOG_AUTH_" + name))
-	}
-	return a
-}
-
-// openFiles opens the file store described by contract.EnvFiles (unset:
-// bytes in segment collections of db).
-func openFiles(ctx context.Context, db *mongo.Database, log *slog.Logger) (*filestore.Store, error) {
+// openFiles opens the file store the settings describe (empty: bytes in
+// segment collections of db).
+func openFiles(ctx context.Context, db *mongo.Database, raw json.RawMessage, log *slog.Logger) (*filestore.Store, error) {
 	cfg := filestore.Config{Backend: filestore.BackendMongoDB}
-	if raw := os.Getenv(contract.EnvFiles); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", contract.EnvFiles, err)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return nil, fmt.Errorf("settings: files: %w", err)
 		}
 	}
 	return filestore.New(ctx, db, cfg, log.With("component", "filestore"))

@@ -29,17 +29,6 @@ const (
 	EnvTransport = "TOXGATE_PLUGIN_TRANSPORT"
 	// EnvLogLevel is the plugin's slog level: debug, info, warn or error.
 	EnvLogLevel = "TOXGATE_LOG_LEVEL"
-	// EnvDataStoreURL is the DataStore's PostgreSQL URL (empty: embedded
-	// SQLite in EnvDataStoreDir).
-	EnvDataStoreURL = "TOXGATE_DATASTORE_URL"
-	// EnvDataStoreDir is the embedded DataStore engine's directory.
-	EnvDataStoreDir = "TOXGATE_DATASTORE_DIR"
-	// EnvDataStoreLimits carries the DataStore's limits and loader settings
-	// as JSON (the datastore section of the gateway's configuration).
-	EnvDataStoreLimits = "TOXGATE_DATASTORE_LIMITS"
-	// EnvFiles carries the file store's backends as JSON (the files
-	// section of the gateway's configuration, as catalog/filestore.Config).
-	EnvFiles = "TOXGATE_CATALOG_FILES"
 	// EnvReplacing is "1" when the process starts to take over from a
 	// running one (hot reload): that one serves until this one is ready,
 	// so the plugin may start gently, leaving the machine to the requests.
