@@ -97,7 +97,7 @@ func loadSpec(t *testing.T, base string) spec {
 func TestOpenAPIDocumentsModelsCatalogAndAuthAndFollowsModules(t *testing.T) {
 	s := start(t)
 	doc := loadSpec(t, s.base)
-	if doc.OpenAPI != "3.0.3" {
+	if doc.OpenAPI != apidocs.OpenAPIVersion {
 		t.Fatalf("openapi = %q", doc.OpenAPI)
 	}
 	op, ok := doc.Paths["/example/units/convert"]["post"].(map[string]any)
