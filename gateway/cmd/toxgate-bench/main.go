@@ -129,6 +129,7 @@ var scenarios = []Scenario{
 		Conns:      16,
 		Peer:       true,
 		GatewayEnv: []string{cacheOffEnv},
+		Setup:      waitModelReady("herg"),
 		Baseline:   func(e *Env) loadgen.Target { return distinctHERG(e.PeerURL) },
 		Subject:    func(e *Env) loadgen.Target { return distinctHERG(e.Gateway.URL) },
 		Target:     "subject ≥ 30× baseline req/s, 0 non-2xx on both",
@@ -141,6 +142,33 @@ var scenarios = []Scenario{
 		Subject:  func(e *Env) loadgen.Target { return postJSON("/hERG/evaluate", batchBody(1000))(e) },
 		Target:   "a 1000-molecule batch on an idle server ≤ 0.12 s (p50 of the subject): one call, not cut into slices",
 	},
+}
+
+// waitModelReady waits until the gateway's model name is ready (OIP
+// /v2/models/{name}/ready answers 200), for a gateway whose /readyz does
+// not wait for the models (server.ready_status = core).
+func waitModelReady(name string) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		for {
+			req, err := http.NewRequestWithContext(ctx, "GET", e.Gateway.URL+"/v2/models/"+name+"/ready", nil)
+			if err != nil {
+				return err
+			}
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					return nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("model %s not ready: %w", name, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // cacheOffEnv switches the gateway's response cache off
