@@ -99,7 +99,7 @@ def load_forest(mols, labels):
     return forest
 
 
-print(f"peer: training {TREES} trees on {DATA}", file=sys.stderr, flush=True)
+print(f"peer: reading {DATA} (then fitting {TREES} trees, or reading them from PEER_CACHE)", file=sys.stderr, flush=True)
 _mols, _labels = read_data(DATA)
 FOREST = load_forest(_mols, _labels)
 TRAIN_AD = [AD_FP.GetFingerprint(m) for m in _mols]
