@@ -81,6 +81,7 @@ type spec struct {
 	Paths      map[string]map[string]any `json:"paths"`
 	Components struct {
 		SecuritySchemes map[string]map[string]string `json:"securitySchemes"`
+		Schemas         map[string]any               `json:"schemas"`
 	} `json:"components"`
 }
 
@@ -104,7 +105,8 @@ func TestOpenAPIDocumentsModelsCatalogAndAuthAndFollowsModules(t *testing.T) {
 	if !ok {
 		t.Fatalf("model route missing: %v", keys(doc.Paths))
 	}
-	b, _ := json.Marshal(op)
+	// The operation with its input schema (a component).
+	b, _ := json.Marshal([]any{op, doc.Components.Schemas["example_units_example_units_convert_input"]})
 	for _, want := range []string{`"bearerAuth"`, `"molar_mass"`, `"example":{"from":"mg/L"`, `"422"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("model operation lacks %s: %s", want, b)

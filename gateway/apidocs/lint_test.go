@@ -62,7 +62,7 @@ func documentProblems(doc []byte) []string {
 			for _, e := range verrs {
 				add("libopenapi-validator: %s: %s", e.Message, e.Reason)
 				for _, se := range e.SchemaValidationErrors {
-					add("  at %s: %s", se.Location, se.Reason)
+					add("  at %s: %s", se.FieldPath, se.Reason)
 				}
 			}
 		}
