@@ -70,6 +70,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"toxgateclient/toxclient"
 )
@@ -79,11 +80,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	var smiles toxclient.HergHERGEvaluateInput_Smiles
-	if err := smiles.FromHergHERGEvaluateInputSmiles0("CCO"); err != nil {
-		panic(err)
-	}
-	r, err := c.HergHERGEvaluateWithResponse(context.Background(), toxclient.HergHERGEvaluateJSONRequestBody{Smiles: smiles})
+	r, err := c.HergHERGEvaluateWithBodyWithResponse(context.Background(), "application/json", strings.NewReader(` + "`" + `{"smiles":"CCO"}` + "`" + `))
 	if err != nil {
 		panic(err)
 	}
@@ -121,8 +118,12 @@ func generateClient(t *testing.T, doc []byte, base string) {
 		}
 		return string(out)
 	}
-	run(root, nil, "tool", "oapi-codegen", "-generate", "types,client", "-package", "toxclient",
-		"-o", filepath.Join(dir, "toxclient", "client.go"), spec)
+	// The client's response wrappers get a suffix no schema name ends
+	// with: a module's schemas may hold types named like "<Operation>Response".
+	cfg := filepath.Join(dir, "oapi-codegen.yaml")
+	must(t, os.WriteFile(cfg, []byte("package: toxclient\ngenerate:\n  models: true\n  client: true\noutput: "+
+		filepath.Join(dir, "toxclient", "client.go")+"\noutput-options:\n  response-type-suffix: HTTPResponse\n"), 0o644))
+	run(root, nil, "tool", "oapi-codegen", "-config", cfg, spec)
 
 	version := strings.TrimSpace(run(root, nil, "list", "-m", "-f", "{{.Version}}", "github.com/oapi-codegen/runtime"))
 	must(t, os.WriteFile(filepath.Join(dir, "go.mod"),
