@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench fuzz train train-check ci-deps s3-server oauth2-proxy clean help
+.PHONY: all build gateway plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy clean help
 
 all: build
 
@@ -89,8 +89,8 @@ test: deps build vet
 # bench: every figure beside a baseline measured in the same run (loopback only;
 # every benchmark stops by itself). Takes about 15-20 minutes on 2 cores.
 BENCH := TOXGATE_BIN_DIR=$(BIN) $(GO) test -run '^$$'
-bench: build
-	@echo "== gateway core and models end to end (64 connections, loopback)"
+bench: build bench-deps
+	@echo "== gateway core and models end to end (64 connections, loopback); hERG against the original stack (bench/peer-flask)"
 	TOXGATE_BIN_DIR=$(BIN) $(GO) run ./gateway/cmd/toxgate-bench
 	@echo "== token check overhead (catalog read with a token vs anonymous, 64 connections)"
 	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/e2e/
@@ -177,6 +177,27 @@ MISSING_PKGS = $(strip $(shell \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib))
 
+# The Debian packages of the benchmark peer (bench/peer-flask: the original
+# stack, Flask + RDKit + scikit-learn under gunicorn) that are not installed.
+BENCH_PKGS = $(strip $(shell \
+	command -v gunicorn >/dev/null 2>&1 || echo gunicorn; \
+	/usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || echo python3-flask; \
+	/usr/bin/python3 -c 'import rdkit' >/dev/null 2>&1 || echo python3-rdkit; \
+	/usr/bin/python3 -c 'import sklearn' >/dev/null 2>&1 || echo python3-sklearn))
+
+# bench-deps installs them when it may (as root or with password-less sudo);
+# otherwise toxgate-bench skips the peer's scenario and says why.
+bench-deps:
+	@PKGS="$(BENCH_PKGS)"; \
+	if [ -z "$$PKGS" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then echo "note: the benchmark peer wants the Debian packages $$PKGS and there is no apt-get: its scenario skips"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
+		echo "note: the benchmark peer wants the Debian packages $$PKGS; not root and no password-less sudo: its scenario skips"; exit 0; \
+	fi; \
+	echo "installing $$PKGS for the benchmark peer"; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null || \
+		echo "note: installing $$PKGS failed: the peer's scenario skips"
+
 # s3-server builds the S3-compatible server of the file store's tests
 # (Versity's versitygw, pinned) from the Go module proxy into bin/tools,
 # where internal/testenv finds it; once built it is kept.
@@ -209,6 +230,7 @@ ci-deps: oauth2-proxy
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null; \
 	fi
 	$(GO) mod download
+	$(GO) build -o /dev/null tool
 
 # deps is ci-deps for make test: it installs MISSING_PKGS when it may (as root,
 # or with password-less sudo, on a system with apt-get) and otherwise says so

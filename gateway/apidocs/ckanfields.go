@@ -12,7 +12,14 @@ type field struct {
 // f is a shorthand for an optional field.
 func f(name, typ, desc string) field { return field{name: name, typ: typ, desc: desc} }
 
-// req is a shorthand for a required field.
+// Examples of ids in the documented requests (the form CKAN's ids have).
+const (
+	exampleResourceID = "3f6c2a1e-9b4d-4e7a-8c15-2d0b7e9f4a61"
+	exampleActivityID = "b7e2d9c4-1a3f-4c8e-9d60-5f2a8b1c3e47"
+)
+
+// req is a shorthand for a required field; its example goes into the
+// action's request example, which must satisfy the schema.
 func req(name, typ, desc string, example any) field {
 	return field{name: name, typ: typ, desc: desc, required: true, example: example}
 }
@@ -75,11 +82,11 @@ var actionFields = map[string][]field{
 		f("include_private", "boolean", "also private datasets the caller may read"),
 		f("include_drafts", "boolean", "also the caller's drafts"), f("fl", "string", "fields of each result"),
 	},
-	"resource_show":   {req("id", "string", "resource id", "")},
+	"resource_show":   {req("id", "string", "resource id", exampleResourceID)},
 	"resource_create": resourceFields,
-	"resource_update": append([]field{req("id", "string", "resource id", "")}, resourceFields[1:]...),
-	"resource_patch":  append([]field{req("id", "string", "resource id", "")}, resourceFields[1:]...),
-	"resource_delete": {req("id", "string", "resource id", "")},
+	"resource_update": append([]field{req("id", "string", "resource id", exampleResourceID)}, resourceFields[1:]...),
+	"resource_patch":  append([]field{req("id", "string", "resource id", exampleResourceID)}, resourceFields[1:]...),
+	"resource_delete": {req("id", "string", "resource id", exampleResourceID)},
 	"organization_list": {f("all_fields", "boolean", "full dictionaries instead of names"), f("sort", "string", "e.g. title asc"),
 		f("limit", "integer", "page size"), f("offset", "integer", "page start")},
 	"organization_show":   {idField, f("include_datasets", "boolean", "list the datasets"), f("include_users", "boolean", "list the members")},
@@ -96,7 +103,7 @@ var actionFields = map[string][]field{
 	"member_create": {req("id", "string", "group name or id", "hepatotox"), req("object", "string", "dataset or user name or id", "liver-slices"),
 		req("object_type", "string", "package or user", "package"), req("capacity", "string", "public for a dataset, a role for a user", "public")},
 	"vocabulary_create":          {req("name", "string", "vocabulary name", "toxin"), f("tags", "array", `[{"name": "microcystin"}]`)},
-	"tag_create":                 {req("name", "string", "tag name", "microcystin"), req("vocabulary_id", "string", "vocabulary id", "")},
+	"tag_create":                 {req("name", "string", "tag name", "microcystin"), req("vocabulary_id", "string", "vocabulary id or name", "compound-classes")},
 	"tag_show":                   {req("id", "string", "tag id or name", "microcystin"), f("vocabulary_id", "string", "vocabulary id or name"), f("include_datasets", "boolean", "list its public datasets")},
 	"organization_list_for_user": {f("id", "string", "user (default: the caller)"), f("permission", "string", "manage_group (default), create_dataset, read, ...")},
 	"member_list":                {idField, f("object_type", "string", "package or user"), f("capacity", "string", "role")},
@@ -109,9 +116,9 @@ var actionFields = map[string][]field{
 	"user_activity_list":                      append([]field{req("id", "string", "user id or name", "mia")}, activityListFields[:4]...),
 	"recently_changed_packages_activity_list": activityListFields[:2],
 	"dashboard_activity_list":                 activityListFields[:4],
-	"activity_show":                           {req("id", "string", "activity id", "")},
-	"activity_data_show":                      {req("id", "string", "activity id", ""), f("object_type", "string", "package, organization or group: that member of data")},
-	"activity_diff": {req("id", "string", "activity id", ""), req("object_type", "string", "package, organization or group", "package"),
+	"activity_show":                           {req("id", "string", "activity id", exampleActivityID)},
+	"activity_data_show":                      {req("id", "string", "activity id", exampleActivityID), f("object_type", "string", "package, organization or group: that member of data")},
+	"activity_diff": {req("id", "string", "activity id", exampleActivityID), req("object_type", "string", "package, organization or group", "package"),
 		f("diff_type", "string", "unified (default), context or html")},
 
 	"user_show": {idField},
@@ -124,18 +131,18 @@ var actionFields = map[string][]field{
 	"api_token_create": {req("user", "string", "user name or id", "mia"), req("name", "string", "token name", "laptop"), f("expires_in", "integer", "lifetime (with unit)"), f("unit", "integer", "seconds per expires_in unit")},
 	"api_token_list":   {f("user_id", "string", "user (default: the caller)")},
 	"api_token_revoke": {f("token", "string", "the token"), f("jti", "string", "the token's id")},
-	"datastore_search": {req("resource_id", "string", "resource id", ""), datastoreFilters, f("q", "string", "full-text query"),
+	"datastore_search": {req("resource_id", "string", "resource id", exampleResourceID), datastoreFilters, f("q", "string", "full-text query"),
 		f("fields", "array", "fields to return"), f("sort", "string", "e.g. field desc"), f("limit", "integer", "rows (default 100)"),
 		f("offset", "integer", "first row"), f("include_total", "boolean", "count the matches (default true)"),
 		f("records_format", "string", "objects (default), lists, csv or tsv"), f("distinct", "boolean", "distinct rows")},
 	"datastore_create": {f("resource_id", "string", "resource id (or resource)"), f("resource", "object", "a resource to create: {package_id, name, ...}"),
 		f("fields", "array", "[{id, type}]"), f("records", "array", "rows as objects"), f("primary_key", "array", "key fields"),
 		f("indexes", "array", "indexed fields")},
-	"datastore_upsert": {req("resource_id", "string", "resource id", ""), f("records", "array", "rows as objects"),
+	"datastore_upsert": {req("resource_id", "string", "resource id", exampleResourceID), f("records", "array", "rows as objects"),
 		f("method", "string", "upsert (default), insert or update"), f("dry_run", "boolean", "check only")},
-	"datastore_delete":     {req("resource_id", "string", "resource id", ""), datastoreFilters},
-	"datastore_info":       {req("id", "string", "resource id", "")},
-	"datastore_search_sql": {req("sql", "string", "one SELECT on DataStore tables (the resource ids)", `SELECT * FROM "<resource id>" LIMIT 5`)},
+	"datastore_delete":     {req("resource_id", "string", "resource id", exampleResourceID), datastoreFilters},
+	"datastore_info":       {req("id", "string", "resource id", exampleResourceID)},
+	"datastore_search_sql": {req("sql", "string", "one SELECT on DataStore tables (the resource ids)", `SELECT * FROM "`+exampleResourceID+`" LIMIT 5`)},
 }
 
 // requestSchema is an action's request body schema and example.
@@ -158,9 +165,7 @@ func requestSchema(action string) (schema, example obj) {
 		props[fd.name] = p
 		if fd.required {
 			required = append(required, fd.name)
-			if s, ok := fd.example.(string); !ok || s != "" {
-				example[fd.name] = fd.example
-			}
+			example[fd.name] = fd.example
 		}
 	}
 	schema = obj{"type": "object", "properties": props, "additionalProperties": true}

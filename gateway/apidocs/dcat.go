@@ -17,20 +17,20 @@ func addDCAT(paths obj) {
 		query("fq", "filter query, as package_search"),
 	}
 	errs := obj{"400": obj{"description": "Bad parameter"}, "404": obj{"description": "Past the last page, or no such dataset the caller may read"}}
-	op := func(summary string, params []obj) obj {
+	op := func(id, summary string, params []obj) obj {
 		responses := obj{"200": obj{"description": "DCAT-AP 3 RDF", "content": rdf}}
 		for k, v := range errs {
 			responses[k] = v
 		}
-		return obj{"get": obj{"tags": []string{"DCAT"}, "summary": summary, "security": security, "parameters": params, "responses": responses}}
+		return obj{"get": obj{"tags": []string{"DCAT"}, "operationId": id, "summary": summary, "security": security, "parameters": params, "responses": responses}}
 	}
 	for _, ext := range []string{"ttl", "jsonld", "xml"} {
-		paths["/catalog."+ext] = op("The catalog as DCAT-AP, paged with Hydra (what the caller may read)", catalogParams)
+		paths["/catalog."+ext] = op("dcatCatalog_"+ext, "The catalog as DCAT-AP, paged with Hydra (what the caller may read)", catalogParams)
 	}
-	paths["/catalog"] = op("The catalog as DCAT-AP; the syntax by format=ttl|jsonld|xml or the Accept header",
+	paths["/catalog"] = op("dcatCatalog", "The catalog as DCAT-AP; the syntax by format=ttl|jsonld|xml or the Accept header",
 		append([]obj{query("format", "ttl, jsonld, xml, rdf or n3")}, catalogParams...))
 	idParam := []obj{{"name": "id", "in": "path", "required": true, "schema": obj{"type": "string"}, "description": "dataset id or name"}}
 	for _, ext := range []string{"ttl", "jsonld", "xml"} {
-		paths["/dataset/{id}."+ext] = op("One dataset as DCAT-AP (also /dataset/{id} with an RDF Accept header)", idParam)
+		paths["/dataset/{id}."+ext] = op("dcatDataset_"+ext, "One dataset as DCAT-AP (also /dataset/{id} with an RDF Accept header)", idParam)
 	}
 }

@@ -3,10 +3,11 @@ package apidocs
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sync"
 
 	"github.com/fasthttp/router"
-	swaggerfiles "github.com/swaggo/files"
+	swaggerfiles "github.com/swaggo/files/v2"
 	"github.com/valyala/fasthttp"
 
 	"toxgate/sdk/abi"
@@ -110,11 +111,23 @@ type asset struct {
 	body  []byte
 }
 
+// assets are the files /docs/{file} serves: Swagger UI 5 (which renders
+// OpenAPI 3.1) from github.com/swaggo/files/v2, and init.js.
 var assets = map[string]asset{
-	"swagger-ui.css":       {"text/css; charset=utf-8", swaggerfiles.FileSwaggerUICSS},
-	"swagger-ui-bundle.js": {"text/javascript; charset=utf-8", swaggerfiles.FileSwaggerUIBundleJs},
-	"favicon-32x32.png":    {"image/png", swaggerfiles.FileFavicon32x32Png},
+	"swagger-ui.css":       {"text/css; charset=utf-8", swaggerFile("swagger-ui.css")},
+	"swagger-ui-bundle.js": {"text/javascript; charset=utf-8", swaggerFile("swagger-ui-bundle.js")},
+	"favicon-32x32.png":    {"image/png", swaggerFile("favicon-32x32.png")},
 	"init.js":              {"text/javascript; charset=utf-8", []byte(initJS)},
+}
+
+// swaggerFile reads one of Swagger UI's embedded files; they are part of
+// the binary, so a missing one is a build defect.
+func swaggerFile(name string) []byte {
+	b, err := fs.ReadFile(swaggerfiles.FS, name)
+	if err != nil {
+		panic(fmt.Sprintf("apidocs: embedded Swagger UI file %s: %v", name, err))
+	}
+	return b
 }
 
 // Paths are relative so the page works behind a path prefix: from /docs,

@@ -81,6 +81,7 @@ type spec struct {
 	Paths      map[string]map[string]any `json:"paths"`
 	Components struct {
 		SecuritySchemes map[string]map[string]string `json:"securitySchemes"`
+		Schemas         map[string]any               `json:"schemas"`
 	} `json:"components"`
 }
 
@@ -97,14 +98,15 @@ func loadSpec(t *testing.T, base string) spec {
 func TestOpenAPIDocumentsModelsCatalogAndAuthAndFollowsModules(t *testing.T) {
 	s := start(t)
 	doc := loadSpec(t, s.base)
-	if doc.OpenAPI != "3.0.3" {
+	if doc.OpenAPI != apidocs.OpenAPIVersion {
 		t.Fatalf("openapi = %q", doc.OpenAPI)
 	}
 	op, ok := doc.Paths["/example/units/convert"]["post"].(map[string]any)
 	if !ok {
 		t.Fatalf("model route missing: %v", keys(doc.Paths))
 	}
-	b, _ := json.Marshal(op)
+	// The operation with its input schema (a component).
+	b, _ := json.Marshal([]any{op, doc.Components.Schemas["example_units_example_units_convert_input"]})
 	for _, want := range []string{`"bearerAuth"`, `"molar_mass"`, `"example":{"from":"mg/L"`, `"422"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("model operation lacks %s: %s", want, b)

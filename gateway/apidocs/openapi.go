@@ -1,9 +1,9 @@
 // Package apidocs serves the gateway's interactive API documentation: an OpenAPI
-// 3.0 document at /openapi.json, generated from the catalog actions and from the
+// 3.1 document at /openapi.json, generated from the catalog actions and from the
 // manifest of every loaded module (regenerated when the set of modules changes),
 // and Swagger UI at /docs, served from assets embedded in the binary
-// (github.com/swaggo/files), with an Authorize dialog for the tokens and "Try it
-// out" calling the running server.
+// (github.com/swaggo/files/v2), with an Authorize dialog for the tokens and "Try
+// it out" calling the running server.
 package apidocs
 
 import (
@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"toxgate/plugins/contract"
 	"toxgate/sdk/abi"
@@ -29,7 +31,29 @@ type Modules interface {
 // Info is the document's title block.
 type Info struct {
 	Title, Version, Description string
+	// License is the licence of the API; empty fields take
+	// DefaultLicense's.
+	License License
 }
+
+// License is the document's licence: a name, and an SPDX identifier or a
+// URL (not both).
+type License struct {
+	Name, Identifier, URL string
+}
+
+// DefaultLicense is the licence the document names when Info gives none:
+// the terms of whoever runs the gateway, named by an SPDX user-defined
+// reference (the project itself declares no licence).
+var DefaultLicense = License{
+	Name:       "Terms of use set by the operator of this gateway",
+	Identifier: "LicenseRef-toxgate-operator-terms",
+}
+
+// OpenAPIVersion is the version of the OpenAPI Specification the document
+// follows: 3.1, whose Schema Object is JSON Schema 2020-12, the dialect of
+// the modules' schemas (sdk/abi).
+const OpenAPIVersion = "3.1.0"
 
 // Security scheme names used in the document.
 const (
@@ -43,6 +67,21 @@ type obj = map[string]any
 // build returns the OpenAPI document.
 func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 	paths := obj{}
+	schemas := obj{
+		"ModelError": obj{"type": "object", "required": []string{"error"}, "properties": obj{"error": obj{
+			"type": "object", "required": []string{"code", "message"},
+			"properties": obj{
+				"code":    obj{"type": "string", "examples": []string{"invalid_input"}},
+				"message": obj{"type": "string"},
+				"field":   obj{"type": "string", "description": "offending input field (dotted path)"},
+			}}}},
+		"CKANResponse": obj{"type": "object", "properties": obj{
+			"help":    obj{"type": "string"},
+			"success": obj{"type": "boolean"},
+			"result":  obj{},
+			"error":   obj{"type": "object", "properties": obj{"__type": obj{"type": "string"}, "message": obj{"type": "string"}}},
+		}},
+	}
 	var tags []obj
 	bearer := []obj{{SchemeBearer: []string{}}}
 
@@ -57,22 +96,25 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 		}
 		tags = append(tags, obj{"name": tag, "description": fmt.Sprintf("%s (version %s). %s", firstNonEmpty(m.Title, m.Name), m.Version, desc)})
 		for _, r := range m.Routes {
-			schema := toOAS30(r.InputSchema)
-			media := obj{"schema": schema}
+			opID := identifier(m.Name + r.Path)
+			in, out := componentName(schemas, opID+"_input"), componentName(schemas, opID+"_output")
+			schemas[in] = component(r.InputSchema, in, obj{"type": "object"})
+			media := obj{"schema": schemaRef(in)}
 			if len(r.Example) > 0 {
 				media["example"] = json.RawMessage(r.Example)
 			}
-			okContent := obj{"application/json": obj{"schema": outputSchema(r.Output)}}
+			schemas[out] = component(r.Output.Schema, out, obj{"type": "object", "description": r.Output.Description})
+			okContent := obj{"application/json": obj{"schema": schemaRef(out)}}
 			if r.Output.Table != nil {
 				okContent["text/csv"] = obj{"schema": obj{"type": "string"}}
 			}
-			okDesc := r.Output.Description
+			okDesc := firstNonEmpty(r.Output.Description, "The model's answer")
 			if r.Output.Table != nil {
 				okDesc += fmt.Sprintf(" (send Accept: text/csv for the table %q as CSV)", r.Output.Table.Field)
 			}
 			paths[r.Path] = obj{"post": obj{
 				"tags":        []string{tag},
-				"operationId": m.Name + strings.ReplaceAll(r.Path, "/", "_"),
+				"operationId": opID,
 				"summary":     firstNonEmpty(r.Summary, m.Title, m.Name),
 				"description": desc,
 				"security":    bearer,
@@ -81,7 +123,8 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 					"200": obj{"description": okDesc, "content": okContent},
 					"400": ref("ModelError"), "401": ref("ModelError"), "404": ref("ModelError"),
 					"413": ref("ModelError"), "415": ref("ModelError"), "422": ref("ModelError"),
-					"500": ref("ModelError"), "503": ref("ModelError"), "504": ref("ModelError"),
+					"429": ref("ModelError"), "500": ref("ModelError"), "503": ref("ModelError"),
+					"504": ref("ModelError"),
 				},
 			}}
 		}
@@ -94,10 +137,12 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 	}
 	tags = append(tags,
 		obj{"name": "model index", "description": "Loaded models, their schemas and model cards; Open Inference Protocol health and metadata."},
-		obj{"name": "admin", "description": "Module management (sysadmin)."})
+		obj{"name": "admin", "description": "Module management (sysadmin)."},
+		obj{"name": "DCAT", "description": "The catalog as DCAT-AP RDF."})
+	uniqueOperationIDs(paths)
 	return obj{
-		"openapi": "3.0.3",
-		"info":    obj{"title": info.Title, "version": info.Version, "description": info.Description},
+		"openapi": OpenAPIVersion,
+		"info":    obj{"title": info.Title, "version": info.Version, "description": info.Description, "license": licenseObject(info.License)},
 		"servers": []obj{{"url": "/"}},
 		"tags":    tags,
 		"paths":   paths,
@@ -107,53 +152,57 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 				SchemeCKANToken:  obj{"type": "apiKey", "in": "header", "name": "Authorization", "description": "CKAN style: `Authorization: <token>` (no Bearer prefix). Used by the catalog."},
 				SchemeCKANAPIKey: obj{"type": "apiKey", "in": "header", "name": "X-CKAN-API-Key", "description": "Legacy CKAN header: `X-CKAN-API-Key: <token>`. Used by the catalog."},
 			},
-			"schemas": obj{
-				"ModelError": obj{"type": "object", "required": []string{"error"}, "properties": obj{"error": obj{
-					"type": "object", "required": []string{"code", "message"},
-					"properties": obj{
-						"code":    obj{"type": "string", "example": "invalid_input"},
-						"message": obj{"type": "string"},
-						"field":   obj{"type": "string", "description": "offending input field (dotted path)"},
-					}}}},
-				"CKANResponse": obj{"type": "object", "properties": obj{
-					"help":    obj{"type": "string"},
-					"success": obj{"type": "boolean"},
-					"result":  obj{},
-					"error":   obj{"type": "object", "properties": obj{"__type": obj{"type": "string"}, "message": obj{"type": "string"}}},
-				}},
-			},
+			"schemas": schemas,
 			"responses": obj{
-				"ModelError": obj{"description": "Error", "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/ModelError"}}}},
+				"ModelError": obj{"description": "Error", "content": obj{"application/json": obj{"schema": schemaRef("ModelError")}}},
 			},
 		},
 	}
 }
 
+// licenseObject is the info.license member: l's fields, else
+// DefaultLicense's; an identifier wins over a URL (3.1 allows one).
+func licenseObject(l License) obj {
+	if l.Name == "" {
+		l = DefaultLicense
+	}
+	out := obj{"name": l.Name}
+	switch {
+	case l.Identifier != "":
+		out["identifier"] = l.Identifier
+	case l.URL != "":
+		out["url"] = l.URL
+	}
+	return out
+}
+
+func schemaRef(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
+
 func ref(name string) obj { return obj{"$ref": "#/components/responses/" + name} }
 
 func addModelIndex(paths obj, bearer []obj) {
 	nameParam := []obj{{"name": "name", "in": "path", "required": true, "schema": obj{"type": "string"}}}
-	get := func(summary string, params []obj) obj {
-		op := obj{"tags": []string{"model index"}, "summary": summary, "security": bearer,
+	get := func(id, summary string, params []obj) obj {
+		op := obj{"tags": []string{"model index"}, "operationId": id, "summary": summary, "security": bearer,
 			"responses": obj{"200": obj{"description": "OK", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}}, "404": ref("ModelError"), "503": ref("ModelError")}}
 		if params != nil {
 			op["parameters"] = params
 		}
 		return obj{"get": op}
 	}
-	paths["/models"] = get("List loaded models with routes, input schemas, output descriptions, model cards, status and sha256", nil)
-	paths["/models/{name}"] = get("One model of the index", nameParam)
-	paths["/v2/health/live"] = get("Liveness (Open Inference Protocol)", nil)
-	paths["/v2/health/ready"] = get("Readiness: every module file is loaded (Open Inference Protocol)", nil)
-	paths["/v2/models/{name}"] = get("Model metadata (Open Inference Protocol)", nameParam)
-	paths["/v2/models/{name}/ready"] = get("Model readiness (Open Inference Protocol)", nameParam)
+	paths["/models"] = get("listModels", "List loaded models with routes, input schemas, output descriptions, model cards, status and sha256", nil)
+	paths["/models/{name}"] = get("getModel", "One model of the index", nameParam)
+	paths["/v2/health/live"] = get("oipServerLive", "Liveness (Open Inference Protocol)", nil)
+	paths["/v2/health/ready"] = get("oipServerReady", "Readiness: every module file is loaded (Open Inference Protocol)", nil)
+	paths["/v2/models/{name}"] = get("oipModelMetadata", "Model metadata (Open Inference Protocol)", nameParam)
+	paths["/v2/models/{name}/ready"] = get("oipModelReady", "Model readiness (Open Inference Protocol)", nameParam)
 	paths["/admin/modules"] = obj{"post": obj{
-		"tags": []string{"admin"}, "summary": "Upload a module (.wasm); it is checked, then replaces the module of the same name", "security": bearer,
-		"requestBody": obj{"required": true, "content": obj{"application/wasm": obj{"schema": obj{"type": "string", "format": "binary"}}}},
+		"tags": []string{"admin"}, "operationId": "uploadModule", "summary": "Upload a module (.wasm); it is checked, then replaces the module of the same name", "security": bearer,
+		"requestBody": obj{"required": true, "content": obj{"application/wasm": obj{"schema": obj{"type": "string", "contentMediaType": "application/wasm"}}}},
 		"responses":   obj{"200": obj{"description": "Already loaded (same sha256)"}, "201": obj{"description": "Loaded"}, "403": ref("ModelError"), "422": ref("ModelError")},
 	}}
 	paths["/admin/modules/{name}"] = obj{"delete": obj{
-		"tags": []string{"admin"}, "summary": "Remove a module; calls in flight finish", "security": bearer, "parameters": nameParam,
+		"tags": []string{"admin"}, "operationId": "removeModule", "summary": "Remove a module; calls in flight finish", "security": bearer, "parameters": nameParam,
 		"responses": obj{"200": obj{"description": "Removed"}, "403": ref("ModelError"), "404": ref("ModelError")},
 	}}
 }
@@ -186,26 +235,29 @@ func addActions(paths obj, actions []Action) {
 	}
 }
 
-// outputSchema is the declared output schema, or an object.
-func outputSchema(o abi.Output) any {
-	if len(o.Schema) > 0 {
-		return toOAS30(o.Schema)
+// component adapts a module's JSON Schema (2020-12) for the document's
+// components under name: "$schema" and "$id" are dropped (the document is
+// the schema's base), a reference inside it ("#/$defs/x") is rewritten to
+// point into the component, and a number's unit (x-unit) is named in its
+// description too, which Swagger UI shows. A missing or unreadable schema
+// is fallback.
+func component(raw json.RawMessage, name string, fallback obj) any {
+	if len(raw) == 0 {
+		return fallback
 	}
-	return obj{"type": "object", "description": o.Description}
-}
-
-// toOAS30 adapts a JSON Schema (2020-12) to the OpenAPI 3.0 schema dialect
-// that Swagger UI renders: "examples" becomes "example", "const" an enum,
-// "$schema" and "$id" are dropped.
-func toOAS30(raw json.RawMessage) any {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return obj{"type": "object"}
+		return fallback
 	}
-	return adapt(v)
+	if _, ok := v.(map[string]any); !ok {
+		if b, ok := v.(bool); !ok || !b {
+			return fallback
+		}
+	}
+	return adapt(v, "#/components/schemas/"+name)
 }
 
-func adapt(v any) any {
+func adapt(v any, base string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -213,16 +265,12 @@ func adapt(v any) any {
 			switch k {
 			case "$schema", "$id":
 				continue
-			case "examples":
-				if arr, ok := val.([]any); ok && len(arr) > 0 {
-					out["example"] = adapt(arr[0])
+			case "$ref":
+				if r, ok := val.(string); ok && strings.HasPrefix(r, "#") {
+					out[k] = base + r[1:]
+					continue
 				}
-				continue
-			case "const":
-				out["enum"] = []any{val}
-				continue
 			case "x-unit":
-				// Swagger UI shows descriptions, not extensions: name the unit there too.
 				if u, ok := val.(string); ok && u != "" {
 					d, _ := x["description"].(string)
 					if !strings.Contains(d, u) {
@@ -233,17 +281,90 @@ func adapt(v any) any {
 			if _, done := out[k]; done && k == "description" {
 				continue
 			}
-			out[k] = adapt(val)
+			out[k] = adapt(val, base)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i := range x {
-			out[i] = adapt(x[i])
+			out[i] = adapt(x[i], base)
 		}
 		return out
 	default:
 		return v
+	}
+}
+
+// identifier makes s an operationId or component name: letters, digits
+// and "_" (what code generators turn into names), runs of anything else
+// one "_", never empty, never starting with a digit.
+func identifier(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			b.WriteRune(r)
+			under = false
+		} else if !under && b.Len() > 0 {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	id := strings.TrimSuffix(b.String(), "_")
+	if id == "" || (id[0] >= '0' && id[0] <= '9') {
+		id = "op_" + id
+	}
+	return id
+}
+
+// componentName is name, or name with a number appended when schemas
+// already holds it (two modules whose names and paths make one identifier).
+func componentName(schemas obj, name string) string {
+	if _, taken := schemas[name]; !taken {
+		return name
+	}
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s_%d", name, i); schemas[n] == nil {
+			return n
+		}
+	}
+}
+
+// methods are the operations of a path item, in a fixed order.
+var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// uniqueOperationIDs gives every operation of paths an operationId that
+// no other has: a missing one is made from the method and the path, a
+// repeated one gets a number. Paths are visited in order, so the result
+// does not depend on map order.
+func uniqueOperationIDs(paths obj) {
+	keys := make([]string, 0, len(paths))
+	for p := range paths {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	seen := map[string]bool{}
+	for _, p := range keys {
+		item, _ := paths[p].(obj)
+		for _, m := range methods {
+			op, ok := item[m].(obj)
+			if !ok {
+				continue
+			}
+			id, _ := op["operationId"].(string)
+			if id == "" {
+				id = identifier(m + p)
+			}
+			if seen[id] {
+				n := 2
+				for seen[fmt.Sprintf("%s_%d", id, n)] {
+					n++
+				}
+				id = fmt.Sprintf("%s_%d", id, n)
+			}
+			seen[id] = true
+			op["operationId"] = id
+		}
 	}
 }
 

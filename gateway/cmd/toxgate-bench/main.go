@@ -46,10 +46,14 @@ func main() {
 	}
 }
 
-// Env is what a scenario gets: the running gateway and the bare baseline.
+// Env is what a scenario gets: the running gateway, the bare baseline and,
+// for a scenario that asks for it, the benchmark peer.
 type Env struct {
 	Gateway *harness.Gateway
 	BareURL string
+	// PeerURL is the Flask peer's base URL (bench/peer-flask), set for a
+	// scenario with Peer.
+	PeerURL string
 	Opts    loadgen.Options
 }
 
@@ -68,6 +72,16 @@ type Scenario struct {
 	// says so, when the gateway serves none of them (a module that was
 	// not built, such as the Rust example without a wasm32 rustc).
 	Needs []string
+	// Peer asks for the Flask benchmark peer (bench/peer-flask): the
+	// scenario is skipped, and says so, when it cannot run.
+	Peer bool
+	// GatewayEnv, when set, runs the scenario on a gateway of its own
+	// started with these settings (TOXGATE_* overrides) instead of the
+	// shared one.
+	GatewayEnv []string
+	// Times reports the subject as a multiple of the baseline (for a
+	// baseline far slower than the subject).
+	Times bool
 }
 
 var scenarios = []Scenario{
@@ -111,12 +125,92 @@ var scenarios = []Scenario{
 		Target:   "subject p50 ≤ 2 ms",
 	},
 	{
+		Name:       "hERG one SMILES per call, 500 distinct structures, 16 connections of one caller, response cache off: toxgate vs the original stack (Flask peer)",
+		Conns:      16,
+		Peer:       true,
+		GatewayEnv: []string{cacheOffEnv},
+		Setup:      waitModelReady("herg"),
+		Baseline:   func(e *Env) loadgen.Target { return distinctHERG(e.PeerURL) },
+		Subject:    func(e *Env) loadgen.Target { return distinctHERG(e.Gateway.URL) },
+		Target:     "subject ≥ 30× baseline req/s, 0 non-2xx on both",
+		Times:      true,
+	},
+	{
 		Name:     "hERG batch of 1000 SMILES (1 connection) vs one SMILES",
 		Conns:    1,
 		Baseline: hergOne,
 		Subject:  func(e *Env) loadgen.Target { return postJSON("/hERG/evaluate", batchBody(1000))(e) },
 		Target:   "a 1000-molecule batch on an idle server ≤ 0.12 s (p50 of the subject): one call, not cut into slices",
 	},
+}
+
+// waitModelReady waits until the gateway's model name is ready (OIP
+// /v2/models/{name}/ready answers 200), for a gateway whose /readyz does
+// not wait for the models (server.ready_status = core).
+func waitModelReady(name string) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		for {
+			req, err := http.NewRequestWithContext(ctx, "GET", e.Gateway.URL+"/v2/models/"+name+"/ready", nil)
+			if err != nil {
+				return err
+			}
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					return nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("model %s not ready: %w", name, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// cacheOffEnv switches the gateway's response cache off
+// (modules.response_cache_bytes = 0), so that every call is computed as the
+// peer computes it.
+const cacheOffEnv = "TOXGATE_MODULES_RESPONSE_CACHE_BYTES=0"
+
+// distinctHERG is /hERG/evaluate at base with one SMILES per call, in turn
+// the first 500 distinct structures of the hERG training data
+// (modules/internal/data/herg_karim.csv), the same bodies for the gateway
+// and the peer.
+func distinctHERG(base string) loadgen.Target {
+	return loadgen.Target{Method: "POST", URL: base + "/hERG/evaluate",
+		Header: map[string]string{"Content-Type": "application/json"}, Bodies: hergBodies(500)}
+}
+
+// hergBodies is {"smiles": "..."} for the first n distinct SMILES of the
+// hERG training data.
+func hergBodies(n int) [][]byte {
+	f, err := os.Open(filepath.Join(harness.RepoRoot(), "modules", "internal", "data", "herg_karim.csv"))
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		panic(err)
+	}
+	seen := map[string]bool{}
+	var bodies [][]byte
+	for _, r := range rows[1:] {
+		if len(bodies) == n {
+			break
+		}
+		if seen[r[0]] {
+			continue
+		}
+		seen[r[0]] = true
+		b, _ := json.Marshal(map[string]string{"smiles": r[0]})
+		bodies = append(bodies, b)
+	}
+	return bodies
 }
 
 // convertBody is the example converters' request (the Go and the Rust module).
@@ -209,6 +303,11 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 	fmt.Printf("toxgate-bench: %d connections, %s per round, %d rounds, median reported (GOMAXPROCS=%s)\n\n",
 		conns, dur, rounds, os.Getenv("GOMAXPROCS"))
 	failed := false
+	var (
+		peerURL  string
+		stopPeer func()
+		peerErr  error
+	)
 	for _, sc := range scenarios {
 		if only != "" && !strings.Contains(","+only+",", ","+sc.Name+",") {
 			continue
@@ -217,6 +316,31 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 			fmt.Printf("%s\n  SKIPPED: no module serves %s (not built: the Rust example needs a rustc with the wasm32 target, see README.md)\n\n",
 				sc.Name, strings.Join(missing, ", "))
 			continue
+		}
+		env := env
+		if sc.Peer {
+			if peerURL == "" && peerErr == nil {
+				peerURL, stopPeer, peerErr = startPeer(ctx)
+				if stopPeer != nil {
+					defer stopPeer()
+				}
+			}
+			if peerErr != nil {
+				fmt.Printf("%s\n  SKIPPED: %v\n\n", sc.Name, peerErr)
+				continue
+			}
+			e := *env
+			e.PeerURL = peerURL
+			env = &e
+		}
+		if len(sc.GatewayEnv) > 0 {
+			sgw, err := launch(bins, sc.GatewayEnv...)
+			if err != nil {
+				return fmt.Errorf("%s: gateway: %w", sc.Name, err)
+			}
+			e := *env
+			e.Gateway = sgw
+			env = &e
 		}
 		if sc.Setup != nil {
 			if err := sc.Setup(ctx, env); err != nil {
@@ -257,8 +381,13 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 			base, subj = append(base, b), append(subj, s)
 		}
 		b, s := median(base), median(subj)
-		fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f%% of baseline req/s   (target: %s)\n",
-			sc.Name, b, s, 100*s.RPS/b.RPS, sc.Target)
+		if sc.Times {
+			fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f× baseline req/s   (target: %s)\n",
+				sc.Name, b, s, s.RPS/b.RPS, sc.Target)
+		} else {
+			fmt.Printf("%s\n  baseline %s\n  subject  %s\n  ratio    %.1f%% of baseline req/s   (target: %s)\n",
+				sc.Name, b, s, 100*s.RPS/b.RPS, sc.Target)
+		}
 		if other != nil {
 			v := median(vsRes)
 			fmt.Printf("  vs       %s\n  subject/vs: %.2f× req/s, p50 %.2f×\n", v, s.RPS/v.RPS, float64(s.P50)/float64(max(1, v.P50)))
@@ -271,6 +400,10 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 			failed = true
 		}
 		fmt.Println()
+		if env.Gateway != gw {
+			env.Gateway.Stop()
+			os.RemoveAll(env.Gateway.DataDir)
+		}
 	}
 	if failed {
 		return fmt.Errorf("some scenarios had failed requests")
