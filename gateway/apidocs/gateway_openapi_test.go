@@ -1,6 +1,10 @@
 package apidocs
 
 import (
+	// The generated client's runtime: imported here so that go.mod and
+	// go.sum keep it (and its modules) for the client built offline below.
+	_ "github.com/oapi-codegen/runtime"
+
 	"encoding/json"
 	"io"
 	"net/http"
