@@ -41,6 +41,9 @@ func TestModelFairShareUnderABatchFlood(t *testing.T) {
 		"TOXGATE_MODULES_CALLER_QUEUE=3",
 		// The module's own queue is under test, not the cap across modules.
 		"TOXGATE_MODULES_CALLER_RUNNING=8",
+		// The flood repeats one batch: with the response cache it would
+		// cost the module nothing after the first (see TestModelResponseCache).
+		"TOXGATE_MODULES_RESPONSE_CACHE_BYTES=0",
 	))
 	admin := adminToken(t, g)
 	provision(t, g, admin, "flooder", "flooder-password-1", true, "models")

@@ -36,7 +36,10 @@ func TestBatchIsCutOnlyWhenSomeoneCouldWait(t *testing.T) {
 		}
 		return moduleCalls(t, g, "herg") - before
 	}
-	env := []string{"TOXGATE_MODULES_DIR=" + modulesDir(t, "herg"), "TOXGATE_MODULES_REQUIRE_TOKEN=false", "TOXGATE_MODULES_BATCH_SLICE_ITEMS=50", "TOXGATE_MODULES_RUN_SLOTS=2"}
+	// The response cache is off: the batch repeats structures, which the
+	// cache would compute once each (the module's calls are under test).
+	env := []string{"TOXGATE_MODULES_DIR=" + modulesDir(t, "herg"), "TOXGATE_MODULES_REQUIRE_TOKEN=false", "TOXGATE_MODULES_BATCH_SLICE_ITEMS=50", "TOXGATE_MODULES_RUN_SLOTS=2",
+		"TOXGATE_MODULES_RESPONSE_CACHE_BYTES=0"}
 	t.Run("idle", func(t *testing.T) {
 		g := harness.Start(t, harness.WithEnv(env...))
 		// The first batch measures the time per item on a slice (not on

@@ -256,18 +256,23 @@ func TestModelPlotsAreSVGReports(t *testing.T) {
 		Paths map[string]map[string]struct {
 			Responses map[string]struct {
 				Content map[string]struct {
-					Schema struct {
-						Properties map[string]map[string]any `json:"properties"`
-					} `json:"schema"`
+					Schema apiSchema `json:"schema"`
 				} `json:"content"`
 			} `json:"responses"`
 		} `json:"paths"`
+		Components struct {
+			Schemas map[string]apiSchema `json:"schemas"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		t.Fatalf("/openapi.json: %v", err)
 	}
 	for _, c := range cases {
-		props := doc.Paths[c.path]["post"].Responses["200"].Content["application/json"].Schema.Properties
+		schema := doc.Paths[c.path]["post"].Responses["200"].Content["application/json"].Schema
+		if name, ok := strings.CutPrefix(schema.Ref, "#/components/schemas/"); ok {
+			schema = doc.Components.Schemas[name]
+		}
+		props := schema.Properties
 		if props["plot_svg"]["type"] != "string" || props["plot_svg"]["contentMediaType"] != "image/svg+xml" {
 			t.Errorf("%s: the API docs' response schema lacks plot_svg: %v", c.path, props["plot_svg"])
 		}
@@ -362,4 +367,11 @@ func TestModelPlotsAreSVGReports(t *testing.T) {
 	if math.Abs(last-0.41) > 0.01 || !p.y.log || !p.y.covers(last) || !strings.Contains(p.title, "Cmax") {
 		t.Errorf("plasma at 7 days %g ng/mL, y axis %+v, title %q (want Cmax as C with a subscript)", last, p.y, p.title)
 	}
+}
+
+// apiSchema is the part of an OpenAPI schema the plot test reads: its
+// properties, or a reference to a component that has them.
+type apiSchema struct {
+	Ref        string                    `json:"$ref"`
+	Properties map[string]map[string]any `json:"properties"`
 }
