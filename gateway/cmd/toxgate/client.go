@@ -157,33 +157,53 @@ func clientCommand(cfgPath string, args []string, stdout, stderr io.Writer) int 
 // clientAPI is the admin API the client commands call: --url, else the
 // running gateway on this machine with its key.
 func clientAPI(ctx context.Context, cfg config.Config, gwURL, token string) (*httpAdmin, error) {
-	key := ""
-	if cfg.MongoDB.URI == "" {
-		if b, err := os.ReadFile(server.AdminKeyFile(cfg.MongoDB.DataDir)); err == nil {
-			key = strings.TrimSpace(string(b))
-		}
-	}
+	key := localAdminKey(cfg)
 	if gwURL != "" {
-		if token == "" {
-			token = key
-		}
-		if token == "" {
-			return nil, errors.New("--url needs --token (a sysadmin's API token) or the key of a gateway on this machine")
-		}
-		return &httpAdmin{base: strings.TrimRight(gwURL, "/"), token: token}, nil
+		return adminAt(gwURL, token, key)
 	}
 	if key == "" {
 		return nil, errors.New("no running gateway on this machine: start it, or pass --url and --token")
 	}
-	base := cfg.Server.PublicURL
-	if base == "" {
-		base = "http://" + cfg.Server.Addr
-	}
-	h := &httpAdmin{base: strings.TrimRight(base, "/"), token: key}
+	h := localGateway(cfg, key)
 	if !h.reachable(ctx) {
 		return nil, fmt.Errorf("no gateway answers at %s: start it, or pass --url and --token", h.base)
 	}
 	return h, nil
+}
+
+// localAdminKey is the key a gateway on this machine wrote beside its
+// embedded store ("" with an external MongoDB, or when there is none).
+func localAdminKey(cfg config.Config) string {
+	if cfg.MongoDB.URI != "" {
+		return ""
+	}
+	b, err := os.ReadFile(server.AdminKeyFile(cfg.MongoDB.DataDir))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// adminAt is the admin API at gwURL, called with token, else with the
+// local gateway's key.
+func adminAt(gwURL, token, key string) (*httpAdmin, error) {
+	if token == "" {
+		token = key
+	}
+	if token == "" {
+		return nil, errors.New("--url needs --token (a sysadmin's API token) or the key of a gateway on this machine")
+	}
+	return &httpAdmin{base: strings.TrimRight(gwURL, "/"), token: token}, nil
+}
+
+// localGateway is the admin API of the gateway this configuration serves
+// (server.public_url, else server.addr), called with key.
+func localGateway(cfg config.Config, key string) *httpAdmin {
+	base := cfg.Server.PublicURL
+	if base == "" {
+		base = "http://" + cfg.Server.Addr
+	}
+	return &httpAdmin{base: strings.TrimRight(base, "/"), token: key}
 }
 
 // doJSON calls the admin API and decodes its JSON answer into out (nil: ignored).

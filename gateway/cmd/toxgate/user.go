@@ -22,7 +22,6 @@ import (
 	"toxgate/gateway/config"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/identityhttp"
-	"toxgate/gateway/server"
 	"toxgate/gateway/store"
 )
 
@@ -209,30 +208,16 @@ func rolesText(roles []string) string {
 // Only create may make a new embedded store: the other commands refuse
 // when none exists, rather than leave an empty one behind.
 func openAdmin(ctx context.Context, cfg config.Config, gwURL, token string, mayCreateStore bool) (userAdmin, string, error) {
-	keyFile := server.AdminKeyFile(cfg.MongoDB.DataDir)
-	key := ""
-	if cfg.MongoDB.URI == "" {
-		if b, err := os.ReadFile(keyFile); err == nil {
-			key = strings.TrimSpace(string(b))
-		}
-	}
+	key := localAdminKey(cfg)
 	if gwURL != "" {
-		cred := token
-		if cred == "" {
-			cred = key
+		h, err := adminAt(gwURL, token, key)
+		if err != nil {
+			return nil, "", err
 		}
-		if cred == "" {
-			return nil, "", errors.New("--url needs --token (a sysadmin's API token) or the key of a gateway on this machine")
-		}
-		return &httpAdmin{base: strings.TrimRight(gwURL, "/"), token: cred}, gwURL, nil
+		return h, gwURL, nil
 	}
-	if cfg.MongoDB.URI == "" && key != "" {
-		base := cfg.Server.PublicURL
-		if base == "" {
-			base = "http://" + cfg.Server.Addr
-		}
-		h := &httpAdmin{base: strings.TrimRight(base, "/"), token: key}
-		if h.reachable(ctx) {
+	if key != "" {
+		if h := localGateway(cfg, key); h.reachable(ctx) {
 			return h, "the running gateway at " + h.base, nil
 		}
 		// A key left by a gateway that did not stop cleanly: use the store.
