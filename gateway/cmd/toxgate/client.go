@@ -46,19 +46,10 @@ The commands call the admin API of a running gateway:
 
 // clientCommand administers OpenID Connect clients: toxgate client create|list|delete|rotate-key.
 func clientCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, clientUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	cmd, fs, gwURL, token, code, ok := adminFlags("client", clientUsage, args, stdout, stderr)
+	if !ok {
+		return code
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("toxgate client "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, clientUsage) }
-	gwURL := fs.String("url", "", "base URL of a running gateway")
-	token := fs.String("token", os.Getenv("TOXGATE_ADMIN_TOKEN"), "a sysadmin's API token for --url")
 	var in oidcprovider.NewClient
 	var redirects, logouts, roles stringList
 	asJSON := false
@@ -152,6 +143,26 @@ func clientCommand(cfgPath string, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "new signing key %s\n", out.Kid)
 	}
 	return 0
+}
+
+// adminFlags starts an admin subcommand (toxgate user|client CMD): the
+// usage for help (code 2 with no command, 0 when asked), else the command,
+// its flag set and the --url and --token flags every such command takes.
+func adminFlags(group, usage string, args []string, stdout, stderr io.Writer) (cmd string, fs *flag.FlagSet, gwURL, token *string, code int, ok bool) {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return "", nil, nil, nil, 2, false
+		}
+		return "", nil, nil, nil, 0, false
+	}
+	cmd = args[0]
+	fs = flag.NewFlagSet("toxgate "+group+" "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	gwURL = fs.String("url", "", "base URL of a running gateway")
+	token = fs.String("token", os.Getenv("TOXGATE_ADMIN_TOKEN"), "a sysadmin's API token for --url")
+	return cmd, fs, gwURL, token, 0, true
 }
 
 // clientAPI is the admin API the client commands call: --url, else the

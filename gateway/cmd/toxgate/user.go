@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -71,19 +70,10 @@ func (s *stringList) Set(v string) error {
 
 // userCommand administers accounts: toxgate user create|list|set-roles|disable|enable.
 func userCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, userUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	cmd, fs, gwURL, token, code, ok := adminFlags("user", userUsage, args, stdout, stderr)
+	if !ok {
+		return code
 	}
-	cmd := args[0]
-	fs := flag.NewFlagSet("toxgate user "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, userUsage) }
-	gwURL := fs.String("url", "", "base URL of a running gateway")
-	token := fs.String("token", os.Getenv("TOXGATE_ADMIN_TOKEN"), "a sysadmin's API token for --url")
 	var req identityhttp.CreateUserRequest
 	var roles stringList
 	asJSON := false
