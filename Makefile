@@ -213,10 +213,14 @@ $(BIN)/tools/versitygw:
 # at a pinned version into bin/tools (outside the project's go.mod, as
 # versitygw); once built it is kept.
 HELM_VERSION := v3.22.0
+# As Helm's own release build: its version, and the Kubernetes version of
+# its client-go (v0.37: 1.37) as the default of lint and template.
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	$(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
 helm: $(BIN)/tools/helm
 $(BIN)/tools/helm:
 	@echo "building helm $(HELM_VERSION) (lints and renders deploy/helm/toxgate in the tests) into $(BIN)/tools"
-	GOBIN=$(BIN)/tools GOFLAGS=-buildvcs=false $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(BIN)/tools GOFLAGS=-buildvcs=false $(GO) install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 # image: the container image, built without a container engine
 # (gateway/cmd/toxgate-image, go-containerregistry): static programs

@@ -35,10 +35,21 @@ func helm(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// valuesFile writes values (YAML) to a file for helm's -f.
+// kubeVersion is the Kubernetes version lint and template check against
+// (the chart asks for 1.25 or later).
+const kubeVersion = "1.33.0"
+
+// valuesFile writes values (YAML) to a file for helm's -f, in a folder
+// whose name has no comma (helm splits -f at commas; subtest names have
+// them).
 func valuesFile(t *testing.T, values string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "values.yaml")
+	dir, err := os.MkdirTemp("", "toxgate-values-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	p := filepath.Join(dir, "values.yaml")
 	if err := os.WriteFile(p, []byte(values), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +60,7 @@ func valuesFile(t *testing.T, values string) string {
 // returns the objects by "Kind/name".
 func render(t *testing.T, values string) map[string]doc {
 	t.Helper()
-	out, err := helm(t, "template", "toxgate", chartDir, "--namespace", "toxgate", "-f", valuesFile(t, values))
+	out, err := helm(t, "template", "toxgate", chartDir, "--namespace", "toxgate", "--kube-version", kubeVersion, "-f", valuesFile(t, values))
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}
@@ -117,7 +128,7 @@ func envOf(t *testing.T, container any) map[string]string {
 // PostgreSQL + S3 setup.
 func TestHelmLint(t *testing.T) {
 	for _, values := range []string{"{}", multiReplica} {
-		if out, err := helm(t, "lint", "--strict", chartDir, "-f", valuesFile(t, values)); err != nil {
+		if out, err := helm(t, "lint", "--strict", "--kube-version", kubeVersion, chartDir, "-f", valuesFile(t, values)); err != nil {
 			t.Errorf("helm lint with %s: %v\n%s", values, err, out)
 		}
 	}
@@ -294,7 +305,7 @@ func TestHelmRefuses(t *testing.T) {
 		{"files: {backend: s3}\n", "files.backend s3 needs files.s3.bucket"},
 		{"replicaCount: 2\nstore: {type: mongodb, mongodb: {existingSecret: m}}\nfiles: {backend: mongodb}\n", "shared DataStore"},
 	} {
-		out, err := helm(t, "template", "toxgate", chartDir, "-f", valuesFile(t, c.values))
+		out, err := helm(t, "template", "toxgate", chartDir, "--kube-version", kubeVersion, "-f", valuesFile(t, c.values))
 		if err == nil || !strings.Contains(out, c.msg) {
 			t.Errorf("values %q: err %v, output should name %q:\n%s", c.values, err, c.msg, out)
 		}
