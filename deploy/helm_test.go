@@ -162,7 +162,7 @@ func TestHelmTemplate(t *testing.T) {
 		pvc, ingress bool
 	}{
 		{name: "defaults: one gateway on the embedded store", values: "{}", replicas: 1, pvc: true,
-			env: map[string]string{"TOXGATE_STORE_BACKEND": "", "TOXGATE_MONGODB_URI": "", "TOXGATE_FILES_BACKEND": "dir", "TOXGATE_SERVER_PUBLIC_URL": "", "TOXGATE_DATASTORE_URL": ""}},
+			env: map[string]string{"TOXGATE_STORE_BACKEND": "", "TOXGATE_MONGODB_URI": "", "TOXGATE_FILES_BACKEND": "dir", "TOXGATE_MODULES_LOAD_WORKERS": "2", "TOXGATE_SERVER_PUBLIC_URL": "", "TOXGATE_DATASTORE_URL": ""}},
 		{name: "three gateways on PostgreSQL, S3 files, Ingress", values: multiReplica, replicas: 3, ingress: true,
 			env: map[string]string{
 				"TOXGATE_STORE_BACKEND":              "postgresql",
