@@ -22,6 +22,7 @@ help:
 	@echo "make fuzz   run every fuzz target for FUZZTIME each (default 30s)"
 	@echo "make train  retrain the models (weights are committed; run does not retrain)"
 	@echo "make train-check  retrain into a temporary folder and compare the cross-validation figures"
+	@echo "make image  build the container image without a container engine (bin/image; see deploy/README.md)"
 
 build: gateway plugins modules rust-modules
 
