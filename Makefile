@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy clean help
+.PHONY: all build gateway plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy helm image clean help
 
 all: build
 
@@ -22,6 +22,7 @@ help:
 	@echo "make fuzz   run every fuzz target for FUZZTIME each (default 30s)"
 	@echo "make train  retrain the models (weights are committed; run does not retrain)"
 	@echo "make train-check  retrain into a temporary folder and compare the cross-validation figures"
+	@echo "make image  build the container image without a container engine (bin/image; see deploy/README.md)"
 
 build: gateway plugins modules rust-modules
 
@@ -174,6 +175,7 @@ MISSING_PKGS = $(strip $(shell \
 	command -v chromium >/dev/null 2>&1 || echo chromium; \
 	[ -n "$(RUSTC_WASM)" ] || echo rustc libstd-rust-dev-wasm32 lld; \
 	command -v wasm-opt >/dev/null 2>&1 || echo binaryen; \
+	[ -s /etc/ssl/certs/ca-certificates.crt ] || echo ca-certificates; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib))
 
@@ -207,6 +209,39 @@ $(BIN)/tools/versitygw:
 	@echo "building versitygw $(VERSITYGW_VERSION) (the file store's S3 test server) into $(BIN)/tools"
 	GOBIN=$(BIN)/tools $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
+# helm: Helm's own command, which lints and renders the chart
+# deploy/helm/toxgate in the tests (deploy/), built from the Go module proxy
+# at a pinned version into bin/tools (outside the project's go.mod, as
+# versitygw); once built it is kept.
+HELM_VERSION := v3.22.0
+# As Helm's own release build: its version, and the Kubernetes version of
+# its client-go (v0.37: 1.37) as the default of lint and template.
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	$(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
+helm: $(BIN)/tools/helm
+$(BIN)/tools/helm:
+	@echo "building helm $(HELM_VERSION) (lints and renders deploy/helm/toxgate in the tests) into $(BIN)/tools"
+	GOBIN=$(BIN)/tools GOFLAGS=-buildvcs=false $(GO) install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+# image: the container image, built without a container engine
+# (gateway/cmd/toxgate-image, go-containerregistry): static programs
+# (CGO_ENABLED=0) in $(BIN)/image/root beside the modules, then
+# $(BIN)/image/toxgate-image.tar (docker load, podman load) and
+# $(BIN)/image/oci (an OCI layout). See deploy/README.md.
+IMAGE_TAG    ?= toxgate:$(VERSION)
+IMAGE_SOURCE ?= $(or $(shell git config --get remote.origin.url 2>/dev/null),https://github.com/toxgate/toxgate)
+IMAGE_LDFLAGS := -s -w $(LDFLAGS)
+image: modules rust-modules
+	@mkdir -p $(BIN)/image/root
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(IMAGE_LDFLAGS)' -o $(BIN)/image/root/toxgate ./gateway/cmd/toxgate
+	@for p in $(PLUGINS); do \
+		echo "CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/image/root/toxgate-$$p ./plugins/$$p"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(IMAGE_LDFLAGS)' -o $(BIN)/image/root/toxgate-$$p ./plugins/$$p || exit 1; \
+	done
+	@ln -sfn $(BIN)/modules $(BIN)/image/root/modules
+	$(GO) run ./gateway/cmd/toxgate-image -bin $(BIN)/image/root -modules modules -out $(BIN)/image \
+		-tag '$(IMAGE_TAG)' -version '$(VERSION)' -revision "$$(git rev-parse HEAD 2>/dev/null || echo unknown)" -source '$(IMAGE_SOURCE)'
+
 # oauth2-proxy: the relying party of the OpenID Connect provider's tests,
 # built from the Go module proxy at a pinned version into $(BIN) (no Debian
 # package has it). ci-deps fails when it cannot be built; deps says so and
@@ -223,6 +258,7 @@ oauth2-proxy:
 # come from the module proxy.
 ci-deps: oauth2-proxy
 	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server
+	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory helm
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -n "$$PKGS" ]; then \
 		echo "installing $$PKGS (browser tests, Rust example module, wasm optimiser, DataStore tests, DCAT tests' RDF parser)"; \
@@ -240,6 +276,8 @@ ci-deps: oauth2-proxy
 deps:
 	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory s3-server || \
 		echo "note: building versitygw failed: the S3 file store tests skip (summary at the end)"
+	@[ "$(TOXGATE_TEST_DEPS)" = off ] || $(MAKE) --no-print-directory helm || \
+		echo "note: building helm failed: the chart tests (deploy/) skip (summary at the end)"
 	@if [ "$(TOXGATE_TEST_DEPS)" != off ]; then $(MAKE) --no-print-directory oauth2-proxy || echo "note: building oauth2-proxy failed: the OpenID Connect relying-party tests skip (summary at the end)"; fi
 	@PKGS="$(MISSING_PKGS)"; \
 	if [ -z "$$PKGS" ] || [ "$(TOXGATE_TEST_DEPS)" = off ]; then exit 0; fi; \

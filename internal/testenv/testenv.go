@@ -54,6 +54,13 @@ var (
 	// deps and ci-deps build it from the Go module proxy into the bin
 	// directory (TOXGATE_BIN_DIR).
 	OAuth2Proxy = Tool{Name: "oauth2-proxy", Make: "oauth2-proxy", find: findOAuth2Proxy}
+	// Helm is Helm's own command, which lints and renders the chart in
+	// deploy/helm (its path), built by make helm from the Go module proxy
+	// into bin/tools.
+	Helm = Tool{Name: "helm", Make: "helm", find: findHelm}
+	// CACerts is Debian's CA bundle, which the container image ships (its
+	// path).
+	CACerts = Tool{Name: "CA certificates", Debian: "ca-certificates", find: findCACerts}
 )
 
 // EnvSkipLog names the file to which Missing appends one line per skip
@@ -184,6 +191,50 @@ func findRDFLib() (string, error) {
 		}
 	}
 	return "", errors.New("neither python3 on PATH nor /usr/bin/python3 imports rdflib")
+}
+
+// findHelm looks for helm in TOXGATE_HELM, then in bin/tools of the
+// module's root (where make helm puts it), then on PATH.
+func findHelm() (string, error) {
+	if p := os.Getenv("TOXGATE_HELM"); p != "" {
+		return p, nil
+	}
+	if p := inRootTools("helm"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("helm"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("not in TOXGATE_HELM, bin/tools/helm or on PATH")
+}
+
+func findCACerts() (string, error) {
+	const p = "/etc/ssl/certs/ca-certificates.crt"
+	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+		return "", errors.New("no " + p)
+	}
+	return p, nil
+}
+
+// inRootTools is bin/tools/name under the module's root (the nearest
+// folder up from the working directory with a go.mod), or "".
+func inRootTools(name string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			p := filepath.Join(dir, "bin", "tools", name)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+			return ""
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
 }
 
 // findS3Server looks for versitygw in TOXGATE_S3_SERVER, then in bin/tools

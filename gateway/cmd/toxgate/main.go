@@ -33,6 +33,7 @@ commands:
   catalog generate --datasets N   fill the catalog with generated datasets
   files migrate --to dir|s3|mongodb   move stored files to another backend (toxgate files help)
   config keys   list every configuration key, its environment variable and meaning
+  probe [URL]   exit 0 when URL (default http://127.0.0.1:8080/readyz) answers 2xx (container health check)
   version       print the version
 
 The configuration file defaults to $TOXGATE_CONFIG, else configs/toxgate.yaml
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return catalogCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
 	case "files":
 		return filesCommand(*cfgPath, fs.Args()[1:], stdout, stderr)
+	case "probe":
+		return probeCommand(fs.Args()[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version.Version)
 		return 0
