@@ -76,6 +76,8 @@ type Resource struct {
 	Created          string  `json:"created"`
 	LastModified     *string `json:"last_modified"`
 	MetadataModified string  `json:"metadata_modified"`
+	// DatastoreActive marks a resource whose rows are a DataStore table.
+	DatastoreActive bool `json:"datastore_active"`
 }
 
 func str(p *string) string {

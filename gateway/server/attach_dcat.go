@@ -3,6 +3,8 @@ package server
 import (
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/citation"
+	"toxgate/gateway/croissant"
 	"toxgate/gateway/dcat"
 	"toxgate/gateway/identity"
 )
@@ -13,14 +15,32 @@ import (
 func (a *App) newDCAT() *dcat.Handler {
 	return dcat.New(dcat.Options{
 		Catalog: a.catalog,
-		Caller: func(ctx *fasthttp.RequestCtx) identity.Caller {
-			c := a.Caller(ctx)
-			if c.Anonymous() {
-				c = a.sessionCaller(ctx)
-			}
-			return c
-		},
+		Caller:  a.pageCaller,
 		SiteURL: a.siteURL,
 		PerPage: a.cfg.Catalog.DCATPerPage,
 	})
+}
+
+// attachCitations serves how to cite each dataset and version
+// (gateway/citation: /dataset/{id}/citation.bib and the other formats, the
+// dataset_citation action) and its Croissant description
+// (gateway/croissant: /dataset/{id}/croissant.jsonld), read as the
+// request's caller like the DCAT endpoints.
+func (a *App) attachCitations() *citation.Handler {
+	cite := citation.New(citation.Options{Catalog: a.catalog, Caller: a.pageCaller, SiteURL: a.siteURL})
+	cite.Register(a.router)
+	croissant.New(cite).Register(a.router)
+	spec, handle := cite.Action()
+	a.AddCoreAction(CoreAction{ActionSpec: spec, Handle: handle})
+	return cite
+}
+
+// pageCaller is the request's API token, else its web session, else
+// anonymous: how the catalog's alternate forms (DCAT, citations) read.
+func (a *App) pageCaller(ctx *fasthttp.RequestCtx) identity.Caller {
+	c := a.Caller(ctx)
+	if c.Anonymous() {
+		c = a.sessionCaller(ctx)
+	}
+	return c
 }
