@@ -160,7 +160,7 @@ func (h *Handler) Resolve(ctx context.Context, caller identity.Caller, site, id,
 	var status struct {
 		SiteTitle string `json:"site_title"`
 	}
-	if err := h.o.Catalog.At(site).Do(context.WithoutCancel(ctx), caller.Identity, "status_show", nil, &status); err != nil {
+	if err := h.o.Catalog.At(site).Do(context.WithoutCancel(ctx), caller.Identity, "status_show", map[string]any{}, &status); err != nil {
 		return Work{}, nil, asCKAN(err, id)
 	}
 	return FromPackage(pkg, Site{Title: status.SiteTitle, URL: site}, v), pkg, nil
