@@ -156,6 +156,7 @@ func (m *mapper) addDataset(pkg *Package) rdf.Term {
 	}
 	if v := str(pkg.Version); v != "" {
 		g.Add(d, p(nsOWL, "versionInfo"), rdf.Literal(v))
+		g.Add(d, p(nsDCAT, "version"), rdf.Literal(v)) // DCAT 3's own term, beside DCAT-AP 2's owl:versionInfo
 	}
 	landing := m.site + "/dataset/" + url.PathEscape(pkg.Name)
 	if u := str(pkg.URL); absURL(u) {
