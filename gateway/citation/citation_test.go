@@ -220,3 +220,46 @@ func TestDataCiteJSONValid(t *testing.T) {
 		t.Errorf("datacite %+v %v", d, err)
 	}
 }
+
+// The registration payload is DataCite's JSON:API document whose
+// attributes, without the request-only doi, event and url, are valid
+// DataCite metadata naming the DOI.
+func TestDataCitePayload(t *testing.T) {
+	r := &Registrar{Prefix: "10.5072"}
+	doi := r.DOIFor("0B7D7A9E-1111", "v-2")
+	if doi != "10.5072/toxgate-0b7d7a9e-1111-v-2" {
+		t.Fatalf("DOI %q", doi)
+	}
+	body, err := Payload(hostileWork(), doi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Data struct {
+			ID, Type   string
+			Attributes map[string]any
+		}
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	a := doc.Data.Attributes
+	if doc.Data.ID != doi || doc.Data.Type != "dois" || a["doi"] != doi || a["event"] != "publish" || a["url"] != "https://tox.example.org/dataset/herg-screen" {
+		t.Fatalf("payload %s", body)
+	}
+	delete(a, "doi")
+	delete(a, "event")
+	delete(a, "url")
+	sch, err := jsonschema.NewCompiler().Compile("testdata/datacite/datacite_4.3_schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(a)
+	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err := sch.Validate(v); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if ids := a["identifiers"].([]any); ids[0].(map[string]any)["identifier"] != doi {
+		t.Fatalf("identifiers %v", ids)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,10 @@ type Options struct {
 	Caller func(*fasthttp.RequestCtx) identity.Caller
 	// SiteURL is the external base URL of the request (no trailing slash).
 	SiteURL func(*fasthttp.RequestCtx) string
+	// Registrar registers DOIs (nil: dataset_doi_register refuses).
+	Registrar *Registrar
+	// Log records registrations and DOIs registered but not recorded.
+	Log *slog.Logger
 }
 
 // Handler serves citations over HTTP and as the dataset_citation action.
@@ -219,7 +224,7 @@ func asCKAN(err error, what string) error {
 	if errors.As(err, &ce) && ce.Err == nil {
 		switch ce.Status {
 		case fasthttp.StatusNotFound, fasthttp.StatusForbidden:
-			return ckan.NotFound("Not found: " + clipArg(what))
+			return ckan.NotFound(clipArg(what))
 		case fasthttp.StatusBadRequest:
 			return ckan.BadRequest(ce.Error())
 		default:

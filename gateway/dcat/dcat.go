@@ -38,6 +38,7 @@ type Package struct {
 	ID               string                        `json:"id"`
 	Name             string                        `json:"name"`
 	Title            string                        `json:"title"`
+	Private          bool                          `json:"private"`
 	Notes            *string                       `json:"notes"`
 	URL              *string                       `json:"url"`
 	Version          *string                       `json:"version"`

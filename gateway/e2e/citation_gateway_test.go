@@ -152,3 +152,56 @@ func TestCitationsAndCroissant(t *testing.T) {
 		t.Fatalf("record sets %v", rs)
 	}
 }
+
+// TestDOIRegistrationRefusals: dataset_doi_register says when it is off,
+// and with datacite.* set it is for editors of public datasets only; its
+// call to DataCite goes through the egress policy (a loopback API is
+// refused before a packet is sent). No DataCite system is reachable from
+// the tests, so a registration itself is not run here.
+func TestDOIRegistrationRefusals(t *testing.T) {
+	off := harness.Start(t)
+	if code, out := ckan(t, off, "dataset_doi_register", adminToken(t, off), map[string]any{"id": "x"}); code != 400 ||
+		!strings.Contains(strings.Join(strings.Fields(jsonString(out)), " "), "datacite.repository_id") {
+		t.Fatalf("registration off: %d %v", code, out)
+	}
+
+	g := harness.Start(t, harness.WithEnv("TOXGATE_DATACITE_REPOSITORY_ID=TOX.GATE", "TOXGATE_DATACITE_PASSWORD=pw",
+		"TOXGATE_DATACITE_PREFIX=10.5072", "TOXGATE_DATACITE_API_URL=http://127.0.0.1:9"))
+	admin := adminToken(t, g)
+	if code, out := ckan(t, g, "organization_create", admin, map[string]any{"name": "lab"}); code != 200 {
+		t.Fatalf("organization_create: %d %v", code, out)
+	}
+	for _, d := range []map[string]any{{"name": "open", "owner_org": "lab", "author": "Ana Silva"}, {"name": "closed", "owner_org": "lab", "private": true}} {
+		if code, out := ckan(t, g, "package_create", admin, d); code != 200 {
+			t.Fatalf("package_create: %d %v", code, out)
+		}
+	}
+	provision(t, g, admin, "reader", "reader-pass-1", true)
+	reader := tokenFor(t, g, admin, "reader", nil)
+	for _, c := range []struct {
+		who, token, id string
+		status         int
+		holds          string
+	}{
+		{"anonymous", "", "open", 403, ""},
+		{"a user who is not an editor", reader, "open", 403, ""},
+		{"an editor, private dataset", admin, "closed", 409, "private"},
+		{"an editor, unknown dataset", admin, "nope", 404, ""},
+		{"an editor, DataCite on loopback", admin, "open", 502, "10.5072/toxgate-"},
+	} {
+		code, out := ckan(t, g, "dataset_doi_register", c.token, map[string]any{"id": c.id})
+		if code != c.status || !strings.Contains(jsonString(out), c.holds) {
+			t.Errorf("%s: %d %v, want %d holding %q", c.who, code, out, c.status, c.holds)
+		}
+	}
+	// Nothing was recorded by the refused registration.
+	_, out := ckan(t, g, "package_show", admin, map[string]any{"id": "open"})
+	if strings.Contains(jsonString(out), "10.5072") {
+		t.Fatalf("a refused registration left a DOI: %v", out)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"fmt"
+
+	"toxgate/internal/egress"
+
 	"github.com/valyala/fasthttp"
 
 	"toxgate/gateway/citation"
@@ -26,13 +30,24 @@ func (a *App) newDCAT() *dcat.Handler {
 // dataset_citation action) and its Croissant description
 // (gateway/croissant: /dataset/{id}/croissant.jsonld), read as the
 // request's caller like the DCAT endpoints.
-func (a *App) attachCitations() *citation.Handler {
-	cite := citation.New(citation.Options{Catalog: a.catalog, Caller: a.pageCaller, SiteURL: a.siteURL})
+func (a *App) attachCitations() (*citation.Handler, error) {
+	o := citation.Options{Catalog: a.catalog, Caller: a.pageCaller, SiteURL: a.siteURL, Log: a.log}
+	if dc := a.cfg.DataCite; dc.RepositoryID != "" {
+		pol, err := egress.New(egress.Options{Allow: a.cfg.Egress.Allow, MaxRedirects: a.cfg.Egress.MaxRedirects})
+		if err != nil {
+			return nil, fmt.Errorf("datacite: %w", err)
+		}
+		o.Registrar = &citation.Registrar{APIURL: dc.APIURL, RepositoryID: dc.RepositoryID, Password: dc.Password,
+			Prefix: dc.Prefix, Timeout: dc.Timeout, HTTP: pol.Client(dc.Timeout)}
+	}
+	cite := citation.New(o)
 	cite.Register(a.router)
 	croissant.New(cite).Register(a.router)
 	spec, handle := cite.Action()
 	a.AddCoreAction(CoreAction{ActionSpec: spec, Handle: handle})
-	return cite
+	spec, handle = cite.DOIAction()
+	a.AddCoreAction(CoreAction{ActionSpec: spec, Handle: handle})
+	return cite, nil
 }
 
 // pageCaller is the request's API token, else its web session, else

@@ -24,7 +24,10 @@ func (a *App) attachWeb(context.Context) error {
 	cfg := a.cfg
 	rdfEndpoints := a.newDCAT()
 	rdfEndpoints.Register(a.router)
-	cite := a.attachCitations()
+	cite, err := a.attachCitations()
+	if err != nil {
+		return err
+	}
 	w, err := web.New(web.Options{
 		Identity: a.identity, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
