@@ -95,7 +95,7 @@ func (h *Handler) registerDOI(ctx context.Context, caller identity.Caller, site,
 func (h *Handler) versionOf(ctx context.Context, caller identity.Caller, site, dataset, version string) (string, error) {
 	var ver struct{ ID string }
 	if err := asCKAN(h.o.Catalog.At(site).Do(context.WithoutCancel(ctx), caller.Identity, "dataset_version_show",
-		map[string]any{"dataset": dataset, "id": version}, &ver), version); err != nil {
+		map[string]any{"dataset": dataset, "version": version}, &ver), version); err != nil {
 		return "", err
 	}
 	return ver.ID, nil

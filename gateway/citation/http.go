@@ -201,7 +201,7 @@ func (h *Handler) version(ctx context.Context, caller identity.Caller, site stri
 		DOI      string `json:"doi"`
 	}
 	if err := asCKAN(c.Do(context.WithoutCancel(ctx), caller.Identity, "dataset_version_show",
-		map[string]any{"dataset": pkg.ID, "id": version}, &ver), version); err != nil {
+		map[string]any{"dataset": pkg.ID, "version": version}, &ver), version); err != nil {
 		return nil, err
 	}
 	var asOf dcat.Package
