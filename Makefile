@@ -169,7 +169,8 @@ train-check:
 # chromium for the browser tests, rustc with the wasm32 standard library and
 # lld for the Rust example module, binaryen (wasm-opt) for the module build,
 # postgresql for the DataStore tests (they start their own server; see
-# catalog/datastore/pgtest) and python3-rdflib for the DCAT tests. The tests
+# catalog/datastore/pgtest), python3-rdflib for the DCAT tests, and bibutils,
+# python3-citeproc and libxml2-utils (xmllint) that read the citations. The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
 	command -v chromium >/dev/null 2>&1 || echo chromium; \
@@ -177,7 +178,10 @@ MISSING_PKGS = $(strip $(shell \
 	command -v wasm-opt >/dev/null 2>&1 || echo binaryen; \
 	[ -s /etc/ssl/certs/ca-certificates.crt ] || echo ca-certificates; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
-	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib))
+	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib; \
+	command -v bib2xml >/dev/null 2>&1 || echo bibutils; \
+	python3 -c 'import citeproc' >/dev/null 2>&1 || /usr/bin/python3 -c 'import citeproc' >/dev/null 2>&1 || echo python3-citeproc; \
+	command -v xmllint >/dev/null 2>&1 || echo libxml2-utils))
 
 # The Debian packages of the benchmark peer (bench/peer-flask: the original
 # stack, Flask + RDKit + scikit-learn under gunicorn) that are not installed.

@@ -44,6 +44,19 @@ type Config struct {
 	// sites choose (internal/egress).
 	Egress  Egress  `yaml:"egress"`
 	Metrics Metrics `yaml:"metrics"`
+	// DataCite registers DOIs for datasets and their versions
+	// (gateway/citation).
+	DataCite DataCite `yaml:"datacite"`
+}
+
+// DataCite is the DataCite repository that registers DOIs: off while
+// repository_id is empty.
+type DataCite struct {
+	APIURL       string        `yaml:"api_url" doc:"DataCite's REST API (the test system by default; https://api.datacite.org for real DOIs)"`
+	RepositoryID string        `yaml:"repository_id" doc:"the repository's account (empty: DOI registration is off)"`
+	Password     string        `yaml:"password" doc:"the repository's password (prefer TOXGATE_DATACITE_PASSWORD)"`
+	Prefix       string        `yaml:"prefix" doc:"the repository's DOI prefix, e.g. 10.5072"`
+	Timeout      time.Duration `yaml:"timeout" doc:"longest registration call"`
 }
 
 // Server holds the HTTP listener settings and limits.
@@ -376,6 +389,7 @@ func Default() Config {
 			LoadFetchTimeout:   15 * time.Minute,
 		},
 		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
+		DataCite: DataCite{APIURL: "https://api.test.datacite.org", Timeout: 30 * time.Second},
 		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000, MaxPerUser: 4},
 		Modules: Modules{
 			Dir:             "./bin/modules",

@@ -38,6 +38,7 @@ type Package struct {
 	ID               string                        `json:"id"`
 	Name             string                        `json:"name"`
 	Title            string                        `json:"title"`
+	Private          bool                          `json:"private"`
 	Notes            *string                       `json:"notes"`
 	URL              *string                       `json:"url"`
 	Version          *string                       `json:"version"`
@@ -76,6 +77,8 @@ type Resource struct {
 	Created          string  `json:"created"`
 	LastModified     *string `json:"last_modified"`
 	MetadataModified string  `json:"metadata_modified"`
+	// DatastoreActive marks a resource whose rows are a DataStore table.
+	DatastoreActive bool `json:"datastore_active"`
 }
 
 func str(p *string) string {
@@ -154,6 +157,7 @@ func (m *mapper) addDataset(pkg *Package) rdf.Term {
 	}
 	if v := str(pkg.Version); v != "" {
 		g.Add(d, p(nsOWL, "versionInfo"), rdf.Literal(v))
+		g.Add(d, p(nsDCAT, "version"), rdf.Literal(v)) // DCAT 3's own term, beside DCAT-AP 2's owl:versionInfo
 	}
 	landing := m.site + "/dataset/" + url.PathEscape(pkg.Name)
 	if u := str(pkg.URL); absURL(u) {

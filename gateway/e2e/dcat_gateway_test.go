@@ -190,7 +190,7 @@ func TestDCATEndpoints(t *testing.T) {
 	for pred, want := range map[string]string{
 		dctNS + "title": `Hepatotoxicity <screen> & "more"`, dctNS + "description": "Cell viability of HepG2\nafter 24 h.",
 		dctNS + "identifier": dsID, dcatNS + "landingPage": g.URL + "/dataset/hepatotox",
-		dctNS + "license": "http://www.opendefinition.org/licenses/cc-by", "http://www.w3.org/2002/07/owl#versionInfo": "1.2",
+		dctNS + "license": "http://www.opendefinition.org/licenses/cc-by", "http://www.w3.org/2002/07/owl#versionInfo": "1.2", dcatNS + "version": "1.2",
 	} {
 		if o := gr.Object(d, pred); o.Value != want {
 			t.Errorf("%s: %+v, want %q", pred, o, want)

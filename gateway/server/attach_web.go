@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"toxgate/gateway/citation"
 	"toxgate/gateway/filehttp"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/modulehost"
@@ -23,11 +24,22 @@ func (a *App) attachWeb(context.Context) error {
 	cfg := a.cfg
 	rdfEndpoints := a.newDCAT()
 	rdfEndpoints.Register(a.router)
+	cite, err := a.attachCitations()
+	if err != nil {
+		return err
+	}
 	w, err := web.New(web.Options{
 		Identity: a.identity, Logger: a.log, PublicURL: SiteURL(cfg.Server.PublicURL, cfg.Server.Addr), SecureCookies: cfg.Auth.SecureCookies,
 		SessionTTL: cfg.Auth.SessionTTL, ModelsOpen: !cfg.Modules.RequireToken, Models: a.modelIndex,
 		Catalog: a.catalog, Backend: webBackend{a: a, files: a.files, modules: a.modules}, Jobs: webJobs{svc: a.jobs},
 		MaxUploadBytes: int64(cfg.Catalog.MaxResourceBytes), DatasetAs: rdfEndpoints.DatasetAs, ClientIP: a.ClientIP,
+		Cite: func(ctx *fasthttp.RequestCtx, id string) string {
+			w, _, err := cite.Resolve(ctx, a.pageCaller(ctx), a.siteURL(ctx), id, "")
+			if err != nil {
+				return ""
+			}
+			return citation.Text(w)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("web pages: %w", err)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"toxgate/gateway/citation"
 
 	"github.com/valyala/fasthttp"
 
@@ -385,6 +386,23 @@ type datasetData struct {
 	CanEdit bool
 	// Activity is the dataset's latest activity (package_activity_list).
 	Activity []activityItem
+	// Citation is how to cite the dataset (text), "" when not served.
+	Citation string
+	// CiteFormats are the citation downloads linked beside it.
+	CiteFormats []citeLink
+}
+
+// citeLink is one citation download on the dataset page.
+type citeLink struct{ Label, File string }
+
+// citeLinks are the citation formats the gateway serves under
+// /dataset/{id}/ (gateway/citation) and the Croissant description.
+func citeLinks() []citeLink {
+	var out []citeLink
+	for _, f := range citation.OrderedFormats() {
+		out = append(out, citeLink{f.Label, f.File})
+	}
+	return append(out, citeLink{"Croissant", "croissant.jsonld"})
 }
 
 // activityItem is one line of a dataset's activity: who did what, when.
@@ -474,8 +492,13 @@ func (w *Web) datasetPage(r *req) {
 		w.catalogFail(r, "Dataset", err)
 		return
 	}
-	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d),
-		Activity: w.datasetActivity(r, d.ID)}, w.doneFlash(r), "")
+	data := datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d), Activity: w.datasetActivity(r, d.ID)}
+	if w.o.Cite != nil {
+		if data.Citation = w.o.Cite(r.ctx, d.ID); data.Citation != "" {
+			data.CiteFormats = citeLinks()
+		}
+	}
+	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), data, w.doneFlash(r), "")
 }
 
 // doneFlash is the message of a ?done= redirect after a form.

@@ -88,6 +88,10 @@ type Options struct {
 	// DCAT serialisations at /dataset/{name}.ttl and by Accept) and reports
 	// whether it did; otherwise the page is served.
 	DatasetAs func(ctx *fasthttp.RequestCtx, id string) bool
+	// Cite, when set, returns how to cite dataset id as the page's caller
+	// sees it (a reference in text), or "" when there is none; the page
+	// then links the citation formats and the Croissant description.
+	Cite func(ctx *fasthttp.RequestCtx, id string) string
 }
 
 // Web is the set of pages.

@@ -45,6 +45,16 @@ var (
 	// RDFLib is a python3 that imports rdflib, which parses the DCAT
 	// output (the interpreter to run).
 	RDFLib = Tool{Name: "python3 with rdflib", Debian: "python3-rdflib", find: findRDFLib}
+	// Bibutils converts BibTeX and RIS to MODS XML (bib2xml, ris2xml),
+	// the reference parsers of the citation tests (the directory of the
+	// programs).
+	Bibutils = Tool{Name: "bibutils", Debian: "bibutils", find: findBibutils}
+	// CiteProc is a python3 that imports citeproc-py, a CSL processor that
+	// formats the CSL-JSON citations (the interpreter to run).
+	CiteProc = Tool{Name: "python3 with citeproc-py", Debian: "python3-citeproc", find: findCiteProc}
+	// XMLLint is libxml2's xmllint, which validates the DataCite XML
+	// against DataCite's XML Schema (its path).
+	XMLLint = Tool{Name: "xmllint", Debian: "libxml2-utils", find: findXMLLint}
 	// S3Server is Versity's versitygw, the S3-compatible server of the
 	// file store's tests, built by make s3-server into bin/tools (the
 	// program's path).
@@ -212,6 +222,35 @@ func findCACerts() (string, error) {
 	const p = "/etc/ssl/certs/ca-certificates.crt"
 	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 		return "", errors.New("no " + p)
+	}
+	return p, nil
+}
+
+func findBibutils() (string, error) {
+	p, err := exec.LookPath("bib2xml")
+	if err != nil {
+		return "", errors.New("no bib2xml on PATH")
+	}
+	if _, err := exec.LookPath("ris2xml"); err != nil {
+		return "", errors.New("no ris2xml on PATH")
+	}
+	return filepath.Dir(p), nil
+}
+
+// findCiteProc tries python3 on the PATH, then Debian's /usr/bin/python3.
+func findCiteProc() (string, error) {
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import citeproc").Run() == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("neither python3 on PATH nor /usr/bin/python3 imports citeproc")
+}
+
+func findXMLLint() (string, error) {
+	p, err := exec.LookPath("xmllint")
+	if err != nil {
+		return "", errors.New("no xmllint on PATH")
 	}
 	return p, nil
 }

@@ -54,7 +54,7 @@ func TestMissing(t *testing.T) {
 // Find names what it looked for when a tool is not there, and a path
 // that exists when it is.
 func TestFind(t *testing.T) {
-	for _, tool := range []Tool{Chromium, PostgreSQL, RustWasm32, WasmOpt, RDFLib} {
+	for _, tool := range []Tool{Chromium, PostgreSQL, RustWasm32, WasmOpt, RDFLib, Bibutils, CiteProc, XMLLint} {
 		p, err := Find(tool)
 		if err != nil {
 			if err.Error() == "" {
