@@ -175,6 +175,8 @@ var authTable = map[string]authEntry{
 	"dataset_version_update": loggedIn(authVersionUpdate),
 	"dataset_version_delete": loggedIn(authSysadmin),
 	"dataset_version_diff":   public(authVersionList),
+	// the scoring jobs' input version: readers of the resource
+	"dataset_version_for_input": public(authResourceShow),
 }
 
 // errNoAuthFunction refuses an action that has no auth function.

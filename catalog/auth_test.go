@@ -176,6 +176,7 @@ var authMatrix = []matrixCell{
 	}),
 	readRule("resource_show", asOfVersion("id")),
 	readRule("resource_file", asOfVersion("id")),
+	readRule("dataset_version_for_input", onResource("id")),
 
 	// changing datasets and resources
 	editRule("package_update", onDataset("id")),

@@ -57,7 +57,8 @@ func (s *Service) versionResourceFile(v *Version, id string) (any, error) {
 		if d := s.st.lookupDataset(v.DatasetID); d != nil {
 			name = d.Name
 		}
-		return map[string]any{"file_id": r.FileID, "filename": path.Base(u), "package_id": v.DatasetID, "package_name": name}, nil
+		return map[string]any{"file_id": r.FileID, "filename": path.Base(u), "package_id": v.DatasetID, "package_name": name,
+			"version_id": v.ID, "version_name": v.Name}, nil
 	}
 	return nil, ckan.NotFound("Resource was not found.")
 }
