@@ -385,6 +385,8 @@ type datasetData struct {
 	CanEdit bool
 	// Activity is the dataset's latest activity (package_activity_list).
 	Activity []activityItem
+	// Versions are the dataset's versions, newest first.
+	Versions []versionItem
 }
 
 // activityItem is one line of a dataset's activity: who did what, when.
@@ -475,7 +477,7 @@ func (w *Web) datasetPage(r *req) {
 		return
 	}
 	w.render(r, fasthttp.StatusOK, "dataset", d.DisplayTitle(), datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d),
-		Activity: w.datasetActivity(r, d.ID)}, w.doneFlash(r), "")
+		Activity: w.datasetActivity(r, d.ID), Versions: w.datasetVersions(r, d.ID)}, w.doneFlash(r), "")
 }
 
 // doneFlash is the message of a ?done= redirect after a form.
