@@ -98,6 +98,7 @@ func (s *Service) SweepFiles(ctx context.Context, grace time.Duration) (filestor
 	if err := s.Sync(ctx); err != nil {
 		return filestore.SweepStats{}, err
 	}
+	s.sweepGrace.Store(int64(grace))
 	if err := s.sweepVersions(ctx, grace); err != nil {
 		return filestore.SweepStats{}, err
 	}

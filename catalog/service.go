@@ -99,6 +99,8 @@ type Service struct {
 	acts activityIndex
 	// vs holds the dataset versions (versions.go).
 	vs versionStore
+	// sweepGrace is the grace of the last sweep (versions' heartbeats).
+	sweepGrace atomic.Int64
 }
 
 // Request is one action call.

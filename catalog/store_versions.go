@@ -24,6 +24,9 @@ const (
 	VersionPending = "pending"
 	VersionActive  = "active"
 	VersionDeleted = "deleted"
+	// versionAbandoned is a pending version the sweep took: its tables
+	// are being dropped.
+	versionAbandoned = "abandoned"
 )
 
 // Version is a dataset version: a named, immutable snapshot of a dataset's
@@ -159,6 +162,28 @@ func (v versionStore) activate(ctx context.Context, id string, res []VersionReso
 	return r.MatchedCount == 1, nil
 }
 
+// abandon marks pending version id abandoned when it was not touched
+// since cutoff; false when it is no longer pending or was touched (its
+// maker is at work). Its maker's activate then fails.
+func (v versionStore) abandon(ctx context.Context, id string, cutoff time.Time) (bool, error) {
+	r, err := v.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "state", Value: VersionPending}, {Key: "touched", Value: bson.D{{Key: "$lt", Value: cutoff}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: versionAbandoned}}}})
+	if err != nil {
+		return false, fmt.Errorf("versions: abandon %s: %w", id, err)
+	}
+	return r.MatchedCount == 1, nil
+}
+
+// touch records that pending version id's maker is at work.
+func (v versionStore) touch(ctx context.Context, id string, at time.Time) error {
+	_, err := v.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "state", Value: VersionPending}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "touched", Value: at}}}})
+	if err != nil {
+		return fmt.Errorf("versions: touch %s: %w", id, err)
+	}
+	return nil
+}
+
 // remove deletes version id's record.
 func (v versionStore) remove(ctx context.Context, id string) error {
 	if _, err := v.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
@@ -197,7 +222,7 @@ func (v versionStore) held(ctx context.Context) (files, tables map[string]bool, 
 				tables[r.Table] = true
 			}
 		}
-		if rec.State == VersionPending {
+		if rec.State == VersionPending || rec.State == versionAbandoned {
 			pending = append(pending, rec)
 		}
 	}

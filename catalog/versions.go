@@ -263,7 +263,10 @@ func (s *Service) CreateVersion(ctx context.Context, c Caller, ref, name, desc, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.fillVersion(ctx, v, hashes); err != nil {
+	stop := s.heartbeat(context.WithoutCancel(ctx), v.ID)
+	err = s.fillVersion(ctx, v, hashes)
+	stop()
+	if err != nil {
 		s.dropVersionData(context.WithoutCancel(ctx), v, false)
 		return nil, err
 	}

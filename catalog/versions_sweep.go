@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // sweepVersions removes what an interrupted dataset_version_create left:
@@ -29,8 +27,16 @@ func (s *Service) sweepVersions(ctx context.Context, grace time.Duration) error 
 	cutoff := time.Now().Add(-grace)
 	removed := 0
 	for _, v := range pending {
-		if v.Touched.After(cutoff) {
-			continue
+		if v.State == VersionPending {
+			// taken only if still pending and untouched: a version made
+			// meanwhile is never dropped
+			ok, err := s.vs.abandon(ctx, v.ID, cutoff)
+			if err != nil {
+				return fmt.Errorf("versions: sweep: %w", err)
+			}
+			if !ok {
+				continue
+			}
 		}
 		s.dropVersionData(ctx, v, false)
 		removed++
@@ -53,5 +59,33 @@ func (s *Service) sweepVersions(ctx context.Context, grace time.Duration) error 
 
 // touchVersion records that pending version id's maker is still at work.
 func (s *Service) touchVersion(ctx context.Context, id string) error {
-	return s.vs.setFields(ctx, id, bson.D{{Key: "touched", Value: now()}})
+	return s.vs.touch(ctx, id, now())
+}
+
+// heartbeat touches pending version id every quarter of the sweep's grace
+// (every 15 s before the first sweep) until stop is called, so that a
+// long table copy is not taken for an abandoned one.
+func (s *Service) heartbeat(ctx context.Context, id string) (stop func()) {
+	every := 15 * time.Second
+	if g := time.Duration(s.sweepGrace.Load()); g > 0 {
+		every = max(g/4, 10*time.Millisecond)
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := s.touchVersion(ctx, id); err != nil {
+					s.log.Warn("version: heartbeat", "version", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
