@@ -244,3 +244,50 @@ func TestDatasetVersionSurvivesPluginKill(t *testing.T) {
 		t.Fatalf("version after: %d %v", code, out)
 	}
 }
+
+// A scoring job records the dataset version of its input (made when the
+// file changed since the last version) in its status and its result's
+// provenance; POST /jobs/{id}/rerun scores that version again, even after
+// the file was replaced, and answers the row-by-row differences.
+func TestScoringJobVersionAndRerun(t *testing.T) {
+	f := newJobFixture(t, []string{"herg"})
+	g := f.g
+	rid := f.upload(t, "library.csv", library(t, 40))
+	first := waitJob(t, g, f.editor, f.submit(t, g, rid), 3*time.Minute, "succeeded", state("succeeded"))
+	ver, _ := first["input_version"].(string)
+	if ver == "" || first["input_version_name"] == "" {
+		t.Fatalf("the job recorded no input version: %v", first)
+	}
+	res, _ := f.resultTable(t, first)
+	if res["input_version"] != ver {
+		t.Fatalf("the result's provenance does not name the version: %v", res)
+	}
+	// the same file again: the same version
+	again := waitJob(t, g, f.editor, f.submit(t, g, rid), 3*time.Minute, "succeeded", state("succeeded"))
+	if again["input_version"] != ver {
+		t.Fatalf("an unchanged input got a new version: %v vs %v", again["input_version"], ver)
+	}
+	// a changed file: a new version for the next job
+	if code, out := uploadAction(t, g, f.editor, "resource_patch", map[string]string{"id": rid}, "library.csv", library(t, 10)); code != 200 {
+		t.Fatalf("re-upload: %d %v", code, out)
+	}
+	changed := waitJob(t, g, f.editor, f.submit(t, g, rid), 3*time.Minute, "succeeded", state("succeeded"))
+	if changed["input_version"] == ver || changed["total"] != float64(10) {
+		t.Fatalf("a changed input kept its version: %v", changed)
+	}
+	// the rerun scores the first version (40 rows), not today's file
+	code, out := jobCall(t, g, http.MethodPost, "/jobs/"+first["id"].(string)+"/rerun", f.editor, nil)
+	if code != http.StatusAccepted || out["rerun_of"] != first["id"] || out["input_version"] != ver {
+		t.Fatalf("rerun: %d %v", code, out)
+	}
+	rerun := waitJob(t, g, f.editor, out["id"].(string), 3*time.Minute, "succeeded with differences", func(m map[string]any) bool {
+		return m["state"] == "succeeded" && m["differences"] != nil
+	})
+	d := rerun["differences"].(map[string]any)
+	if rerun["total"] != float64(40) || d["rows_compared"] != float64(40) || d["rows_changed"] != float64(0) || d["against"] != first["id"] {
+		t.Fatalf("rerun differences: %v", rerun)
+	}
+	if code, out := jobCall(t, g, http.MethodPost, "/jobs/"+first["id"].(string)+"/rerun", f.outsider, nil); code != http.StatusNotFound {
+		t.Fatalf("another user's rerun: %d %v", code, out)
+	}
+}
