@@ -31,6 +31,9 @@ type authArgs struct {
 	st   *readModel
 	c    Caller
 	data map[string]any
+	// version is the dataset version the call names, found before the
+	// read lock was taken (nil: none).
+	version *Version
 }
 
 // authFunc decides one action: nil allows it.
@@ -164,6 +167,16 @@ var authTable = map[string]authEntry{
 	"datastore_search":         public(authDatastoreRead),
 	"xloader_status":           public(authDatastoreRead),
 	"datastore_search_sql":     public(authPublic),
+
+	// dataset versions (ckanext-versions)
+	"dataset_version_create": loggedIn(authVersionCreate),
+	"dataset_version_list":   public(authVersionList),
+	"dataset_version_show":   public(authVersionRead),
+	"dataset_version_update": loggedIn(authVersionUpdate),
+	"dataset_version_delete": loggedIn(authSysadmin),
+	"dataset_version_diff":   public(authVersionList),
+	// the scoring jobs' input version: readers of the resource
+	"dataset_version_for_input": public(authResourceShow),
 }
 
 // errNoAuthFunction refuses an action that has no auth function.
@@ -172,19 +185,41 @@ var errNoAuthFunction = errors.New("no auth function")
 // checkAccess is CKAN's check_access: it runs action's auth function for
 // caller c and data. Callers hold no lock.
 func (s *Service) checkAccess(ctx context.Context, action string, c Caller, data map[string]any) error {
+	_, err := s.checkAccessVersion(ctx, action, c, data)
+	return err
+}
+
+// checkAccessVersion is checkAccess that first finds the dataset version
+// the call names (versionFor), which the auth function then decides on,
+// and returns it for the action.
+func (s *Service) checkAccessVersion(ctx context.Context, action string, c Caller, data map[string]any) (*Version, error) {
 	e, ok := authTable[action]
 	if !ok || e.fn == nil {
-		return fmt.Errorf("action %s: %w", action, errNoAuthFunction)
+		return nil, fmt.Errorf("action %s: %w", action, errNoAuthFunction)
 	}
 	if !e.anon && c.Anonymous() {
-		return needsUser(action)
+		return nil, needsUser(action)
 	}
+	v, err := s.versionFor(ctx, action, data)
+	if err != nil {
+		return nil, err
+	}
+	return v, s.checkEntry(ctx, e, action, c, data, v)
+}
+
+// checkEntry runs entry e's auth function (the version reader's or
+// editor's rule when the call names version v).
+func (s *Service) checkEntry(ctx context.Context, e authEntry, action string, c Caller, data map[string]any, v *Version) error {
 	if e.activity {
 		if err := s.activitySync(ctx); err != nil {
 			return err
 		}
 	}
-	return viewed(s.st, func() error { return e.fn(&authArgs{action: action, s: s, st: s.st, c: c, data: data}) })
+	fn := e.fn
+	if v != nil && versionedReads[action] {
+		fn = authVersionRead
+	}
+	return viewed(s.st, func() error { return fn(&authArgs{action: action, s: s, st: s.st, c: c, data: data, version: v}) })
 }
 
 // authPublic allows every caller: the action is public, and what it lists

@@ -45,8 +45,8 @@ var (
 type matrixFixture struct {
 	*fixture
 	// res and act are each dataset's resource and latest activity, by
-	// dataset name ("pub", "priv").
-	res, act map[string]string
+	// dataset name ("pub", "priv"); ver its version (named "v1").
+	res, act, ver map[string]string
 }
 
 func newMatrixFixture(t testing.TB) *matrixFixture {
@@ -60,7 +60,7 @@ func newMatrixFixture(t testing.TB) *matrixFixture {
 		map[string]any{"name": "admin", "capacity": "admin"}, map[string]any{"name": "editor", "capacity": "editor"},
 		map[string]any{"name": "member", "capacity": "member"}}})
 	f.ok("sysadmin", "vocabulary_create", map[string]any{"name": "toxins", "tags": []any{map[string]any{"name": "ricin"}}})
-	m := &matrixFixture{fixture: f, res: map[string]string{}, act: map[string]string{}}
+	m := &matrixFixture{fixture: f, res: map[string]string{}, act: map[string]string{}, ver: map[string]string{}}
 	for _, name := range []string{"pub", "priv"} {
 		d := f.ok("editor", "package_create", map[string]any{"name": name, "owner_org": "tox-lab", "private": name == "priv",
 			"resources": []any{map[string]any{"url": "http://example.org/" + name + ".csv"}}})
@@ -69,6 +69,7 @@ func newMatrixFixture(t testing.TB) *matrixFixture {
 		f.ok("admin", "package_collaborator_create", map[string]any{"id": name, "user_id": "collab-editor", "capacity": "editor"})
 		l := f.list("sysadmin", "package_activity_list", map[string]any{"id": name, "limit": 1})
 		m.act[name] = l[0].(map[string]any)["id"].(string)
+		m.ver[name] = f.ok("editor", "dataset_version_create", map[string]any{"dataset": name, "name": "v1"})["id"].(string)
 	}
 	return m
 }
@@ -105,6 +106,25 @@ func onActivity(extra map[string]any) func(*matrixFixture, string) map[string]an
 	}
 }
 
+// onVersion is the dataset's version by id (key "id") with extra members.
+func onVersion(key string, extra map[string]any) func(*matrixFixture, string) map[string]any {
+	return func(m *matrixFixture, ds string) map[string]any {
+		d := map[string]any{key: m.ver[ds]}
+		for k, v := range extra {
+			d[k] = v
+		}
+		return d
+	}
+}
+
+// asOfVersion is a read of the dataset's resource (key) as of its version
+// by name.
+func asOfVersion(key string) func(*matrixFixture, string) map[string]any {
+	return func(m *matrixFixture, ds string) map[string]any {
+		return map[string]any{key: m.res[ds], "version": "v1"}
+	}
+}
+
 // readRule and editRule are the cells of actions that read or change a
 // dataset.
 func readRule(action string, data func(*matrixFixture, string) map[string]any) matrixCell {
@@ -136,6 +156,27 @@ var authMatrix = []matrixCell{
 	readRule("datastore_search", onResource("resource_id")),
 	readRule("datastore_info", onResource("resource_id")),
 	readRule("xloader_status", onResource("resource_id")),
+
+	// dataset versions: editors make and rename them, readers read them
+	editRule("dataset_version_create", func(_ *matrixFixture, ds string) map[string]any {
+		return map[string]any{"dataset": ds, "name": "v2"}
+	}),
+	readRule("dataset_version_list", onDataset("dataset")),
+	readRule("dataset_version_show", onVersion("id", nil)),
+	readRule("dataset_version_show", func(_ *matrixFixture, ds string) map[string]any {
+		return map[string]any{"dataset": ds, "version": "v1"}
+	}),
+	editRule("dataset_version_update", onVersion("id", map[string]any{"description": "x"})),
+	{action: "dataset_version_delete", data: onVersion("id", nil), pub: sysadmins, priv: sysadmins},
+	readRule("dataset_version_diff", func(_ *matrixFixture, ds string) map[string]any {
+		return map[string]any{"dataset": ds, "from": "v1"}
+	}),
+	readRule("package_show", func(_ *matrixFixture, ds string) map[string]any {
+		return map[string]any{"id": ds, "version": "v1"}
+	}),
+	readRule("resource_show", asOfVersion("id")),
+	readRule("resource_file", asOfVersion("id")),
+	readRule("dataset_version_for_input", onResource("id")),
 
 	// changing datasets and resources
 	editRule("package_update", onDataset("id")),

@@ -44,6 +44,9 @@ func datasetRef(data map[string]any) string {
 }
 
 func packageShow(_ context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		return versionPackageShow(r.version)
+	}
 	ref := datasetRef(r.Data)
 	if ref == "" {
 		return nil, ckan.FieldError("name_or_id", ckan.MsgMissing)

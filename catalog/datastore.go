@@ -220,6 +220,9 @@ func dsRecordsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		return s.versionDSSearch(ctx, r.version, r.Data, true)
+	}
 	id := datastore.ResourceID(r.Data)
 	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
@@ -228,6 +231,9 @@ func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		return s.versionDSSearch(ctx, r.version, r.Data, false)
+	}
 	id := datastore.ResourceID(r.Data)
 	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
@@ -236,6 +242,9 @@ func dsSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 }
 
 func dsSearchSQL(ctx context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		return s.versionDSSearchSQL(ctx, r)
+	}
 	return s.ds.SearchSQL(ctx, r.Data, r.Caller.UserID, func(id string) error {
 		return s.authDatastoreSQLTable(r.Caller, id)
 	})

@@ -34,6 +34,10 @@ func packageWritable(_ context.Context, s *Service, r *Request) (any, error) {
 // id as {file_id, filename, package_id}, for those resource_show's auth
 // function admits (authTable).
 func resourceFile(_ context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		id, _ := str(r.Data["id"])
+		return s.versionResourceFile(r.version, id)
+	}
 	return viewed2(s.st, func() (any, error) {
 		d, i, err := s.st.resourceByID(r)
 		if err != nil {
@@ -73,6 +77,12 @@ func (s *Service) freeFiles(ctx context.Context, before, after *Dataset) {
 		if keep[id] {
 			continue
 		}
+		if held, err := s.vs.holdsFile(ctx, id); err != nil || held {
+			if err != nil {
+				s.log.Warn("file not freed: its versions are unknown; the sweep will decide", "file_id", id, "err", err)
+			}
+			continue
+		}
 		if err := s.files.Delete(ctx, id); err != nil {
 			s.log.Warn("file not freed; the sweep will remove it", "file_id", id, "err", err)
 		}
@@ -88,6 +98,10 @@ func (s *Service) SweepFiles(ctx context.Context, grace time.Duration) (filestor
 	if err := s.Sync(ctx); err != nil {
 		return filestore.SweepStats{}, err
 	}
+	s.sweepGrace.Store(int64(grace))
+	if err := s.sweepVersions(ctx, grace); err != nil {
+		return filestore.SweepStats{}, err
+	}
 	held := map[string]bool{}
 	s.st.view(func() {
 		for _, d := range s.st.datasets {
@@ -98,7 +112,15 @@ func (s *Service) SweepFiles(ctx context.Context, grace time.Duration) (filestor
 	})
 	// A file completed after the map was built is younger than grace, so
 	// it is not at risk.
-	return s.files.Sweep(ctx, func(id string) bool { return held[id] }, grace)
+	// a file no dataset holds may still be held by a version (asked of
+	// the store at the last moment, so a version made meanwhile counts)
+	return s.files.Sweep(ctx, func(id string) bool {
+		if held[id] {
+			return true
+		}
+		v, err := s.vs.holdsFile(ctx, id)
+		return err != nil || v
+	}, grace)
 }
 
 // RunFileSweeper sweeps at start and then every interval until ctx ends,

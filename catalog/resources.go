@@ -45,6 +45,10 @@ func position(d *Dataset, i int) int {
 }
 
 func resourceShow(_ context.Context, s *Service, r *Request) (any, error) {
+	if r.version != nil {
+		id, _ := str(r.Data["id"])
+		return versionResourceShow(r.version, id)
+	}
 	return viewed2(s.st, func() (any, error) {
 		d, i, err := s.st.resourceByID(r)
 		if err != nil {

@@ -60,6 +60,9 @@ type Options struct {
 	// Auth holds CKAN's ckan.auth.* switches (catalog.auth); the zero
 	// value keeps each closed.
 	Auth AuthOptions
+	// MaxVersionsPerDataset bounds the versions of one dataset
+	// (catalog.versions.max_per_dataset); 0 means the default, 100.
+	MaxVersionsPerDataset int
 	// ActivityListLimit and ActivityListLimitMax are the default and the
 	// largest limit of the activity lists (ckan.activity_list_limit, 31,
 	// and ckan.activity_list_limit_max, 100); 0 means the default.
@@ -94,6 +97,10 @@ type Service struct {
 	loader *datastore.Loader
 	// acts is the in-memory index of the activity stream (activity.go).
 	acts activityIndex
+	// vs holds the dataset versions (versions.go).
+	vs versionStore
+	// sweepGrace is the grace of the last sweep (versions' heartbeats).
+	sweepGrace atomic.Int64
 }
 
 // Request is one action call.
@@ -109,6 +116,9 @@ type Request struct {
 	// Upload is the file the gateway stored from the request's "upload"
 	// field (resource_create, resource_update, resource_patch); nil: none.
 	Upload *FileRef
+	// version is the dataset version the request names ("version"),
+	// found before its auth function ran; nil: none.
+	version *Version
 }
 
 // Action describes one action the catalog serves: the plugin contract's
@@ -122,12 +132,20 @@ type actionDef struct {
 	run handler
 	// datastore marks DataStore actions, served only with a DataStore.
 	datastore bool
+	// ownWrites marks a write action that takes the write lock itself
+	// (catalogWrite) for its catalog change only.
+	ownWrites bool
 }
 
 var actions = map[string]actionDef{}
 
 func register(name string, get bool, desc string, run handler) {
 	actions[name] = actionDef{Action: Action{Name: name, GET: get, Description: desc}, run: run}
+}
+
+// registerOwnWrites adds a write action that takes the write lock itself.
+func registerOwnWrites(name string, desc string, run handler) {
+	actions[name] = actionDef{Action: Action{Name: name, Description: desc}, run: run, ownWrites: true}
 }
 
 // registerInternal adds an action the gateway calls itself.
@@ -148,7 +166,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		opts.SiteTitle = "toxgate"
 	}
 	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
-		files: opts.Files}
+		files: opts.Files, vs: newVersionStore(db)}
 	if s.files == nil {
 		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
 		if err != nil {
@@ -160,6 +178,9 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	s.st.auth = opts.Auth
 	s.kinds = s.newKinds()
 	if err := s.c.ensureIndexes(ctx); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if err := s.vs.ensureIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	if err := s.c.ensureClaims(ctx); err != nil {
@@ -226,7 +247,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	}()
 	// DataStore actions take the write lock for their catalog change only
 	// (catalogWrite), not while they write rows
-	if !a.GET && !a.datastore && !s.opts.ConcurrentWrites {
+	if !a.GET && !a.datastore && !a.ownWrites && !s.opts.ConcurrentWrites {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
@@ -234,7 +255,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
 	}
-	if err := s.checkAccess(ctx, r.Action, r.Caller, r.Data); err != nil {
+	if r.version, err = s.checkAccessVersion(ctx, r.Action, r.Caller, r.Data); err != nil {
 		var ce *ckan.Error
 		if errors.As(err, &ce) {
 			return nil, ce

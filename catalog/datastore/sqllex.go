@@ -20,6 +20,13 @@ import "strings"
 // standard_conforming_strings is set on for the statement (pgReadLimits),
 // so a backslash escapes nothing in '...'.
 func scanStatement(q string, pg bool) (stmt, first string, single bool) {
+	return scanStatementIdents(q, pg, nil)
+}
+
+// scanStatementIdents is scanStatement that also hands each quoted
+// identifier to ident (its bytes q[i:j], quotes included) when ident is
+// not nil.
+func scanStatementIdents(q string, pg bool, ident func(i, j int)) (stmt, first string, single bool) {
 	end := -1       // the first top-level semicolon
 	prev := byte(0) // the token just before: 'w' a word, 'n' a number, 0 other
 	prevLen := 0    // the length of that word
@@ -84,6 +91,9 @@ func scanStatement(q string, pg bool) (stmt, first string, single bool) {
 			j := strings.IndexByte(q[i+1:], closer)
 			if j < 0 {
 				return "", "", false
+			}
+			if ident != nil {
+				ident(i, i+j+2)
 			}
 			i += j + 2
 		case c == '$' && pg:

@@ -125,6 +125,8 @@ type Catalog struct {
 	DCATPerPage          int  `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 	MaxUploadsPerUser    int  `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
 	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin runs write actions in parallel (needs a MongoDB replica set); otherwise one at a time"`
+	// MaxVersionsPerDataset bounds dataset_version_create.
+	MaxVersionsPerDataset int `yaml:"max_versions_per_dataset" doc:"versions one dataset may have (deleted ones not counted); each copies the dataset's DataStore tables"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
 }
@@ -266,6 +268,7 @@ type Jobs struct {
 	PollInterval time.Duration `yaml:"poll_interval" doc:"how often a gateway looks for job work"`
 	MaxRows      int           `yaml:"max_rows" doc:"most rows of a job's input table"`
 	MaxPerUser   int           `yaml:"max_per_user" doc:"queued and running jobs one user may have at once, across the gateways of the store (429 beyond)"`
+	VersionInput bool          `yaml:"version_input" doc:"a job records the dataset version it scores, making one when the input table changed since the dataset's last version"`
 }
 
 // Auth configures accounts, sessions and tokens.
@@ -357,6 +360,7 @@ func Default() Config {
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
+			MaxVersionsPerDataset: 100,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},
@@ -388,9 +392,9 @@ func Default() Config {
 			LoadQueuePerUser:   20,
 			LoadFetchTimeout:   15 * time.Minute,
 		},
-		Egress: Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
+		Egress:   Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
 		DataCite: DataCite{APIURL: "https://api.test.datacite.org", Timeout: 30 * time.Second},
-		Jobs:   Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000, MaxPerUser: 4},
+		Jobs:     Jobs{Workers: 2, ChunkRows: 1000, CallRows: 100, Lease: 30 * time.Second, PollInterval: time.Second, MaxRows: 1000000, MaxPerUser: 4, VersionInput: true},
 		Modules: Modules{
 			Dir:             "./bin/modules",
 			CacheDir:        "./data/wazero-cache",

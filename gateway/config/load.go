@@ -339,6 +339,7 @@ func (c Config) Validate() error {
 		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes, "catalog.dcat_per_page": c.Catalog.DCATPerPage,
 		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
 		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "jobs.max_per_user": c.Jobs.MaxPerUser,
+		"catalog.max_versions_per_dataset": c.Catalog.MaxVersionsPerDataset,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)

@@ -26,6 +26,8 @@ import (
 // bytes stream from the file store with ETag (the SHA-256), Last-Modified,
 // Content-Disposition and single-range Range requests; with files.download
 // redirect, a file in the bucket is a 302 to a presigned URL instead.
+// ?version= (a dataset version's id or name) serves the file the resource
+// had in that version.
 func (h *Handler) Download(ctx *fasthttp.RequestCtx, caller pluginhost.Identity) {
 	dataset, _ := ctx.UserValue("id").(string)
 	resID, _ := ctx.UserValue("resource_id").(string)
@@ -33,7 +35,11 @@ func (h *Handler) Download(ctx *fasthttp.RequestCtx, caller pluginhost.Identity)
 		h.m.downloads.WithLabelValues("not_found").Inc()
 		httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "Resource not found", "")
 	}
-	arg, _ := json.Marshal(map[string]string{"id": resID})
+	q := map[string]string{"id": resID}
+	if v := ctx.QueryArgs().Peek("version"); len(v) > 0 {
+		q["version"] = string(v) // the file as of that dataset version
+	}
+	arg, _ := json.Marshal(q)
 	resp, err := h.plugins.CallInternal("resource_file", h.plugins.SiteURL(ctx), caller, arg)
 	if err != nil {
 		h.m.downloads.WithLabelValues("failed").Inc()

@@ -33,6 +33,23 @@ func (s *Service) HandleCreate(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	httpcore.WriteJSON(ctx, fasthttp.StatusAccepted, map[string]any{"id": st.ID, "state": st.State, "status_url": st.StatusURL, "total": st.Total})
 }
 
+// HandleRerun serves POST /jobs/{id}/rerun: 202 with the new job, which
+// scores the same input version with today's module; its GET /jobs/{id}
+// answers the differences once it succeeded.
+func (s *Service) HandleRerun(ctx *fasthttp.RequestCtx, c contract.Identity) {
+	id, _ := ctx.UserValue("id").(string)
+	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	st, err := s.Rerun(rctx, c, id)
+	if err != nil {
+		writeErr(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("Location", st.StatusURL)
+	httpcore.WriteJSON(ctx, fasthttp.StatusAccepted, map[string]any{"id": st.ID, "state": st.State, "status_url": st.StatusURL, "total": st.Total,
+		"rerun_of": id, "input_version": st.InputVersion})
+}
+
 // HandleGet serves GET /jobs/{id}.
 func (s *Service) HandleGet(ctx *fasthttp.RequestCtx, c contract.Identity) {
 	id, _ := ctx.UserValue("id").(string)

@@ -703,22 +703,24 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 	committed = true
 	now := time.Now().UTC().Format(time.RFC3339)
 	body := map[string]any{
-		"package_id":        j.PackageID,
-		"name":              fmt.Sprintf("%s scores of %s", j.Model, j.InputFilename),
-		"description":       fmt.Sprintf("Model %s %s (module sha256 %s, route %s) applied to column %q of resource %s (sha256 %s) by %s at %s; %d rows, %d with an error. Job %s.", j.Model, j.Version, j.ModuleSHA256, j.Route, j.Column, j.ResourceID, j.InputSHA256, j.User, now, j.Total, failed, j.ID),
-		"format":            "CSV",
-		"url_type":          "upload",
-		"model":             j.Model,
-		"model_version":     j.Version,
-		"module_sha256":     j.ModuleSHA256,
-		"model_route":       j.Route,
-		"input_resource_id": j.ResourceID,
-		"input_sha256":      j.InputSHA256,
-		"input_column":      j.Column,
-		"scored_at":         now,
-		"scored_by":         j.User,
-		"job_id":            j.ID,
-		"failed_rows":       strconv.Itoa(failed),
+		"package_id":         j.PackageID,
+		"name":               fmt.Sprintf("%s scores of %s", j.Model, j.InputFilename),
+		"description":        fmt.Sprintf("Model %s %s (module sha256 %s, route %s) applied to column %q of resource %s (sha256 %s%s) by %s at %s; %d rows, %d with an error. Job %s.", j.Model, j.Version, j.ModuleSHA256, j.Route, j.Column, j.ResourceID, j.InputSHA256, versionNote(j), j.User, now, j.Total, failed, j.ID),
+		"format":             "CSV",
+		"url_type":           "upload",
+		"model":              j.Model,
+		"model_version":      j.Version,
+		"module_sha256":      j.ModuleSHA256,
+		"model_route":        j.Route,
+		"input_resource_id":  j.ResourceID,
+		"input_sha256":       j.InputSHA256,
+		"input_version":      j.InputVersion,
+		"input_version_name": j.InputVersionName,
+		"input_column":       j.Column,
+		"scored_at":          now,
+		"scored_by":          j.User,
+		"job_id":             j.ID,
+		"failed_rows":        strconv.Itoa(failed),
 	}
 	up := &contract.Upload{FileID: info.ID, Filename: info.Filename, Mimetype: "text/csv", Size: info.Size, SHA256: info.SHA256}
 	res, err := s.catalogCall(ctx, "resource_create", contract.Identity{UserID: j.UserID, Name: j.User, Sysadmin: j.Sysadmin}, body, up)
@@ -731,6 +733,14 @@ func (s *Service) writeResult(ctx context.Context, j *Job, failed int) (string, 
 	}
 	id, _ := res["id"].(string)
 	return id, nil
+}
+
+// versionNote names the dataset version scored, for the description.
+func versionNote(j *Job) string {
+	if j.InputVersion == "" {
+		return ""
+	}
+	return ", dataset version " + j.InputVersionName + " " + j.InputVersion
 }
 
 func (s *Service) outRows(ctx context.Context, j *Job, chunk int) (*outRows, error) {

@@ -52,6 +52,10 @@ type Config struct {
 	MaxPerUser int
 	// SiteURL is the gateway's public URL, for the catalog's answers.
 	SiteURL string
+	// VersionInput makes every job record the dataset version of its
+	// input, made when the input's file changed since the dataset's last
+	// version (jobs.version_input).
+	VersionInput bool
 }
 
 func (c Config) withDefaults() Config {
@@ -96,6 +100,11 @@ type Request struct {
 	SMILESColumn string `json:"smiles_column"`
 	// PackageID is the dataset the result resource is added to.
 	PackageID string `json:"package_id"`
+	// InputVersion scores the input as of this version of its dataset
+	// (an id or a name); empty: as it is now.
+	InputVersion string `json:"input_version,omitempty"`
+	// rerunOf is the job a rerun repeats (set by Rerun only).
+	rerunOf string
 }
 
 // Error is a refused request: HTTP status, code, message, field; the
@@ -195,7 +204,11 @@ func (s *Service) Create(ctx context.Context, c contract.Identity, req Request) 
 	if err != nil {
 		return nil, fieldOf(err, "package_id")
 	}
-	file, err := s.catalogCall(ctx, "resource_file", id, map[string]any{"id": req.ResourceID}, nil)
+	fileArgs := map[string]any{"id": req.ResourceID}
+	if req.InputVersion != "" {
+		fileArgs["version"] = req.InputVersion
+	}
+	file, err := s.catalogCall(ctx, "resource_file", id, fileArgs, nil)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Status == http.StatusNotFound && strings.Contains(e.Message, "no uploaded file") {
 			e.Status, e.Code = http.StatusUnprocessableEntity, "invalid_input"
@@ -204,6 +217,19 @@ func (s *Service) Create(ctx context.Context, c contract.Identity, req Request) 
 		return nil, fieldOf(err, "resource_id")
 	}
 	fileID, _ := file["file_id"].(string)
+	verID, _ := file["version_id"].(string)
+	verName, _ := file["version_name"].(string)
+	if req.InputVersion == "" && s.cfg.VersionInput {
+		v, err := s.catalogCall(ctx, "dataset_version_for_input", id, map[string]any{"id": req.ResourceID}, nil)
+		if err != nil {
+			return nil, fieldOf(err, "resource_id")
+		}
+		verID, _ = v["id"].(string)
+		verName, _ = v["name"].(string)
+		if vf, err := s.catalogCall(ctx, "resource_file", id, map[string]any{"id": req.ResourceID, "version": verID}, nil); err == nil {
+			fileID, _ = vf["file_id"].(string) // the version's file: the one scored
+		}
+	}
 	info, err := s.files.Stat(ctx, fileID)
 	if err != nil {
 		return nil, errorf(http.StatusServiceUnavailable, "unavailable", "", "reading the resource's file: %v", err)
@@ -217,6 +243,7 @@ func (s *Service) Create(ctx context.Context, c contract.Identity, req Request) 
 		Model: ref.Model, Version: ref.Version, ModuleSHA256: ref.ModuleSHA256, Route: ref.Route,
 		ResourceID: req.ResourceID, PackageID: pkg["package_id"].(string), InputFileID: info.ID,
 		InputFilename: info.Filename, InputSHA256: info.SHA256, Column: m.column,
+		InputVersion: verID, InputVersionName: verName, RerunOf: req.rerunOf,
 		ChunkRows: s.cfg.ChunkRows, State: StateQueued, Created: time.Now().UTC()}
 	if j.Slot, err = s.takeSlot(ctx, c, j.ID); err != nil {
 		return nil, err
@@ -297,35 +324,42 @@ func (s *Service) poke() {
 
 // Status is what GET /jobs/{id} answers.
 type Status struct {
-	ID               string     `json:"id"`
-	State            string     `json:"state"`
-	StatusURL        string     `json:"status_url"`
-	Model            string     `json:"model"`
-	Version          string     `json:"version"`
-	ModuleSHA256     string     `json:"module_sha256"`
-	Route            string     `json:"route"`
-	ResourceID       string     `json:"resource_id"`
-	InputSHA256      string     `json:"input_sha256"`
-	Column           string     `json:"column,omitempty"`
-	PackageID        string     `json:"package_id"`
-	User             string     `json:"user"`
-	Total            int        `json:"total"`
-	Done             int        `json:"done"`
-	FailedRows       int        `json:"failed_rows"`
-	RowsPerSecond    float64    `json:"rows_per_second"`
-	ETASeconds       *float64   `json:"eta_seconds,omitempty"`
-	ResultResourceID string     `json:"result_resource_id,omitempty"`
-	Error            string     `json:"error,omitempty"`
-	Created          time.Time  `json:"created"`
-	Started          *time.Time `json:"started,omitempty"`
-	Finished         *time.Time `json:"finished,omitempty"`
+	ID               string `json:"id"`
+	State            string `json:"state"`
+	StatusURL        string `json:"status_url"`
+	Model            string `json:"model"`
+	Version          string `json:"version"`
+	ModuleSHA256     string `json:"module_sha256"`
+	Route            string `json:"route"`
+	ResourceID       string `json:"resource_id"`
+	InputSHA256      string `json:"input_sha256"`
+	InputVersion     string `json:"input_version,omitempty"`
+	InputVersionName string `json:"input_version_name,omitempty"`
+	RerunOf          string `json:"rerun_of,omitempty"`
+	// Differences are a rerun's changed predictions against the job it
+	// repeats, once it succeeded (rerun.go).
+	Differences      *Differences `json:"differences,omitempty"`
+	Column           string       `json:"column,omitempty"`
+	PackageID        string       `json:"package_id"`
+	User             string       `json:"user"`
+	Total            int          `json:"total"`
+	Done             int          `json:"done"`
+	FailedRows       int          `json:"failed_rows"`
+	RowsPerSecond    float64      `json:"rows_per_second"`
+	ETASeconds       *float64     `json:"eta_seconds,omitempty"`
+	ResultResourceID string       `json:"result_resource_id,omitempty"`
+	Error            string       `json:"error,omitempty"`
+	Created          time.Time    `json:"created"`
+	Started          *time.Time   `json:"started,omitempty"`
+	Finished         *time.Time   `json:"finished,omitempty"`
 }
 
 func (s *Service) status(ctx context.Context, j *Job) (*Status, error) {
 	st := &Status{ID: j.ID, State: j.State, StatusURL: "/jobs/" + j.ID, Model: j.Model, Version: j.Version,
 		ModuleSHA256: j.ModuleSHA256, Route: j.Route, ResourceID: j.ResourceID, InputSHA256: j.InputSHA256,
 		Column: j.Column, PackageID: j.PackageID, User: j.User, Total: j.Total, Done: j.Done, FailedRows: j.Failed,
-		ResultResourceID: j.ResultResourceID, Error: j.Error, Created: j.Created}
+		ResultResourceID: j.ResultResourceID, Error: j.Error, Created: j.Created,
+		InputVersion: j.InputVersion, InputVersionName: j.InputVersionName, RerunOf: j.RerunOf, Differences: j.Differences}
 	ls, err := s.db.allLeases(ctx, j.ID)
 	if err != nil {
 		return nil, err
@@ -385,6 +419,9 @@ func (s *Service) Get(ctx context.Context, c contract.Identity, id string) (*Sta
 	j, err := s.visible(ctx, c, id)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.differences(ctx, c, j); err != nil {
+		s.log.Warn("rerun differences not computed", "job", j.ID, "err", err)
 	}
 	return s.status(ctx, j)
 }

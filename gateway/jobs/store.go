@@ -59,13 +59,20 @@ type Job struct {
 	ModuleSHA256 string `bson:"module_sha256"`
 	Route        string `bson:"route"`
 
-	ResourceID    string   `bson:"resource_id"`
-	PackageID     string   `bson:"package_id"`
-	InputFileID   string   `bson:"input_file_id"`
-	InputFilename string   `bson:"input_filename"`
-	InputSHA256   string   `bson:"input_sha256"`
-	Column        string   `bson:"column,omitempty"`
-	Columns       []string `bson:"columns"`
+	ResourceID    string `bson:"resource_id"`
+	PackageID     string `bson:"package_id"`
+	InputFileID   string `bson:"input_file_id"`
+	InputFilename string `bson:"input_filename"`
+	InputSHA256   string `bson:"input_sha256"`
+	// InputVersion and InputVersionName are the dataset version scored.
+	InputVersion     string `bson:"input_version,omitempty"`
+	InputVersionName string `bson:"input_version_name,omitempty"`
+	// RerunOf is the job a rerun repeats; Differences its changes once
+	// computed.
+	RerunOf     string       `bson:"rerun_of,omitempty"`
+	Differences *Differences `bson:"differences,omitempty"`
+	Column      string       `bson:"column,omitempty"`
+	Columns     []string     `bson:"columns"`
 
 	Total     int `bson:"total"`
 	Chunks    int `bson:"chunks"`

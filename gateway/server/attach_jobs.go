@@ -19,7 +19,7 @@ func (a *App) attachJobs(context.Context) error {
 	svc := jobs.New(a.store.DB(), a.modules, a.catalog, a.fileStore, jobs.Config{
 		Workers: jc.Workers, ChunkRows: jc.ChunkRows, CallRows: jc.CallRows, Lease: jc.Lease, Poll: jc.PollInterval,
 		MaxRows: jc.MaxRows, MaxResultBytes: int64(a.cfg.Catalog.MaxResourceBytes), SiteURL: SiteURL(a.cfg.Server.PublicURL, a.cfg.Server.Addr),
-		MaxPerUser: jc.MaxPerUser,
+		MaxPerUser: jc.MaxPerUser, VersionInput: jc.VersionInput,
 	}, a.log.With("component", "jobs"))
 	a.jobs = svc
 	if jc.Workers > 0 {
@@ -46,6 +46,7 @@ func (a *App) attachJobs(context.Context) error {
 	r.GET("/jobs", orPage(a.pagesHandler((*web.Web).JobsPage), as(svc.HandleList)))
 	r.GET("/jobs/{id}", orPage(a.pagesHandler((*web.Web).JobPage), as(svc.HandleGet)))
 	r.DELETE("/jobs/{id}", as(svc.HandleCancel))
+	r.POST("/jobs/{id}/rerun", as(svc.HandleRerun))
 	return nil
 }
 

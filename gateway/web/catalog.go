@@ -386,6 +386,8 @@ type datasetData struct {
 	CanEdit bool
 	// Activity is the dataset's latest activity (package_activity_list).
 	Activity []activityItem
+	// Versions are the dataset's versions, newest first.
+	Versions []versionItem
 	// Citation is how to cite the dataset (text), "" when not served.
 	Citation string
 	// CiteFormats are the citation downloads linked beside it.
@@ -492,7 +494,8 @@ func (w *Web) datasetPage(r *req) {
 		w.catalogFail(r, "Dataset", err)
 		return
 	}
-	data := datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d), Activity: w.datasetActivity(r, d.ID)}
+	data := datasetData{D: d, Notes: markdown(d.Notes), CanEdit: w.canUpdate(r, &d), Activity: w.datasetActivity(r, d.ID),
+		Versions: w.datasetVersions(r, d.ID)}
 	if w.o.Cite != nil {
 		if data.Citation = w.o.Cite(r.ctx, d.ID); data.Citation != "" {
 			data.CiteFormats = citeLinks()

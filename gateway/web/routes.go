@@ -23,6 +23,7 @@ func (w *Web) registerCatalog(r *router.Router) {
 	r.POST("/dataset/edit/{id}", w.auth(false, w.datasetUpdate))
 	r.POST("/dataset/delete/{id}", w.auth(false, w.datasetDelete))
 	r.GET("/dataset/{id}", w.datasetOrAlternate(w.page(w.datasetPage)))
+	r.GET("/dataset/{id}/versions/diff", w.page(w.versionDiffPage))
 	r.GET("/dataset/{id}/resource/new", w.auth(false, w.resourceNew))
 	r.POST("/dataset/{id}/resource/new", w.resourceCreate)
 	r.GET("/dataset/{id}/resource/{resource_id}", w.page(w.resourcePage))

@@ -47,6 +47,8 @@ type CatalogSettings struct {
 	// default and largest limit.
 	ActivityListLimit    int `json:"activity_list_limit"`
 	ActivityListLimitMax int `json:"activity_list_limit_max"`
+	// MaxVersionsPerDataset bounds the versions of one dataset.
+	MaxVersionsPerDataset int `json:"max_versions_per_dataset"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuthSettings `json:"auth"`
 }
