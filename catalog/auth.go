@@ -169,12 +169,13 @@ var authTable = map[string]authEntry{
 	"datastore_search_sql":     public(authPublic),
 
 	// dataset versions (ckanext-versions)
-	"dataset_version_create": loggedIn(authVersionCreate),
-	"dataset_version_list":   public(authVersionList),
-	"dataset_version_show":   public(authVersionRead),
-	"dataset_version_update": loggedIn(authVersionUpdate),
-	"dataset_version_delete": loggedIn(authSysadmin),
-	"dataset_version_diff":   public(authVersionList),
+	"dataset_version_create":  loggedIn(authVersionCreate),
+	"dataset_version_list":    public(authVersionList),
+	"dataset_version_show":    public(authVersionRead),
+	"dataset_version_update":  loggedIn(authVersionUpdate),
+	"dataset_version_doi_set": loggedIn(authVersionUpdate),
+	"dataset_version_delete":  loggedIn(authSysadmin),
+	"dataset_version_diff":    public(authVersionList),
 	// the scoring jobs' input version: readers of the resource
 	"dataset_version_for_input": public(authResourceShow),
 }

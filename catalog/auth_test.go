@@ -167,6 +167,7 @@ var authMatrix = []matrixCell{
 		return map[string]any{"dataset": ds, "version": "v1"}
 	}),
 	editRule("dataset_version_update", onVersion("id", map[string]any{"description": "x"})),
+	editRule("dataset_version_doi_set", onVersion("id", map[string]any{"doi": "10.5072/toxgate-x"})),
 	{action: "dataset_version_delete", data: onVersion("id", nil), pub: sysadmins, priv: sysadmins},
 	readRule("dataset_version_diff", func(_ *matrixFixture, ds string) map[string]any {
 		return map[string]any{"dataset": ds, "from": "v1"}

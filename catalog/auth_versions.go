@@ -28,7 +28,7 @@ var versionedReads = map[string]bool{
 // that does not exist.
 func (s *Service) versionFor(ctx context.Context, action string, data map[string]any) (*Version, error) {
 	switch action {
-	case "dataset_version_show", "dataset_version_update":
+	case "dataset_version_show", "dataset_version_update", "dataset_version_doi_set":
 		return s.versionByRequest(ctx, data)
 	}
 	if !versionedReads[action] {

@@ -45,6 +45,8 @@ type Version struct {
 	Created time.Time `bson:"created"`
 	// CreatorUserID is the id of the user who made it.
 	CreatorUserID string `bson:"creator_user_id"`
+	// DOI is the DOI registered for the version (gateway/citation), if any.
+	DOI string `bson:"doi,omitempty"`
 	// State is pending, active or deleted.
 	State string `bson:"state"`
 	// Touched is when a pending version's maker last reported progress

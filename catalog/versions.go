@@ -28,6 +28,7 @@ func init() {
 	register("dataset_version_list", true, "The versions of a dataset, newest first (dataset).", datasetVersionList)
 	register("dataset_version_show", true, "One version (id; or dataset and version).", datasetVersionShow)
 	register("dataset_version_update", false, "Change a version's name or description (id, name, description).", datasetVersionUpdate)
+	registerInternal("dataset_version_doi_set", "Record the DOI the gateway registered for a version (id, doi); a DOI once recorded stays.", datasetVersionDOISet)
 	register("dataset_version_delete", false, "Delete a version (sysadmins; purge=true also frees its files and tables).", datasetVersionDelete)
 }
 
@@ -110,8 +111,12 @@ func versionDict(v *Version) map[string]any {
 		}
 		res = append(res, m)
 	}
-	return map[string]any{"id": v.ID, "package_id": v.DatasetID, "name": v.Name, "description": v.Description,
+	d := map[string]any{"id": v.ID, "package_id": v.DatasetID, "name": v.Name, "description": v.Description,
 		"created": ckanTime(v.Created), "creator_user_id": v.CreatorUserID, "resources": res}
+	if v.DOI != "" {
+		d["doi"] = v.DOI
+	}
+	return d
 }
 
 // PackageDict is the version's frozen package_show dict.
@@ -451,6 +456,35 @@ func datasetVersionUpdate(ctx context.Context, s *Service, r *Request) (any, err
 			return nil, err
 		}
 	}
+	return versionDict(v), nil
+}
+
+// maxDOIBytes bounds a recorded DOI.
+const maxDOIBytes = 300
+
+// datasetVersionDOISet records a version's DOI (registered by the gateway
+// with DataCite). A DOI is permanent: the same DOI again is a no-op,
+// another one is refused.
+func datasetVersionDOISet(ctx context.Context, s *Service, r *Request) (any, error) {
+	v, err := s.versionByRequest(ctx, r.Data)
+	if err != nil {
+		return nil, err
+	}
+	doi, _ := str(r.Data["doi"])
+	if !strings.HasPrefix(doi, "10.") || len(doi) > maxDOIBytes || !strings.Contains(doi, "/") || strings.ContainsFunc(doi, unicode.IsSpace) {
+		return nil, ckan.FieldError("doi", "must be a DOI such as 10.5072/abc")
+	}
+	switch v.DOI {
+	case doi:
+		return versionDict(v), nil
+	case "":
+	default:
+		return nil, ckan.FieldError("doi", "this version already has the DOI "+v.DOI)
+	}
+	if err := s.vs.setFields(ctx, v.ID, bson.D{{Key: "doi", Value: doi}}); err != nil {
+		return nil, err
+	}
+	v.DOI = doi
 	return versionDict(v), nil
 }
 

@@ -308,3 +308,23 @@ func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// A version's DOI (recorded by the gateway after DataCite registered it)
+// is shown with the version, stays once recorded and is refused when
+// malformed.
+func TestVersionDOISet(t *testing.T) {
+	f := newVersionFixture(t)
+	f.ok("editor", "package_create", map[string]any{"name": "doi-ds", "owner_org": "tox-lab"})
+	v := f.ok("editor", "dataset_version_create", map[string]any{"dataset": "doi-ds", "name": "v1"})
+	id := v["id"].(string)
+	f.fail("editor", "dataset_version_doi_set", map[string]any{"id": id, "doi": "not a doi"}, 409)
+	got := f.ok("editor", "dataset_version_doi_set", map[string]any{"id": id, "doi": "10.5072/toxgate-a"})
+	if got["doi"] != "10.5072/toxgate-a" {
+		t.Fatalf("doi_set: %v", got)
+	}
+	f.ok("editor", "dataset_version_doi_set", map[string]any{"id": id, "doi": "10.5072/toxgate-a"})
+	f.fail("editor", "dataset_version_doi_set", map[string]any{"id": id, "doi": "10.5072/other"}, 409)
+	if shown := f.ok("member", "dataset_version_show", map[string]any{"dataset": "doi-ds", "version": "v1"}); shown["doi"] != "10.5072/toxgate-a" {
+		t.Fatalf("version_show: %v", shown)
+	}
+}

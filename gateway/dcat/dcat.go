@@ -264,3 +264,43 @@ func isHex(s string, n int) bool {
 	}
 	return true
 }
+
+// Version is what the mapping reads of a dataset version
+// (dataset_version_list).
+type Version struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Created string `json:"created"`
+	DOI     string `json:"doi"`
+}
+
+// addVersions links the dataset to each of its versions (DCAT 3's
+// dcat:hasVersion / dcat:isVersionOf); a version is a dcat:Dataset at
+// <site/dataset/{id}?version={version id}> with its name as dcat:version
+// and its creation as dct:issued.
+func (m *mapper) addVersions(d rdf.Term, pkg *Package, versions []Version) {
+	for _, v := range versions {
+		if v.ID == "" {
+			continue
+		}
+		vn := rdf.IRI(m.site + "/dataset/" + url.PathEscape(pkg.ID) + "?version=" + url.QueryEscape(v.ID))
+		m.g.Add(d, p(nsDCAT, "hasVersion"), vn)
+		m.g.Add(vn, rdf.Type, p(nsDCAT, "Dataset"))
+		m.g.Add(vn, p(nsDCAT, "isVersionOf"), d)
+		m.g.Add(vn, p(nsDCAT, "version"), rdf.Literal(v.Name))
+		m.g.Add(vn, p(nsDCT, "title"), rdf.Literal(firstNonEmptyTitle(pkg)+" ("+v.Name+")"))
+		if t, ok := dateTime(v.Created); ok {
+			m.g.Add(vn, p(nsDCT, "issued"), t)
+		}
+		if v.DOI != "" {
+			m.g.Add(vn, p(nsDCT, "identifier"), rdf.Literal("https://doi.org/"+v.DOI))
+		}
+	}
+}
+
+func firstNonEmptyTitle(pkg *Package) string {
+	if pkg.Title != "" {
+		return pkg.Title
+	}
+	return pkg.Name
+}

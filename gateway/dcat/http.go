@@ -205,7 +205,12 @@ func (h *Handler) dataset(ctx *fasthttp.RequestCtx, id string, f format) {
 	}
 	g := rdf.NewGraph(prefixes...)
 	m := &mapper{g: g, site: site}
-	m.addDataset(&pkg)
+	d := m.addDataset(&pkg)
+	// Its versions (a catalog without them, or a failed list, adds none).
+	var versions []Version
+	if st, _ := h.call(ctx, site, "dataset_version_list", map[string]any{"dataset": pkg.ID}, &versions); st == fasthttp.StatusOK {
+		m.addVersions(d, &pkg, versions)
+	}
 	h.write(ctx, g, f)
 }
 

@@ -205,3 +205,58 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestVersionCitations: a version is cited as it was frozen (its title,
+// its name as the version, its date, IsVersionOf the dataset), through
+// every form and Croissant, while the dataset has changed since; DCAT
+// links the dataset to its versions.
+func TestVersionCitations(t *testing.T) {
+	g := harness.Start(t)
+	admin := adminToken(t, g)
+	if code, out := ckan(t, g, "organization_create", admin, map[string]any{"name": "lab"}); code != 200 {
+		t.Fatalf("organization_create: %d %v", code, out)
+	}
+	code, out := ckan(t, g, "package_create", admin, map[string]any{"name": "ames", "title": "Ames test 2026", "owner_org": "lab", "author": "Ana Silva"})
+	if code != 200 {
+		t.Fatalf("package_create: %d %v", code, out)
+	}
+	dsID := result(t, out)["id"].(string)
+	code, out = ckan(t, g, "dataset_version_create", admin, map[string]any{"dataset": "ames", "name": "v1", "description": "first release"})
+	if code != 200 {
+		t.Fatalf("dataset_version_create: %d %v", code, out)
+	}
+	verID := result(t, out)["id"].(string)
+	if code, out := ckan(t, g, "package_patch", admin, map[string]any{"id": "ames", "title": "Ames test, revised"}); code != 200 {
+		t.Fatalf("package_patch: %d %v", code, out)
+	}
+
+	resp, body := fetch(t, g, http.MethodGet, g.URL+"/dataset/ames/citation.bib?version=v1", nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "title = {{Ames test 2026}}") || !strings.Contains(string(body), "version = {v1}") ||
+		!strings.Contains(string(body), "@misc{ames_v1,") || !strings.Contains(string(body), "/dataset/ames?version=v1") {
+		t.Fatalf("version BibTeX: %d\n%s", resp.StatusCode, body)
+	}
+	if _, now := fetch(t, g, http.MethodGet, g.URL+"/dataset/ames/citation.bib", nil); !strings.Contains(string(now), "Ames test, revised") {
+		t.Fatalf("current BibTeX:\n%s", now)
+	}
+	_, dc := fetch(t, g, http.MethodGet, g.URL+"/dataset/ames/datacite.json?version="+verID, nil)
+	if !strings.Contains(string(dc), `"relationType": "IsVersionOf"`) || !strings.Contains(string(dc), `"version": "v1"`) {
+		t.Fatalf("version DataCite JSON:\n%s", dc)
+	}
+	if resp, body := fetch(t, g, http.MethodGet, g.URL+"/dataset/ames/citation.ris?version=v9", nil); resp.StatusCode != 404 {
+		t.Fatalf("unknown version: %d %s", resp.StatusCode, body)
+	}
+	doc := getRDF(t, g, "/dataset/ames/croissant.jsonld?version=v1", nil, "application/ld+json")
+	gr := rdftest.Parse(t, rdftest.Doc{Format: "json-ld", Data: doc})
+	ds := gr.Subjects(schemaNS + "Dataset")
+	if len(ds) != 1 || gr.Object(ds[0], schemaNS+"version").Value != "v1" || gr.Object(ds[0], schemaNS+"name").Value != "Ames test 2026" {
+		t.Fatalf("version croissant:\n%s", doc)
+	}
+
+	// DCAT: the dataset has its version.
+	ttl := getRDF(t, g, "/dataset/ames.ttl", nil, "text/turtle")
+	dg := rdftest.Parse(t, rdftest.Doc{Format: "turtle", Data: ttl})
+	vs := dg.Objects(g.URL+"/dataset/"+dsID, dcatNS+"hasVersion")
+	if len(vs) != 1 || dg.Object(vs[0].Value, dcatNS+"version").Value != "v1" || dg.Object(vs[0].Value, dcatNS+"isVersionOf").Value != g.URL+"/dataset/"+dsID {
+		t.Fatalf("DCAT versions %v\n%s", vs, ttl)
+	}
+}
