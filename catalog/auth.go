@@ -164,6 +164,11 @@ var authTable = map[string]authEntry{
 	"datastore_search":         public(authDatastoreRead),
 	"xloader_status":           public(authDatastoreRead),
 	"datastore_search_sql":     public(authPublic),
+	// chemistry (chem.go): the resolver and structure_search are public;
+	// structure_search answers only rows of tables the caller may read
+	"compound_resolve":             public(authPublic),
+	"structure_search":             public(authPublic),
+	"compound_dictionary_register": loggedIn(authSysadmin),
 }
 
 // errNoAuthFunction refuses an action that has no auth function.

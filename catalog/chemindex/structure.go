@@ -128,3 +128,28 @@ func connectivityKey(m *chem.Mol, formula string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
+
+// LooksLikeSMILES reports whether a sample of a column's values reads as
+// SMILES: at least 80% of the non-empty values parse, and some hold a
+// branch, bond, ring or bracket character (so a column of element
+// symbols or words is not taken).
+func LooksLikeSMILES(values []string) bool {
+	n, ok, marked := 0, 0, false
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		n++
+		if len(v) > MaxQueryLength || strings.ContainsAny(v, " \t") {
+			continue
+		}
+		if _, err := chem.ParseSMILES(v); err == nil {
+			ok++
+			if strings.ContainsAny(v, "()=#[]123456789") {
+				marked = true
+			}
+		}
+	}
+	return n > 0 && marked && ok*5 >= n*4
+}
