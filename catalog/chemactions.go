@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -74,6 +75,12 @@ func floatParam(data map[string]any, key string, def, lo, hi float64) (float64, 
 	switch x := v.(type) {
 	case float64:
 		f = x
+	case json.Number:
+		p, err := x.Float64()
+		if err != nil {
+			return 0, ckan.FieldError(key, "Please enter a number")
+		}
+		f = p
 	case string:
 		p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 		if err != nil {
