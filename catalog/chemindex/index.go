@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"math"
 	"math/bits"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -182,78 +183,143 @@ type Result struct {
 	Total int
 }
 
+// parallelRows is the index size from which a search runs on every core.
+const parallelRows = 200000
+
 // Search answers the rows matching q, best first (similarity, then
-// resource and row id).
+// resource and row id). A large index is searched on every core, the
+// tables shared out among them.
 func (ix *Index) Search(q Query) Result {
 	ix.mu.RLock()
 	segs := make([]*segment, 0, len(ix.segs))
+	rows := 0
 	for _, s := range ix.segs {
 		if q.Allow == nil || q.Allow(s.resource) {
 			segs = append(segs, s)
+			rows += len(s.rowIDs)
 		}
 	}
 	ix.mu.RUnlock()
+	workers := runtime.GOMAXPROCS(0)
+	if rows < parallelRows || workers < 2 || len(segs) < 2 {
+		h := &hitHeap{}
+		total := 0
+		for _, s := range segs {
+			total += s.search(&q, h)
+		}
+		return Result{Hits: h.sorted(), Total: total}
+	}
+	// the largest tables first, each to the least loaded worker
+	sort.Slice(segs, func(i, j int) bool { return len(segs[i].rowIDs) > len(segs[j].rowIDs) })
+	parts := make([][]*segment, workers)
+	load := make([]int, workers)
+	for _, s := range segs {
+		w := 0
+		for k := range load {
+			if load[k] < load[w] {
+				w = k
+			}
+		}
+		parts[w] = append(parts[w], s)
+		load[w] += len(s.rowIDs)
+	}
+	heaps := make([]hitHeap, workers)
+	totals := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range parts[w] {
+				totals[w] += s.search(&q, &heaps[w])
+			}
+		}()
+	}
+	wg.Wait()
 	h := &hitHeap{}
 	total := 0
-	qfp := &q.Structure.FP
-	qc := qfp.Count()
-	key := keyBits(q.Structure.Key)
-	for _, s := range segs {
-		lo, hi := 0, len(s.rowIDs)
-		if q.Mode == ModeExact {
-			lo, hi = int(s.start[qc]), int(s.start[qc+1])
-		} else if !q.NoPrefilter && q.Threshold > 0 {
-			minC := int(math.Ceil(q.Threshold*float64(qc) - 1e-9))
-			maxC := int(math.Floor(float64(qc)/q.Threshold + 1e-9))
-			if maxC > FPBits {
-				maxC = FPBits
-			}
-			lo, hi = int(s.start[minC]), int(s.start[maxC+1])
-		}
-		for i := lo; i < hi; i++ {
-			var sim float64
-			if q.Mode == ModeExact {
-				if s.keys[i] != key {
-					continue
-				}
-				sim = 1
-			} else {
-				sim = tanimotoWords(qfp, s.fps[i*fpWords:(i+1)*fpWords:(i+1)*fpWords])
-				if sim < q.Threshold {
-					continue
-				}
-			}
-			total++
-			hh := Hit{Resource: s.resource, Column: s.column, RowID: s.rowIDs[i], Similarity: sim}
-			if h.Len() < q.Limit {
-				hh.SMILES = s.smiles[i]
-				heap.Push(h, hh)
-			} else if q.Limit > 0 && better(hh, (*h)[0]) {
-				hh.SMILES = s.smiles[i]
-				(*h)[0] = hh
-				heap.Fix(h, 0)
-			}
+	for w := range heaps {
+		total += totals[w]
+		for _, hh := range heaps[w] {
+			h.offer(hh, q.Limit)
 		}
 	}
+	return Result{Hits: h.sorted(), Total: total}
+}
+
+// search adds the segment's matches to h (the best q.Limit kept) and
+// returns how many rows matched.
+func (s *segment) search(q *Query, h *hitHeap) int {
+	qfp := (*[fpWords]uint64)(&q.Structure.FP)
+	qc := q.Structure.FP.Count()
+	key := keyBits(q.Structure.Key)
+	lo, hi := 0, len(s.rowIDs)
+	if q.Mode == ModeExact {
+		lo, hi = int(s.start[qc]), int(s.start[qc+1])
+	} else if !q.NoPrefilter && q.Threshold > 0 {
+		minC := int(math.Ceil(q.Threshold*float64(qc) - 1e-9))
+		maxC := int(math.Floor(float64(qc)/q.Threshold + 1e-9))
+		minC = max(minC, 0)
+		maxC = min(maxC, FPBits)
+		lo, hi = int(s.start[minC]), int(s.start[maxC+1])
+	}
+	total := 0
+	th := q.Threshold
+	for i := lo; i < hi; i++ {
+		var sim float64
+		if q.Mode == ModeExact {
+			if s.keys[i] != key {
+				continue
+			}
+			sim = 1
+		} else {
+			and, or := andOr(qfp, (*[fpWords]uint64)(s.fps[i*fpWords:]))
+			switch {
+			case or == 0:
+				sim = 1
+			case float64(and) < th*float64(or):
+				continue
+			default:
+				sim = float64(and) / float64(or)
+			}
+		}
+		total++
+		h.offerLazy(Hit{Resource: s.resource, Column: s.column, RowID: s.rowIDs[i], Similarity: sim}, q.Limit, s.smiles[i])
+	}
+	return total
+}
+
+// andOr counts the bits of a∧b and a∨b.
+func andOr(a, b *[fpWords]uint64) (and, or int) {
+	for i := 0; i < fpWords; i += 4 {
+		and += bits.OnesCount64(a[i]&b[i]) + bits.OnesCount64(a[i+1]&b[i+1]) + bits.OnesCount64(a[i+2]&b[i+2]) + bits.OnesCount64(a[i+3]&b[i+3])
+		or += bits.OnesCount64(a[i]|b[i]) + bits.OnesCount64(a[i+1]|b[i+1]) + bits.OnesCount64(a[i+2]|b[i+2]) + bits.OnesCount64(a[i+3]|b[i+3])
+	}
+	return and, or
+}
+
+// offer keeps hh when it is among the best limit hits.
+func (h *hitHeap) offer(hh Hit, limit int) { h.offerLazy(hh, limit, hh.SMILES) }
+
+// offerLazy is offer that sets the hit's SMILES only when it is kept.
+func (h *hitHeap) offerLazy(hh Hit, limit int, smiles string) {
+	if h.Len() < limit {
+		hh.SMILES = smiles
+		heap.Push(h, hh)
+	} else if limit > 0 && better(hh, (*h)[0]) {
+		hh.SMILES = smiles
+		(*h)[0] = hh
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted empties h into a list, best first.
+func (h *hitHeap) sorted() []Hit {
 	out := make([]Hit, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(Hit)
 	}
-	return Result{Hits: out, Total: total}
-}
-
-// tanimotoWords is Tanimoto of a and one row's words.
-func tanimotoWords(a *Fingerprint, b []uint64) float64 {
-	and, or := 0, 0
-	for i := 0; i < fpWords; i++ {
-		x, y := a[i], b[i]
-		and += bits.OnesCount64(x & y)
-		or += bits.OnesCount64(x | y)
-	}
-	if or == 0 {
-		return 1
-	}
-	return float64(and) / float64(or)
+	return out
 }
 
 // better orders hits: higher similarity, then resource, then row id.
