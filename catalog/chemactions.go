@@ -46,14 +46,46 @@ func (s *Service) chemResolver(ctx context.Context) (*chemindex.Resolver, error)
 	return r, nil
 }
 
+// maxResolveList bounds the identifiers one compound_resolve call with a
+// list resolves.
+const maxResolveList = 10000
+
+// compoundResolveList answers a list of identifiers (names, synonyms, CAS
+// numbers, DTXSIDs, InChIKeys; never parsed as SMILES): per item, the
+// compound's standardized SMILES and identifiers, or null.
+func compoundResolveList(s *Service, res *chemindex.Resolver, l []any) (any, error) {
+	if len(l) > maxResolveList {
+		return nil, ckan.FieldError("q", fmt.Sprintf("%d items, at most %d", len(l), maxResolveList))
+	}
+	out := make([]any, len(l))
+	for i, v := range l {
+		q, _ := v.(string)
+		c, err := res.LookupIdentifier(q)
+		if err != nil {
+			return nil, ckan.FieldError("q", fmt.Sprintf("item %d: %s", i+1, err.Error()))
+		}
+		if c == nil {
+			out[i] = nil
+			continue
+		}
+		out[i] = map[string]any{"input": q, "smiles": c.Structure.SMILES, "matched_by": c.MatchedBy,
+			"dtxsid": c.DTXSID, "preferred_name": c.Name, "cas": c.CAS, "sources": c.Sources}
+	}
+	return out, nil
+}
+
 func compoundResolve(ctx context.Context, s *Service, r *Request) (any, error) {
 	q, _ := r.Data["q"].(string)
-	if strings.TrimSpace(q) == "" {
+	list, isList := r.Data["q"].([]any)
+	if strings.TrimSpace(q) == "" && !isList {
 		return nil, ckan.FieldError("q", ckan.MsgMissing)
 	}
 	res, err := s.chemResolver(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if isList {
+		return compoundResolveList(s, res, list)
 	}
 	if s.ds != nil {
 		s.chem.fresh(ctx) // dictionaries written before this call are read

@@ -294,6 +294,41 @@ func (r *Resolver) Resolve(q string) (*Resolution, error) {
 	return res, nil
 }
 
+// LookupIdentifier resolves q only as a name, synonym, CAS number, DTXSID
+// or InChIKey (never parsed as SMILES, so it costs a map lookup): the
+// first known compound with a structure, or nil. A CAS number with a wrong
+// check digit is a *QueryError.
+func (r *Resolver) LookupIdentifier(q string) (*ResolvedCompound, error) {
+	q = strings.TrimSpace(q)
+	if q == "" || len(q) > MaxQueryLength {
+		return nil, nil
+	}
+	s := r.snap.Load()
+	kind := Classify(q)
+	var hits []*Compound
+	switch kind {
+	case KindCAS:
+		cas, err := CheckCAS(q)
+		if err != nil {
+			return nil, &QueryError{err.Error()}
+		}
+		hits = s.find(func(l *layer) map[string][]int32 { return l.byCAS }, cas)
+	case KindDTXSID:
+		hits = s.find(func(l *layer) map[string][]int32 { return l.byDTXSID }, strings.ToUpper(q))
+	case KindInChIKey:
+		hits = s.find(func(l *layer) map[string][]int32 { return l.byInChI }, q)
+	default:
+		hits = s.find(func(l *layer) map[string][]int32 { return l.byName }, normName(q))
+	}
+	for _, c := range hits {
+		if c.st != nil {
+			return &ResolvedCompound{Compound: c, MatchedBy: matchedBy(kind, q, c),
+				Structure: &StructureOut{SMILES: c.st.SMILES, StructureKey: c.st.Key, Formula: c.st.Formula, Source: c.Sources["smiles"]}}, nil
+		}
+	}
+	return nil, nil
+}
+
 // ResolveStructure returns the structure q stands for: q parsed as SMILES,
 // or the structure of the compound it names. A query that names nothing
 // with a structure is a *QueryError.
