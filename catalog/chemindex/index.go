@@ -346,3 +346,26 @@ func (h *hitHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Resources lists the tables (among those q.Allow accepts) with at least
+// one row matching q; q.Limit is not used.
+func (ix *Index) Resources(q Query) []string {
+	ix.mu.RLock()
+	segs := make([]*segment, 0, len(ix.segs))
+	for _, s := range ix.segs {
+		if q.Allow == nil || q.Allow(s.resource) {
+			segs = append(segs, s)
+		}
+	}
+	ix.mu.RUnlock()
+	q.Limit = 1
+	var out []string
+	for _, s := range segs {
+		h := &hitHeap{}
+		if s.search(&q, h) > 0 {
+			out = append(out, s.resource)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,28 @@ func TestStructureSearchGateway(t *testing.T) {
 			if r := out["result"].(map[string]any); r["count"].(float64) != float64(len(l)) {
 				t.Fatalf("count %v for %d hits", r["count"], len(l))
 			}
+		}
+		// package_search narrowed to datasets holding a compound like aspirin
+		names := func(token string, data map[string]any) []string {
+			r := s.ok(token, "package_search", data)
+			var l []string
+			for _, d := range r["results"].([]any) {
+				l = append(l, d.(map[string]any)["name"].(string))
+			}
+			sort.Strings(l)
+			return l
+		}
+		if got := names("", map[string]any{"fq": "structure:aspirin"}); strings.Join(got, ",") != "pub-a,pub-b" {
+			t.Fatalf("anonymous package_search structure: %v", got)
+		}
+		if got := names(s.tok["molly"], map[string]any{"fq": `structure:"50-78-2"`, "include_private": true}); strings.Join(got, ",") != "pub-a,pub-b,secret" {
+			t.Fatalf("member package_search structure: %v", got)
+		}
+		if got := names("", map[string]any{"fq": "structure:CCCCCCCCCC"}); strings.Join(got, ",") != "pub-b" {
+			t.Fatalf("package_search decane: %v", got)
+		}
+		if code, out := s.call("", "package_search", map[string]any{"fq": "structure:50-78-3"}); code != 400 {
+			t.Fatalf("package_search wrong CAS: %d %v", code, out)
 		}
 		// similarity: best first, the threshold holds
 		code, l, out = s.hits("", map[string]any{"smiles": "50-78-2", "threshold": 0.3})
