@@ -16,6 +16,10 @@ type ChemOptions struct {
 	// IndexMaxRows bounds the rows the structure index holds over every
 	// table (datastore.structure_index_max_rows); 0 turns the index off.
 	IndexMaxRows int
+	// Warm loads the compound tables at start, in the background (the
+	// plugin sets it); otherwise they are loaded by the first call that
+	// needs them.
+	Warm bool
 }
 
 // chemState is the catalog's chemistry: the compound resolver (the
@@ -27,7 +31,8 @@ type chemState struct {
 	maxRows  int
 	idx      *chemindex.Index
 	resolver atomic.Pointer[chemindex.Resolver]
-	loaded   chan struct{} // closed once the resolver is loaded
+	loadOnce sync.Once
+	loadErr  error
 
 	mu        sync.Mutex
 	dirty     map[string]bool
@@ -46,10 +51,30 @@ const maxDictionaryRows = 500000
 // newChemState starts the resolver's load and, with a DataStore, the
 // indexer over every table.
 func (s *Service) startChem() {
-	c := &chemState{s: s, maxRows: s.opts.Chem.IndexMaxRows, idx: chemindex.NewIndex(), loaded: make(chan struct{}),
+	c := &chemState{s: s, maxRows: s.opts.Chem.IndexMaxRows, idx: chemindex.NewIndex(),
 		dirty: map[string]bool{}, doneCh: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.chem = c
-	go c.run()
+	if s.opts.Chem.Warm {
+		go func() { _, _ = c.load() }()
+	}
+	if s.ds != nil {
+		go c.run()
+	}
+}
+
+// load returns the resolver, loading the compound tables on the first
+// call (later calls wait for that one).
+func (c *chemState) load() (*chemindex.Resolver, error) {
+	c.loadOnce.Do(func() {
+		r, err := chemindex.NewResolver()
+		if err != nil {
+			c.s.log.Error("chem: load the compound tables", "err", err)
+			c.loadErr = err
+			return
+		}
+		c.resolver.Store(r)
+	})
+	return c.resolver.Load(), c.loadErr
 }
 
 // mark queues resource id's table for (re)indexing.
@@ -86,31 +111,9 @@ func (c *chemState) fresh(ctx context.Context) bool {
 	return true
 }
 
-// waitResolver returns the resolver once loaded, or nil when ctx ends
-// first.
-func (c *chemState) waitResolver(ctx context.Context) *chemindex.Resolver {
-	select {
-	case <-c.loaded:
-		return c.resolver.Load()
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-// run loads the resolver, marks every table and then indexes marked
-// tables until the process ends.
+// run marks every table and then indexes marked tables until the process
+// ends.
 func (c *chemState) run() {
-	r, err := chemindex.NewResolver()
-	if err != nil {
-		c.s.log.Error("chem: load the compound tables", "err", err)
-		r = nil
-	} else {
-		c.resolver.Store(r)
-	}
-	close(c.loaded)
-	if c.s.ds == nil || r == nil {
-		return
-	}
 	ctx := context.Background()
 	ids, err := c.s.ds.TableIDs(ctx)
 	if err != nil {
@@ -133,7 +136,7 @@ func (c *chemState) run() {
 			}
 		}
 		for id := range batch {
-			if err := c.reindex(ctx, r, id, dicts[id]); err != nil {
+			if err := c.reindex(ctx, id, dicts[id]); err != nil {
 				c.s.log.Error("chem: index table", "resource_id", id, "err", err)
 			}
 		}
@@ -147,23 +150,32 @@ func (c *chemState) run() {
 
 // reindex rebuilds the index entries of resource id's table, and its
 // dictionary when it is one.
-func (c *chemState) reindex(ctx context.Context, r *chemindex.Resolver, id string, dict bool) error {
+func (c *chemState) reindex(ctx context.Context, id string, dict bool) error {
 	ds := c.s.ds
 	fields, err := ds.Fields(ctx, id)
 	if err != nil {
 		return err
 	}
 	src := "datastore:" + id
+	// the resolver holds dictionaries: loaded for one, else only if loaded
+	r := c.resolver.Load()
+	if dict && fields != nil {
+		if r, err = c.load(); err != nil {
+			return err
+		}
+	}
 	if fields == nil {
 		c.idx.DropTable(id)
-		r.RemoveDictionary(src)
+		if r != nil {
+			r.RemoveDictionary(src)
+		}
 		return nil
 	}
 	if dict {
 		if err := c.loadDictionary(ctx, r, id, fields); err != nil {
 			return err
 		}
-	} else {
+	} else if r != nil {
 		r.RemoveDictionary(src)
 	}
 	if c.maxRows <= 0 {

@@ -37,11 +37,11 @@ func chemQueryError(field string, err error) error {
 	return err
 }
 
-// resolver is the loaded resolver, waited for within the request's time.
-func (s *Service) chemResolver(ctx context.Context) (*chemindex.Resolver, error) {
-	r := s.chem.waitResolver(ctx)
-	if r == nil {
-		return nil, ckan.ValidationMessage("the compound tables are not loaded yet; try again")
+// chemResolver is the resolver, loaded on the first call that needs it.
+func (s *Service) chemResolver(context.Context) (*chemindex.Resolver, error) {
+	r, err := s.chem.load()
+	if err != nil {
+		return nil, fmt.Errorf("chem: %w", err)
 	}
 	return r, nil
 }

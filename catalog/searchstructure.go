@@ -61,9 +61,9 @@ func (s *Service) structureDatasets(ctx context.Context, c Caller, vals []string
 	if s.ds == nil || s.opts.Chem.IndexMaxRows <= 0 {
 		return nil, ckan.SearchQueryError("structure: filters need the structure index (a DataStore and datastore.structure_index_max_rows)")
 	}
-	res := s.chem.resolver.Load()
-	if res == nil {
-		return nil, ckan.SearchError("the compound tables are not loaded yet; try again")
+	res, err := s.chemResolver(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out map[string]bool
 	for _, v := range vals {

@@ -46,13 +46,24 @@ type layer struct {
 	trigrams  map[uint64][]int32 // trigram -> indices into names
 }
 
-// NewResolver loads the embedded compound tables.
-func NewResolver() (*Resolver, error) {
+// embeddedLayer is the index of the embedded tables, read once per process
+// and shared by every Resolver (it is never changed).
+var embeddedLayer = sync.OnceValues(func() (*layer, error) {
 	base, err := embeddedCompounds()
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolver{base: newLayer(base), dicts: map[string]dictionary{}}
+	return newLayer(base), nil
+})
+
+// NewResolver returns a resolver over the embedded compound tables (read
+// on the process's first call, about a second of CPU).
+func NewResolver() (*Resolver, error) {
+	base, err := embeddedLayer()
+	if err != nil {
+		return nil, err
+	}
+	r := &Resolver{base: base, dicts: map[string]dictionary{}}
 	r.rebuild()
 	return r, nil
 }
