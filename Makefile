@@ -105,6 +105,8 @@ bench: build bench-deps
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/e2e/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
 	$(BENCH) -bench DataStore -benchtime 1x -timeout 60m ./catalog/datastore/
+	@echo "== structure_search: similarity over 1,000,000 indexed rows, bit-count prefilter beside a plain scan"
+	$(BENCH) -bench StructureSearch -benchtime 1x -timeout 30m ./catalog/chemindex/
 	@echo "== scoring job: 100,000 SMILES with hERG vs 1,000-SMILES batches; single-call p50 at 4 connections with and without the job"
 	$(BENCH) -bench 'ScoringJob' -benchtime 1x -timeout 3h ./gateway/e2e/
 	@echo "== DCAT: a catalog page of 100 datasets in Turtle, JSON-LD and RDF/XML vs package_search of the same 100"

@@ -178,6 +178,11 @@ var authTable = map[string]authEntry{
 	"dataset_version_diff":    public(authVersionList),
 	// the scoring jobs' input version: readers of the resource
 	"dataset_version_for_input": public(authResourceShow),
+	// chemistry (chem.go): the resolver and structure_search are public;
+	// structure_search answers only rows of tables the caller may read
+	"compound_resolve":             public(authPublic),
+	"structure_search":             public(authPublic),
+	"compound_dictionary_register": loggedIn(authSysadmin),
 }
 
 // errNoAuthFunction refuses an action that has no auth function.

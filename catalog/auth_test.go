@@ -299,6 +299,11 @@ var authMatrix = []matrixCell{
 	siteRule("help_show", map[string]any{"name": "package_show"}, everyone),
 	// each table its statement reads is checked with canRead (datastore.go)
 	siteRule("datastore_search_sql", map[string]any{"sql": "SELECT 1"}, everyone),
+	// compounds: the resolver is public; structure_search answers only
+	// rows of tables the caller may read (chemactions.go)
+	siteRule("compound_resolve", map[string]any{"q": "aspirin"}, everyone),
+	siteRule("structure_search", map[string]any{"smiles": "CCO"}, everyone),
+	siteRule("compound_dictionary_register", map[string]any{"resource_id": "x"}, sysadmins),
 }
 
 // caller is the matrix role's identity.

@@ -49,6 +49,7 @@ func (s *Service) startDataStore() {
 		cfg.OpenUpload = s.openUpload
 	}
 	cfg.Loaded = func(ctx context.Context, id string) {
+		defer s.chem.mark(id)
 		if err := s.Sync(ctx); err != nil {
 			s.log.Error("datastore: sync before marking a resource active", "err", err)
 		}
@@ -185,6 +186,7 @@ func dsCreate(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.chem.mark(id)
 	return out, s.catalogWrite(ctx, func() error { return s.setDatastoreActive(ctx, id, true) })
 }
 
@@ -193,7 +195,11 @@ func dsUpsert(ctx context.Context, s *Service, r *Request) (any, error) {
 	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
-	return s.ds.Upsert(ctx, id, r.Data, writer(r.Caller))
+	out, err := s.ds.Upsert(ctx, id, r.Data, writer(r.Caller))
+	if err == nil {
+		s.chem.mark(id)
+	}
+	return out, err
 }
 
 func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -205,6 +211,7 @@ func dsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.chem.mark(id)
 	if dropped {
 		return out, s.catalogWrite(ctx, func() error { return s.setDatastoreActive(ctx, id, false) })
 	}
@@ -216,7 +223,11 @@ func dsRecordsDelete(ctx context.Context, s *Service, r *Request) (any, error) {
 	if _, err := s.dsTarget(id); err != nil {
 		return nil, err
 	}
-	return s.ds.RecordsDelete(ctx, id, r.Data)
+	out, err := s.ds.RecordsDelete(ctx, id, r.Data)
+	if err == nil {
+		s.chem.mark(id)
+	}
+	return out, err
 }
 
 func dsInfo(ctx context.Context, s *Service, r *Request) (any, error) {
@@ -386,6 +397,7 @@ func (s *Service) afterResourceDelete(ctx context.Context, id string) {
 	if s.ds == nil {
 		return
 	}
+	defer s.chem.mark(id)
 	if _, _, err := s.ds.Delete(ctx, id, map[string]any{}); err != nil {
 		if ce, ok := err.(*ckan.Error); !ok || ce.Status != 404 {
 			s.log.Error("datastore: drop table of deleted resource", "resource_id", id, "err", err)

@@ -32,7 +32,7 @@ var searchParams = map[string]bool{
 	"include_private": true, "include_drafts": true, "include_deleted": true, "use_default_schema": true,
 }
 
-func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
+func packageSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 	var bad []string
 	for k := range r.Data {
 		if !searchParams[k] && !strings.HasPrefix(k, "ext_") {
@@ -62,6 +62,18 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 	fq := ckan.String(r.Data, "fq")
 	filters = append(filters, fq)
 	checkState := !strings.Contains(fq, "+state")
+	var structures []string
+	for i, f := range filters {
+		if strings.Contains(f, structureFilterPrefix) {
+			var vals []string
+			filters[i], vals = cutStructureFilter(f)
+			structures = append(structures, vals...)
+		}
+	}
+	only, serr := s.structureDatasets(ctx, r.Caller, structures)
+	if serr != nil {
+		return nil, serr
+	}
 
 	q := ckan.String(r.Data, "q")
 	sortSpec := ckan.String(r.Data, "sort")
@@ -69,6 +81,12 @@ func packageSearch(_ context.Context, s *Service, r *Request) (any, error) {
 		sortSpec = "score desc, metadata_modified desc"
 	}
 	query := search.Query{Q: q, Filters: filters, Sort: sortSpec, Start: start, Rows: rows, FacetLimit: 50, FacetMinCount: 1}
+	if only != nil {
+		query.Only = func(doc *search.Doc) bool {
+			d, _ := doc.Ref.(*Dataset)
+			return d != nil && only[d.ID]
+		}
+	}
 	facetOn := true
 	if v, ok := r.Data["facet"]; ok {
 		facetOn, _ = ckan.AsBool(v)

@@ -67,6 +67,8 @@ type Options struct {
 	// largest limit of the activity lists (ckan.activity_list_limit, 31,
 	// and ckan.activity_list_limit_max, 100); 0 means the default.
 	ActivityListLimit, ActivityListLimitMax int
+	// Chem configures the compound resolver and the structure index.
+	Chem ChemOptions
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -101,6 +103,8 @@ type Service struct {
 	vs versionStore
 	// sweepGrace is the grace of the last sweep (versions' heartbeats).
 	sweepGrace atomic.Int64
+	// chem is the compound resolver and structure index (chem.go).
+	chem *chemState
 }
 
 // Request is one action call.
@@ -195,6 +199,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()
+	s.startChem()
 	go s.warmActivity()
 	return s, nil
 }

@@ -149,11 +149,15 @@ func (s *Store) Close() error {
 const (
 	tablesTable = "_datastore_tables"
 	jobsTable   = "_datastore_jobs"
+	// dictTable lists the tables registered as compound dictionaries
+	// (dictionaries.go).
+	dictTable = "_datastore_dictionaries"
 )
 
 func (s *Store) migrate(ctx context.Context) error {
 	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS ` + tablesTable + ` (id TEXT PRIMARY KEY, fields TEXT NOT NULL, primary_key TEXT NOT NULL, indexes TEXT NOT NULL, bytes BIGINT NOT NULL DEFAULT 0, modified TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS ` + dictTable + ` (id TEXT PRIMARY KEY, registered TEXT NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS ` + jobsTable + ` (resource_id TEXT PRIMARY KEY, state TEXT NOT NULL, source TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', rows_loaded BIGINT NOT NULL DEFAULT 0, attempts INT NOT NULL DEFAULT 0, owner TEXT NOT NULL DEFAULT '', heartbeat BIGINT NOT NULL DEFAULT 0, created TEXT NOT NULL, updated TEXT NOT NULL, logs TEXT NOT NULL DEFAULT '[]')`,
 	} {
 		if _, err := s.rw.ExecContext(ctx, q); err != nil {

@@ -24,6 +24,9 @@ type Query struct {
 	FacetMinCount int
 	// Allow, if set, is applied to every match (permissions).
 	Allow func(d *Doc) bool
+	// Only, if set, is applied to every match, Public ones included (a
+	// restriction found outside the index, such as a structure filter).
+	Only func(d *Doc) bool
 }
 
 // Facet is one counted value.
@@ -98,7 +101,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 			}
 		}
 	}
-	if len(filters) > 0 || q.Allow != nil {
+	if len(filters) > 0 || q.Allow != nil || q.Only != nil {
 		kept := hits[:0]
 	next:
 		for _, h := range hits {
@@ -109,6 +112,9 @@ func (ix *Index) Search(q Query) (Result, error) {
 				}
 			}
 			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(d) {
+				continue
+			}
+			if q.Only != nil && !q.Only(d) {
 				continue
 			}
 			kept = append(kept, h)

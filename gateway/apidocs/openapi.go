@@ -134,6 +134,7 @@ func build(info Info, actions []Action, manifests []abi.Manifest) obj {
 	if len(actions) > 0 {
 		tags = append(tags, obj{"name": "catalog", "description": "CKAN action API v3. Reads are anonymous; writes need a token in Authorization or X-CKAN-API-Key."})
 		addActions(paths, actions)
+		addChem(paths)
 	}
 	tags = append(tags,
 		obj{"name": "model index", "description": "Loaded models, their schemas and model cards; Open Inference Protocol health and metadata."},

@@ -202,6 +202,10 @@ type DataStore struct {
 	QuotaBytes        int `yaml:"quota_bytes" doc:"most bytes the DataStore tables one user owns may hold together (sysadmins exempt)"`
 	QuotaTables       int `yaml:"quota_tables" doc:"most DataStore tables one user may own (sysadmins exempt)"`
 	QuotaRows         int `yaml:"quota_rows" doc:"most rows the DataStore tables one user owns may hold together (sysadmins exempt)"`
+
+	// StructureIndexMaxRows bounds the catalog's structure index.
+	StructureIndexMaxRows int `yaml:"structure_index_max_rows" doc:"most DataStore rows with a SMILES the structure index (structure_search) holds over every table, about 300 bytes each; 0 turns the index off"`
+
 	// The loader's queue: see catalog/datastore/README.md.
 	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`
 	LoadWorkersPerUser int           `yaml:"load_workers_per_user" doc:"loads of one user that run at once (the others wait their turn)"`
@@ -391,6 +395,8 @@ func Default() Config {
 			LoadWorkersPerUser: 2,
 			LoadQueuePerUser:   20,
 			LoadFetchTimeout:   15 * time.Minute,
+
+			StructureIndexMaxRows: 2000000,
 		},
 		Egress:   Egress{Allow: []string{}, MaxRedirects: 5, IdleTimeout: 30 * time.Second},
 		DataCite: DataCite{APIURL: "https://api.test.datacite.org", Timeout: 30 * time.Second},

@@ -363,6 +363,9 @@ func (c Config) Validate() error {
 			bad(k, "must be a positive integer, got %d", n)
 		}
 	}
+	if c.DataStore.StructureIndexMaxRows < 0 {
+		bad("datastore.structure_index_max_rows", "must not be negative, got %d", c.DataStore.StructureIndexMaxRows)
+	}
 	if c.DataStore.SQLMaxValueBytes > 0 && c.DataStore.SQLMaxValueBytes < c.DataStore.MaxCellBytes {
 		bad("datastore.sql_max_value_bytes", "must be at least datastore.max_cell_bytes (%d), got %d", c.DataStore.MaxCellBytes, c.DataStore.SQLMaxValueBytes)
 	}

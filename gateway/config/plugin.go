@@ -45,6 +45,7 @@ func (c Config) PluginSettings() contract.Settings {
 			LoadWorkers: ds.LoadWorkers, LoadWorkersPerUser: ds.LoadWorkersPerUser, LoadQueuePerUser: ds.LoadQueuePerUser,
 			LoadFetchTimeout: ds.LoadFetchTimeout, LoadIdleTimeout: c.Egress.IdleTimeout,
 			EgressAllow: c.Egress.Allow, EgressMaxRedirects: c.Egress.MaxRedirects,
+			StructureIndexMaxRows: ds.StructureIndexMaxRows,
 		},
 	}
 }

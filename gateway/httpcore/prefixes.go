@@ -57,6 +57,8 @@ var Prefixes = []Prefix{
 	{Path: "/catalog.jsonld", Public: true},
 	{Path: "/catalog.xml", Public: true},
 	{Path: "/catalog.rdf", Public: true},
+	// compound resolution (gateway/server/attach_chem.go)
+	{Path: "/chem", Public: true},
 	{Path: "/ui/"},
 	{Path: "/debug/"},
 }

@@ -28,6 +28,7 @@ func Attach(ctx context.Context, a *App) error {
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
 		{"modelcat", a.attachModelCatalog},
+		{"chem", a.attachChem},
 		{"web", a.attachWeb},
 		{"metrics", a.attachMetrics},
 	}

@@ -78,6 +78,8 @@ type modelResult struct {
 	JSON     string
 	Trimmed  bool
 	Filename string
+	// Resolved are the inputs resolved from names or identifiers.
+	Resolved []Resolved
 }
 
 // ModelPage serves GET /models/{name} for a browser.
@@ -418,6 +420,11 @@ func (w *Web) modelRun(r *req) {
 	}
 	rt := m.Routes[idx]
 	fields := formFields(rt, m.Card.Units, postedModelForm(r))
+	resolved, bad := w.resolveStructureFields(r, fields)
+	if bad != nil {
+		w.modelView(r, bad.Status, bad, idx)
+		return
+	}
 	body, bad := inputJSON(fields)
 	if bad != nil {
 		w.modelView(r, bad.Status, bad, idx)
@@ -437,6 +444,8 @@ func (w *Web) modelRun(r *req) {
 		case format == "json" || mt == "text/csv":
 			if mt == "text/csv" {
 				ctype = "text/csv; charset=utf-8"
+			} else {
+				out = withResolved(out, resolved)
 			}
 			r.ctx.SetContentType(ctype)
 			r.ctx.SetBody(out)
@@ -458,6 +467,7 @@ func (w *Web) modelRun(r *req) {
 	}
 	res := resultOf(status, out, rt)
 	res.Filename = base
+	res.Resolved = resolved
 	code := fasthttp.StatusOK
 	if status != fasthttp.StatusOK {
 		code = status

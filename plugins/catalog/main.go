@@ -170,6 +170,7 @@ func openDataStore(ctx context.Context, log *slog.Logger, lim contract.DataStore
 	}
 	log.Info("DataStore open", "engine", ds.Engine(), "egress_allow", policy.Allowed())
 	opts.DataStore = ds
+	opts.Chem = catalog.ChemOptions{IndexMaxRows: lim.StructureIndexMaxRows, Warm: true}
 	opts.Loader = catalog.LoaderOptions{Formats: lim.LoadFormats, Config: datastore.LoaderConfig{
 		MaxBytes: lim.MaxLoadBytes, Egress: policy,
 		Workers: lim.LoadWorkers, WorkersPerUser: lim.LoadWorkersPerUser, QueuePerUser: lim.LoadQueuePerUser,

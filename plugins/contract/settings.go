@@ -112,6 +112,9 @@ type DataStoreSettings struct {
 	LoadIdleTimeout    time.Duration `json:"load_idle_timeout"`
 	EgressAllow        []string      `json:"egress_allow"`
 	EgressMaxRedirects int           `json:"egress_max_redirects"`
+
+	// StructureIndexMaxRows bounds the catalog's structure index (0: off).
+	StructureIndexMaxRows int `json:"structure_index_max_rows"`
 }
 
 // EncodeSettings encodes s for EnvSettings.
