@@ -2,6 +2,8 @@ package search
 
 import (
 	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // Doc is one indexed document.
@@ -12,7 +14,8 @@ type Doc struct {
 	// and facets (e.g. "tags", "organization", "res_format").
 	Fields map[string][]string
 	// Text maps each token to its weight (sum of the boosts of the fields it
-	// occurs in); it drives relevance.
+	// occurs in); it drives relevance. Put moves it into the postings and
+	// sets it to nil: a document is Put once.
 	Text map[string]float64
 	// Sort holds the values of sortable fields (e.g. "name",
 	// "metadata_modified" as a sortable string).
@@ -26,6 +29,8 @@ type Doc struct {
 
 	// slot is the document's position in Index.slots while indexed.
 	slot int32
+	// toks holds the ids of the tokens of Text, ascending.
+	toks []int32
 	// vals holds, per interned field number, the ids of the field's values.
 	vals [][]int32
 	// sortv holds the values of the sortable fields, by sortIndex.
@@ -38,13 +43,22 @@ type Index struct {
 	docs  map[string]*Doc
 	slots []*Doc // by slot; nil when free
 	free  []int32
-	post  map[string]*posting
+	// tokID numbers the tokens of the documents' Text; posts holds each
+	// token's posting by number (nil when free).
+	tokID   map[string]int32
+	tokName []string
+	posts   []*posting
+	tokFree []int32
+	// wtab holds the distinct weights of tokens, by code; wcode is its
+	// reverse (see weightCode).
+	wtab  []float64
+	wcode map[float64]uint16
 	// public has the bit of each slot whose document is Public.
 	public []uint64
 	// fpost lists, per text field and token (key field+"\x00"+token), the
 	// slots whose values of the field hold the token, ascending: field
 	// terms (title:x) look their documents up here.
-	fpost map[string][]int32
+	fpost map[string]*roaring.Bitmap
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
@@ -59,15 +73,44 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, post: map[string]*posting{}, fieldNum: map[string]int{}, fpost: map[string][]int32{}}
+	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{}}
+}
+
+// posting is the posting of token t; nil when no document holds it.
+func (ix *Index) posting(t string) *posting {
+	if id, ok := ix.tokID[t]; ok {
+		return ix.posts[id]
+	}
+	return nil
 }
 
 // df is the number of documents holding token t.
 func (ix *Index) df(t string) int {
-	if p := ix.post[t]; p != nil {
-		return len(p.slots)
+	if p := ix.posting(t); p != nil {
+		return p.n()
 	}
 	return 0
+}
+
+// tokenPosting returns t's number and posting, making them if new.
+func (ix *Index) tokenPosting(t string) (int32, *posting) {
+	if id, ok := ix.tokID[t]; ok {
+		return id, ix.posts[id]
+	}
+	var id int32
+	if n := len(ix.tokFree); n > 0 {
+		id = ix.tokFree[n-1]
+		ix.tokFree = ix.tokFree[:n-1]
+	} else {
+		id = int32(len(ix.posts))
+		ix.posts = append(ix.posts, nil)
+		ix.tokName = append(ix.tokName, "")
+	}
+	p := newPosting()
+	ix.posts[id] = p
+	ix.tokID[t] = id
+	ix.tokName[id] = t
+	return id, p
 }
 
 // Len is the number of documents.
@@ -90,19 +133,20 @@ func (ix *Index) Put(d *Doc) {
 	ix.docs[d.ID] = d
 	for _, key := range fieldTokens(d) {
 		p := ix.fpost[key]
-		i, _ := slices.BinarySearch(p, d.slot)
-		ix.fpost[key] = slices.Insert(p, i, d.slot)
-	}
-	for t, w := range d.Text {
-		p := ix.post[t]
 		if p == nil {
-			p = &posting{}
-			ix.post[t] = p
+			p = roaring.New()
+			ix.fpost[key] = p
 		}
-		i, _ := p.find(d.slot)
-		p.slots = slices.Insert(p.slots, i, d.slot)
-		p.w = slices.Insert(p.w, i, w)
+		p.Add(uint32(d.slot))
 	}
+	d.toks = make([]int32, 0, len(d.Text))
+	for t, w := range d.Text {
+		id, p := ix.tokenPosting(t)
+		ix.addPosting(p, d.slot, w)
+		d.toks = append(d.toks, id)
+	}
+	slices.Sort(d.toks)
+	d.Text = nil
 	d.vals = nil
 	for f, vals := range d.Fields {
 		if TextFields[f] || len(vals) == 0 {
@@ -167,26 +211,22 @@ func (ix *Index) Delete(id string) {
 	if !ok {
 		return
 	}
-	for t := range old.Text {
-		if p := ix.post[t]; p != nil {
-			if i, found := p.find(old.slot); found {
-				p.slots = slices.Delete(p.slots, i, i+1)
-				p.w = slices.Delete(p.w, i, i+1)
-			}
-			if len(p.slots) == 0 {
-				delete(ix.post, t)
-			}
+	for _, id := range old.toks {
+		p := ix.posts[id]
+		p.remove(old.slot)
+		if p.n() == 0 {
+			delete(ix.tokID, ix.tokName[id])
+			ix.posts[id], ix.tokName[id] = nil, ""
+			ix.tokFree = append(ix.tokFree, id)
 		}
 	}
+	old.toks = nil
 	for _, key := range fieldTokens(old) {
-		p := ix.fpost[key]
-		if i, found := slices.BinarySearch(p, old.slot); found {
-			p = slices.Delete(p, i, i+1)
-		}
-		if len(p) == 0 {
-			delete(ix.fpost, key)
-		} else {
-			ix.fpost[key] = p
+		if p := ix.fpost[key]; p != nil {
+			p.Remove(uint32(old.slot))
+			if p.IsEmpty() {
+				delete(ix.fpost, key)
+			}
 		}
 	}
 	for n, ids := range old.vals {
