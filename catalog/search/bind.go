@@ -91,7 +91,7 @@ func (ix *Index) bindTerm(t termNode) node {
 			if len(want) == 1 {
 				return true
 			}
-			vals := d.Fields[field]
+			vals := d.values(field)
 			if len(vals) == 1 {
 				return true
 			}

@@ -11,14 +11,16 @@ type Doc struct {
 	// ID identifies the document.
 	ID string
 	// Fields are the exact values per field, used by field queries, filters
-	// and facets (e.g. "tags", "organization", "res_format").
+	// and facets (e.g. "tags", "organization", "res_format"). Put moves
+	// them into the index (see Doc.values) and sets Fields to nil.
 	Fields map[string][]string
 	// Text maps each token to its weight (sum of the boosts of the fields it
 	// occurs in); it drives relevance. Put moves it into the postings and
 	// sets it to nil: a document is Put once.
 	Text map[string]float64
 	// Sort holds the values of sortable fields (e.g. "name",
-	// "metadata_modified" as a sortable string).
+	// "metadata_modified" as a sortable string). Put moves them into the
+	// index's sort columns and sets Sort to nil.
 	Sort map[string]string
 	// Ref is the caller's own record, handed back to Query.Allow.
 	Ref any
@@ -31,10 +33,51 @@ type Doc struct {
 	slot int32
 	// toks holds the ids of the tokens of Text, ascending.
 	toks []int32
-	// vals holds, per interned field number, the ids of the field's values.
-	vals [][]int32
-	// sortv holds the values of the sortable fields, by sortIndex.
-	sortv [len(sortFields)]string
+	// ix is the index holding the document (nil before Put); the values of
+	// its fields other than the text fields are in ix's dictionaries.
+	ix *Index
+	// text holds the values of the text fields, by textFieldNum.
+	text [len(textFieldNames)][]string
+}
+
+// textFieldNames are the fields of TextFields, numbered for Doc.text.
+var textFieldNames = [...]string{"text", "title", "notes", "res_name", "res_description"}
+
+func textFieldNum(f string) int {
+	for i, n := range textFieldNames {
+		if n == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// values are the document's values of field f, in the order given; the
+// caller must not change them.
+func (d *Doc) values(f string) []string {
+	if d.ix == nil {
+		return d.Fields[f]
+	}
+	if i := textFieldNum(f); i >= 0 {
+		return d.text[i]
+	}
+	n, ok := d.ix.fieldNum[f]
+	if !ok {
+		return nil
+	}
+	dc := d.ix.dicts[n]
+	ids := dc.slotIDs(d.slot)
+	switch len(ids) {
+	case 0:
+		return nil
+	case 1:
+		return dc.names[ids[0] : ids[0]+1]
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = dc.names[id]
+	}
+	return out
 }
 
 // Index is a set of documents with document frequencies. It is not safe for
@@ -117,7 +160,12 @@ func (ix *Index) tokenPosting(t string) (int32, *posting) {
 func (ix *Index) Len() int { return len(ix.docs) }
 
 // Put adds or replaces a document. Repeated values of a field are kept once.
+// The index takes d's Fields, Text and Sort (and sets them to nil); putting
+// a document already held changes nothing.
 func (ix *Index) Put(d *Doc) {
+	if d.ix != nil {
+		return
+	}
 	for f, vals := range d.Fields {
 		d.Fields[f] = unique(vals)
 	}
@@ -131,6 +179,9 @@ func (ix *Index) Put(d *Doc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.docs[d.ID] = d
+	for i, f := range textFieldNames {
+		d.text[i] = d.Fields[f]
+	}
 	for _, key := range fieldTokens(d) {
 		p := ix.fpost[key]
 		if p == nil {
@@ -147,7 +198,6 @@ func (ix *Index) Put(d *Doc) {
 	}
 	slices.Sort(d.toks)
 	d.Text = nil
-	d.vals = nil
 	for f, vals := range d.Fields {
 		if TextFields[f] || len(vals) == 0 {
 			continue
@@ -158,16 +208,13 @@ func (ix *Index) Put(d *Doc) {
 			ix.fieldNum[f] = n
 			ix.dicts = append(ix.dicts, newDict())
 		}
-		if n >= len(d.vals) {
-			d.vals = append(d.vals, make([][]int32, n+1-len(d.vals))...)
-		}
 		ids := make([]int32, len(vals))
 		for i, v := range vals {
 			ids[i] = ix.dicts[n].add(v)
 		}
-		d.vals[n] = ids
 		ix.dicts[n].setSlot(d.slot, ids)
 	}
+	d.Fields = nil
 	for int(d.slot>>6) >= len(ix.public) {
 		ix.public = append(ix.public, 0)
 	}
@@ -175,26 +222,28 @@ func (ix *Index) Put(d *Doc) {
 		ix.public[d.slot>>6] |= 1 << (d.slot & 63)
 	}
 	for i, f := range sortFields {
-		d.sortv[i] = d.Sort[f]
+		v := d.Sort[f]
 		for int(d.slot) >= len(ix.sortCol[i]) {
 			ix.sortCol[i] = append(ix.sortCol[i], "")
 			ix.sortTime[i] = append(ix.sortTime[i], noTime)
 		}
-		ix.sortCol[i][d.slot] = d.sortv[i]
-		ix.sortTime[i][d.slot] = sortTime(d.sortv[i])
+		ix.sortCol[i][d.slot] = v
+		ix.sortTime[i][d.slot] = sortTime(v)
 	}
+	d.Sort = nil
+	d.ix = ix
 }
 
 // fieldTokens lists the keys of d's entries in Index.fpost: each text
 // field with each distinct token of its values.
 func fieldTokens(d *Doc) []string {
 	var keys []string
-	for f := range TextFields {
+	for i, f := range textFieldNames {
 		if f == "text" { // text terms use the postings of Doc.Text
 			continue
 		}
 		start := len(keys)
-		for _, v := range d.Fields[f] {
+		for _, v := range d.text[i] {
 			for _, t := range Tokens(v) {
 				keys = append(keys, f+"\x00"+t)
 			}
@@ -229,15 +278,18 @@ func (ix *Index) Delete(id string) {
 			}
 		}
 	}
-	for n, ids := range old.vals {
-		if ids != nil {
-			ix.dicts[n].setSlot(old.slot, nil)
+	for _, dc := range ix.dicts {
+		ids := dc.slotIDs(old.slot)
+		if len(ids) == 0 {
+			continue
 		}
+		ids = slices.Clone(ids)
+		dc.setSlot(old.slot, nil)
 		for _, v := range ids {
-			ix.dicts[n].release(v)
+			dc.release(v)
 		}
 	}
-	old.vals = nil
+	old.ix = nil
 	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
 	for i := range ix.sortCol {
 		ix.sortCol[i][old.slot] = ""

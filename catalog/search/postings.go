@@ -12,7 +12,10 @@ import (
 // Index.weight).
 type posting struct {
 	slots *roaring.Bitmap
-	w     []uint16
+	// last is the largest slot held (-1: none), so that the usual add, of
+	// a new last slot, appends without a search.
+	last int32
+	w    []uint16
 	// wide holds the weights, by slot, whose code is wideCode (the index's
 	// table of weights was full).
 	wide map[int32]float64
@@ -21,7 +24,7 @@ type posting struct {
 // wideCode marks a weight kept in posting.wide.
 const wideCode = math.MaxUint16
 
-func newPosting() *posting { return &posting{slots: roaring.New()} }
+func newPosting() *posting { return &posting{slots: roaring.New(), last: -1} }
 
 // n is the number of documents holding the token.
 func (p *posting) n() int { return len(p.w) }
@@ -35,8 +38,9 @@ func (ix *Index) addPosting(p *posting, slot int32, w float64) {
 		}
 		p.wide[slot] = w
 	}
-	if len(p.w) == 0 || uint32(slot) > p.slots.Maximum() {
+	if slot > p.last {
 		p.w = append(p.w, code)
+		p.last = slot
 	} else {
 		p.w = slices.Insert(p.w, int(p.slots.Rank(uint32(slot))), code)
 	}
@@ -52,6 +56,12 @@ func (p *posting) remove(slot int32) {
 	p.w = slices.Delete(p.w, r, r+1)
 	p.slots.Remove(uint32(slot))
 	delete(p.wide, slot)
+	if slot == p.last {
+		p.last = -1
+		if !p.slots.IsEmpty() {
+			p.last = int32(p.slots.Maximum())
+		}
+	}
 }
 
 // weightAt is the weight of the document at rank r, in slot.

@@ -4,6 +4,7 @@ import (
 	"math"
 	bits64 "math/bits"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -299,11 +300,43 @@ func hasAll(d *Doc, tokens []string) bool {
 		return false
 	}
 	for _, t := range tokens {
-		if _, ok := d.Text[t]; !ok {
+		if !d.hasToken(t) {
 			return false
 		}
 	}
 	return true
+}
+
+// hasToken reports whether d's Text holds t (once indexed, its token ids).
+func (d *Doc) hasToken(t string) bool {
+	if d.ix == nil {
+		_, ok := d.Text[t]
+		return ok
+	}
+	id, ok := d.ix.tokID[t]
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(d.toks, id)
+	return found
+}
+
+// eachToken calls fn with each token of d's Text until fn returns true.
+func (d *Doc) eachToken(fn func(t string) bool) bool {
+	if d.ix == nil {
+		for t := range d.Text {
+			if fn(t) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range d.toks {
+		if fn(d.ix.tokName[id]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (ix *Index) score(d *Doc, terms []string) float64 {
