@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,6 +136,8 @@ func scaleRun(b *testing.B, n int) {
 			b.Fatal("missing")
 		}
 	}
+	b.ReportMetric(cpuPer(200, searchOne), "search-cpu-ms")
+	b.ReportMetric(cpuPer(2000, show), "show-cpu-ms")
 	p50, p99, _ := loadRun(16, 2*time.Second, searchOne)
 	_, _, rps := loadRun(64, 2*time.Second, searchOne)
 	b.ReportMetric(float64(p50.Microseconds())/1000, "search-p50-ms@16")
@@ -145,6 +148,23 @@ func scaleRun(b *testing.B, n int) {
 	_, _, rps = loadRun(32, time.Second, lookup)
 	b.ReportMetric(rps, "lookup-req/s@32")
 	runtime.KeepAlive(rm)
+}
+
+// cpuPer is the process's CPU time per call of fn over n calls in a row
+// (less sensitive than wall time to other work on the machine), in ms.
+func cpuPer(n int, fn func(i int)) float64 {
+	runtime.GC()
+	before := cpuTime()
+	for i := range n {
+		fn(i)
+	}
+	return float64((cpuTime() - before).Microseconds()) / 1000 / float64(n)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loadRun calls fn from conc goroutines for about dur and returns the
