@@ -112,6 +112,10 @@ type Catalog struct {
 	DCATPerPage          int  `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 	MaxUploadsPerUser    int  `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
 	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin runs write actions in parallel (needs a MongoDB replica set); otherwise one at a time"`
+	// IndexSnapshot and IndexSnapshotEvery place and pace the catalog
+	// plugin's search index snapshot (catalog/README.md, "Start-up").
+	IndexSnapshot      string        `yaml:"index_snapshot" doc:"file of the catalog's search index snapshot, which a starting catalog plugin begins from; empty: catalog-index.snap beside mongodb.data_dir; off: none"`
+	IndexSnapshotEvery time.Duration `yaml:"index_snapshot_every" doc:"how often the catalog plugin writes the snapshot while the catalog changes (0: once, after loading)"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
 }
@@ -344,6 +348,7 @@ func Default() Config {
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
+			IndexSnapshot: "", IndexSnapshotEvery: 10 * time.Minute,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},

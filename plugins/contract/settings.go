@@ -49,6 +49,10 @@ type CatalogSettings struct {
 	ActivityListLimitMax int `json:"activity_list_limit_max"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuthSettings `json:"auth"`
+	// IndexSnapshot is the file of the search index snapshot ("": none);
+	// IndexSnapshotEvery how often it is written (0: once, after loading).
+	IndexSnapshot      string        `json:"index_snapshot,omitempty"`
+	IndexSnapshotEvery time.Duration `json:"index_snapshot_every,omitempty"`
 }
 
 // CatalogAuthSettings are CKAN's ckan.auth.* switches (catalog.auth.*).
