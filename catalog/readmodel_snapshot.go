@@ -1,7 +1,7 @@
 package catalog
 
 import (
-	"cmp"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,27 +130,32 @@ func (st *readModel) indexAll() {
 
 // writeSnapshot writes the index with what it reflects to path (through
 // a file beside it, renamed into place once synced). It holds the read
-// lock while it writes, so writes of the catalog wait for it.
+// lock while it encodes the index in memory, so writes of the catalog (and
+// the reads behind them) wait that long; the file is written after.
 func (st *readModel) writeSnapshot(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("index snapshot: %w", err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	err = func() error {
+	var buf bytes.Buffer
+	err := func() error {
 		st.mu.RLock()
 		defer st.mu.RUnlock()
 		m := snapshotMeta{Doc: docVersion, Seq: st.applied, Context: st.contextPrint(), Revs: make([]snapRev, 0, len(st.datasets))}
 		for id, d := range st.datasets {
 			m.Revs = append(m.Revs, snapRev{ID: id, Rev: d.Rev, Mod: d.MetadataModified.UnixNano()})
 		}
-		slices.SortFunc(m.Revs, func(a, b snapRev) int { return cmp.Compare(a.ID, b.ID) })
 		raw, err := json.Marshal(m)
 		if err != nil {
 			return err
 		}
-		return st.index.WriteSnapshot(tmp, raw)
+		return st.index.WriteSnapshot(&buf, raw)
 	}()
+	if err != nil {
+		return fmt.Errorf("index snapshot: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("index snapshot: %w", err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	_, err = tmp.Write(buf.Bytes())
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -1,10 +1,10 @@
 package search
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"maps"
@@ -52,9 +52,7 @@ var ErrSnapshot = errors.New("search snapshot")
 // what the index reflects (e.g. the store position). Callers hold the
 // index's read lock for the duration.
 func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
-	h := crc32.New(crcTable)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<16)
-	e := &snapEnc{w: bw}
+	e := &snapEnc{w: w, h: crc32.New(crcTable), buf: make([]byte, 0, 1<<17)}
 	e.raw(snapshotMagic[:])
 	var v [4]byte
 	binary.LittleEndian.PutUint32(v[:], SnapshotVersion)
@@ -129,14 +127,12 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 			prev = s
 		}
 	}
+	e.flush(0)
 	if e.err != nil {
 		return fmt.Errorf("write search snapshot: %w", e.err)
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write search snapshot: %w", err)
-	}
 	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
+	binary.LittleEndian.PutUint32(sum[:], e.h.Sum32())
 	if _, err := w.Write(sum[:]); err != nil {
 		return fmt.Errorf("write search snapshot: %w", err)
 	}
@@ -501,22 +497,39 @@ func countCode(w []uint16, c uint16) int {
 	return n
 }
 
-// snapEnc writes a snapshot's parts, keeping the first error.
+// snapEnc writes a snapshot's parts through a buffer, summing what it
+// writes and keeping the first error.
 type snapEnc struct {
-	w   *bufio.Writer
-	buf [binary.MaxVarintLen64]byte
+	w   io.Writer
+	h   hash.Hash32
+	buf []byte
 	err error
 }
 
-func (e *snapEnc) raw(b []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(b)
+// flush writes the buffer out when it holds at least atLeast bytes.
+func (e *snapEnc) flush(atLeast int) {
+	if len(e.buf) < atLeast || e.err != nil {
+		return
 	}
+	_, _ = e.h.Write(e.buf)
+	_, e.err = e.w.Write(e.buf)
+	e.buf = e.buf[:0]
 }
 
-func (e *snapEnc) uint(v int) { e.raw(binary.AppendUvarint(e.buf[:0], uint64(v))) }
+func (e *snapEnc) raw(b []byte) {
+	e.buf = append(e.buf, b...)
+	e.flush(1 << 16)
+}
 
-func (e *snapEnc) u64(v uint64) { e.raw(binary.LittleEndian.AppendUint64(e.buf[:0], v)) }
+func (e *snapEnc) uint(v int) {
+	e.buf = binary.AppendUvarint(e.buf, uint64(v))
+	e.flush(1 << 16)
+}
+
+func (e *snapEnc) u64(v uint64) {
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, v)
+	e.flush(1 << 16)
+}
 
 func (e *snapEnc) bytes(b []byte) {
 	e.uint(len(b))
@@ -525,9 +538,8 @@ func (e *snapEnc) bytes(b []byte) {
 
 func (e *snapEnc) str(s string) {
 	e.uint(len(s))
-	if e.err == nil {
-		_, e.err = e.w.WriteString(s)
-	}
+	e.buf = append(e.buf, s...)
+	e.flush(1 << 16)
 }
 
 func (e *snapEnc) strs(l []string) {

@@ -348,7 +348,7 @@ func Default() Config {
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
-			IndexSnapshot: "", IndexSnapshotEvery: 10 * time.Minute,
+			IndexSnapshot: "", IndexSnapshotEvery: 0,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},
