@@ -3,12 +3,10 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"toxgate/catalog/search"
@@ -24,10 +22,10 @@ const docVersion = 1
 // documents were built with (as one fingerprint), and each dataset's
 // revision.
 type snapshotMeta struct {
-	Doc     int       `json:"doc"`
-	Seq     int64     `json:"seq"`
-	Context uint64    `json:"context"`
-	Revs    []snapRev `json:"revs"`
+	Doc     int               `json:"doc"`
+	Seq     int64             `json:"seq"`
+	Context map[string]uint64 `json:"context"`
+	Revs    []snapRev         `json:"revs"`
 }
 
 // snapRev is one dataset's revision in a snapshot: its id, rev and
@@ -39,34 +37,57 @@ type snapRev struct {
 	Mod int64  `json:"m"`
 }
 
-// contextPrint is a fingerprint of what docFor reads besides the dataset:
-// the organizations, groups and vocabularies (ids, revisions, names,
-// titles, states). Callers hold a lock.
-func (st *readModel) contextPrint() uint64 {
-	var rows []string
+// contextPrints fingerprints what docFor reads besides the dataset: each
+// organization, group and vocabulary (revision, name, title, state), by
+// id. Callers hold a lock.
+func (st *readModel) contextPrints() map[string]uint64 {
+	out := make(map[string]uint64, len(st.orgs)+len(st.groups)+len(st.vocabs))
+	fp := func(parts ...string) uint64 {
+		h := fnv.New64a()
+		for _, p := range parts {
+			_, _ = h.Write([]byte(p))
+			_, _ = h.Write([]byte{0xff})
+		}
+		return h.Sum64()
+	}
 	for _, o := range st.orgs {
-		rows = append(rows, "o\x00"+o.ID+"\x00"+strconv.FormatInt(o.Rev, 10)+"\x00"+o.Name+"\x00"+o.Title+"\x00"+o.State)
+		out[o.ID] = fp("o", strconv.FormatInt(o.Rev, 10), o.Name, o.Title, o.State)
 	}
 	for _, g := range st.groups {
-		rows = append(rows, "g\x00"+g.ID+"\x00"+strconv.FormatInt(g.Rev, 10)+"\x00"+g.Name+"\x00"+g.Title+"\x00"+g.State)
+		out[g.ID] = fp("g", strconv.FormatInt(g.Rev, 10), g.Name, g.Title, g.State)
 	}
 	for _, v := range st.vocabs {
-		rows = append(rows, "v\x00"+v.ID+"\x00"+strconv.FormatInt(v.Rev, 10)+"\x00"+v.Name)
+		out[v.ID] = fp("v", strconv.FormatInt(v.Rev, 10), v.Name)
 	}
-	slices.Sort(rows)
-	h := fnv.New64a()
-	for _, r := range rows {
-		_, _ = h.Write([]byte(r))
-		_, _ = h.Write([]byte{0xff})
+	return out
+}
+
+// sameContext reports whether d's document reads the same organization,
+// groups and vocabularies in now as in then (prints by id; absent in both
+// is the same).
+func sameContext(d *Dataset, then, now map[string]uint64) bool {
+	same := func(id string) bool { return then[id] == now[id] }
+	if !same(d.OwnerOrg) {
+		return false
 	}
-	return h.Sum64()
+	for _, g := range d.Groups {
+		if !same(g) {
+			return false
+		}
+	}
+	for _, t := range d.VocabTags {
+		if !same(t.VocabularyID) {
+			return false
+		}
+	}
+	return true
 }
 
 // restoreIndex gives fresh (its records loaded, not yet indexed) the
-// index of the snapshot at path when it is usable: of this docVersion,
-// not ahead of seq (the marker read before loading), built with the same
-// organizations, groups and vocabularies. Documents of datasets changed,
-// made or purged since are indexed again. It reports how many documents
+// index of the snapshot at path when it is usable: of this docVersion and
+// not ahead of seq (the marker read before loading). Documents of datasets
+// changed, made or purged since, or whose organization, groups or
+// vocabularies changed, are indexed again. It reports how many documents
 // it indexed again; an unusable snapshot gives an error and leaves fresh
 // as it was. Callers own fresh.
 func (st *readModel) restoreIndex(path string, seq int64) (int, error) {
@@ -87,9 +108,8 @@ func (st *readModel) restoreIndex(path string, seq int64) (int, error) {
 		return 0, fmt.Errorf("index snapshot of document version %d, want %d", m.Doc, docVersion)
 	case m.Seq > seq:
 		return 0, fmt.Errorf("index snapshot at marker %d, ahead of the store's %d", m.Seq, seq)
-	case m.Context != st.contextPrint():
-		return 0, errors.New("index snapshot made with other organizations, groups or vocabularies")
 	}
+	now := st.contextPrints()
 	revs := make(map[string]snapRev, len(m.Revs))
 	for _, r := range m.Revs {
 		revs[r.ID] = r
@@ -98,7 +118,7 @@ func (st *readModel) restoreIndex(path string, seq int64) (int, error) {
 	ix, _, err := search.ReadSnapshot(data, func(id string) (any, bool) {
 		d := st.datasets[id]
 		r, ok := revs[id]
-		if d == nil || !ok || r.Rev != d.Rev || r.Mod != d.MetadataModified.UnixNano() {
+		if d == nil || !ok || r.Rev != d.Rev || r.Mod != d.MetadataModified.UnixNano() || !sameContext(d, m.Context, now) {
 			stale = append(stale, id)
 			return nil, true // deleted below, before anything searches
 		}
@@ -137,7 +157,7 @@ func (st *readModel) writeSnapshot(path string) error {
 	err := func() error {
 		st.mu.RLock()
 		defer st.mu.RUnlock()
-		m := snapshotMeta{Doc: docVersion, Seq: st.applied, Context: st.contextPrint(), Revs: make([]snapRev, 0, len(st.datasets))}
+		m := snapshotMeta{Doc: docVersion, Seq: st.applied, Context: st.contextPrints(), Revs: make([]snapRev, 0, len(st.datasets))}
 		for id, d := range st.datasets {
 			m.Revs = append(m.Revs, snapRev{ID: id, Rev: d.Rev, Mod: d.MetadataModified.UnixNano()})
 		}
