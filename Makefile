@@ -101,6 +101,8 @@ bench: build bench-deps
 	$(BENCH) -bench 'PackagePatch8' -benchtime 400x ./gateway/pluginhost/
 	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
+	@echo "== catalog at scale, in process: memory per dataset, indexing vs the index snapshot, package_search / package_show vs a map lookup, 10,000 and 100,000 datasets"
+	$(BENCH) -bench 'Scale' -benchtime 1x -timeout 60m ./catalog/ -args -scale=10000,100000
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/e2e/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 )
@@ -237,6 +239,7 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
 	fresh := newReadModel()
+	fresh.deferIndex = true
 	orgs, err := s.c.allOrgs(ctx)
 	if err != nil {
 		return err
@@ -272,8 +275,58 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("load datasets: %w", err)
 	}
+	fresh.deferIndex = false
+	s.indexLoaded(fresh, seq)
 	fresh.applied = seq
 	s.st.replaceWith(fresh, seq, readAt)
 	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
 	return nil
+}
+
+// indexLoaded builds the index of fresh, just loaded at marker seq: from
+// the index snapshot (Options.IndexSnapshot) when it is usable, else from
+// every dataset.
+func (s *Service) indexLoaded(fresh *readModel, seq int64) {
+	if path := s.opts.IndexSnapshot; path != "" {
+		start := time.Now()
+		n, err := fresh.restoreIndex(path, seq)
+		if err == nil {
+			s.log.Info("catalog index restored from its snapshot", "path", path, "reindexed", n, "took", time.Since(start))
+			return
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("catalog index snapshot not used; indexing every dataset", "path", path, "err", err)
+		}
+	}
+	fresh.indexAll()
+}
+
+// keepSnapshots writes the index snapshot once the catalog is loaded and
+// then every Options.IndexSnapshotEvery while the catalog changed, until
+// ctx ends.
+func (s *Service) keepSnapshots(ctx context.Context) {
+	path, every := s.opts.IndexSnapshot, s.opts.IndexSnapshotEvery
+	written := int64(-1)
+	for first := true; ; first = false {
+		if applied, _ := s.st.appliedMarker(); applied != written {
+			start := time.Now()
+			if err := s.st.writeSnapshot(path); err != nil {
+				s.log.Warn("catalog index snapshot not written", "path", path, "err", err)
+			} else {
+				written = applied
+				s.log.Info("catalog index snapshot written", "path", path, "seq", applied, "took", time.Since(start))
+			}
+		}
+		if first {
+			close(s.snapFirst)
+		}
+		if every <= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
 }

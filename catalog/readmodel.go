@@ -18,7 +18,10 @@ type readModel struct {
 	orgs      map[string]*Organization
 	orgByName map[string]string
 	index     *search.Index
-	applied   int64
+	// deferIndex makes putDataset leave the index alone, while a load
+	// fills a fresh read model (see Service.indexLoaded).
+	deferIndex bool
+	applied    int64
 	// appliedAt is when the marker read that made applied current started
 	// (catchUp reads the claims made since, less claimMargin).
 	appliedAt time.Time
@@ -68,7 +71,9 @@ func (st *readModel) putDataset(d *Dataset) {
 	for _, r := range d.Resources {
 		st.resources[r.ID] = d.ID
 	}
-	st.index.Put(st.docFor(d))
+	if !st.deferIndex {
+		st.index.Put(st.docFor(d))
+	}
 }
 
 // removeDataset forgets a purged dataset. Callers hold the write lock.

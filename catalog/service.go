@@ -50,6 +50,13 @@ type Options struct {
 	// replaces a running one: that one serves meanwhile, and its requests
 	// wait less for the machine.
 	GentleLoad bool
+	// IndexSnapshot is the file of the search index's snapshot
+	// (catalog.index_snapshot; "" for none): New starts from it when it is
+	// usable (see restoreIndex) and the process writes it in the
+	// background, once loaded and then every IndexSnapshotEvery
+	// (catalog.index_snapshot_every; 0: once).
+	IndexSnapshot      string
+	IndexSnapshotEvery time.Duration
 	// AllowCollaborators lets dataset collaborators read (member) and edit
 	// (editor) single datasets (catalog.allow_dataset_collaborators, CKAN's
 	// ckan.auth.allow_dataset_collaborators).
@@ -105,6 +112,8 @@ type Service struct {
 	sweepGrace atomic.Int64
 	// chem is the compound resolver and structure index (chem.go).
 	chem *chemState
+	// snapFirst is closed once the first index snapshot was attempted.
+	snapFirst chan struct{}
 }
 
 // Request is one action call.
@@ -201,6 +210,10 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	s.startDataStore()
 	s.startChem()
 	go s.warmActivity()
+	if opts.IndexSnapshot != "" {
+		s.snapFirst = make(chan struct{})
+		go s.keepSnapshots(context.WithoutCancel(ctx))
+	}
 	return s, nil
 }
 

@@ -3,6 +3,8 @@ package search
 import (
 	"path"
 	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // boundTerm is a term prepared for one index and one search: what it
@@ -61,11 +63,9 @@ func (ix *Index) bindTerm(t termNode) node {
 			// the tokens of the index that fit the pattern, by their postings
 			pattern := strings.ToLower(t.value)
 			bits = make([]uint64, words)
-			for tok, p := range ix.post {
+			for tok, id := range ix.tokID {
 				if ok, _ := path.Match(pattern, tok); ok {
-					for _, slot := range p.slots {
-						bits[slot>>6] |= 1 << (slot & 63)
-					}
+					ix.posts[id].orInto(bits)
 				}
 			}
 		}
@@ -91,7 +91,7 @@ func (ix *Index) bindTerm(t termNode) node {
 			if len(want) == 1 {
 				return true
 			}
-			vals := d.Fields[field]
+			vals := d.values(field)
 			if len(vals) == 1 {
 				return true
 			}
@@ -135,15 +135,13 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 	words := (len(ix.slots) + 63) / 64
 	var bits, tb []uint64
 	for i, tok := range toks {
-		p := ix.post[tok]
+		p := ix.posting(tok)
 		if p == nil {
 			return nil
 		}
 		if i == 0 {
 			bits = make([]uint64, words)
-			for _, slot := range p.slots {
-				bits[slot>>6] |= 1 << (slot & 63)
-			}
+			p.orInto(bits)
 			continue
 		}
 		if tb == nil {
@@ -151,9 +149,7 @@ func (ix *Index) holdersOfAll(toks []string) []uint64 {
 		} else {
 			clear(tb)
 		}
-		for _, slot := range p.slots {
-			tb[slot>>6] |= 1 << (slot & 63)
-		}
+		p.orInto(tb)
 		for w := range bits {
 			bits[w] &= tb[w]
 		}
@@ -169,14 +165,12 @@ func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
 	var bits, tb []uint64
 	for i, tok := range toks {
 		p := ix.fpost[f+"\x00"+tok]
-		if len(p) == 0 {
+		if p == nil || p.IsEmpty() {
 			return nil
 		}
 		if i == 0 {
 			bits = make([]uint64, words)
-			for _, slot := range p {
-				bits[slot>>6] |= 1 << (slot & 63)
-			}
+			bitmapInto(p, bits)
 			continue
 		}
 		if tb == nil {
@@ -184,12 +178,25 @@ func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
 		} else {
 			clear(tb)
 		}
-		for _, slot := range p {
-			tb[slot>>6] |= 1 << (slot & 63)
-		}
+		bitmapInto(p, tb)
 		for w := range bits {
 			bits[w] &= tb[w]
 		}
 	}
 	return bits
+}
+
+// bitmapInto sets the bits of b's members in bits.
+func bitmapInto(b *roaring.Bitmap, bits []uint64) {
+	var buf [256]uint32
+	it := b.ManyIterator()
+	for {
+		n := it.NextMany(buf[:])
+		if n == 0 {
+			return
+		}
+		for _, s := range buf[:n] {
+			bits[s>>6] |= 1 << (s & 63)
+		}
+	}
 }

@@ -66,8 +66,8 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 	ix, ref := New(), refNew()
 	for i := range 400 {
 		d := doc(i)
+		ref.refPut(clone(d)) // before Put, which takes d.Text
 		ix.Put(d)
-		ref.refPut(clone(d))
 	}
 	// updates and deletes, so that slots and value ids are reused
 	for range 300 {
@@ -79,14 +79,14 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 			continue
 		}
 		d := doc(i)
+		ref.refPut(clone(d)) // before Put, which takes d.Text
 		ix.Put(d)
-		ref.refPut(clone(d))
 	}
 	if incomplete {
 		d := &Doc{ID: "odd", Fields: map[string][]string{"title": {"assay zebra"}, "tags": {"rat"}}, Text: map[string]float64{"assay": 1}, Ref: 1,
 			Sort: map[string]string{"name": "odd"}}
-		ix.Put(d)
 		ref.refPut(clone(d))
+		ix.Put(d)
 	}
 	if ix.Len() != len(ref.docs) {
 		t.Fatalf("len %d want %d", ix.Len(), len(ref.docs))

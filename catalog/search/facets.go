@@ -16,7 +16,7 @@ func (ix *Index) facets(sc *scratch, all []hit, fields []string, limit, mincount
 		if TextFields[f] {
 			counts := map[string]int{}
 			for _, h := range hits {
-				for _, v := range ix.slots[h.slot].Fields[f] {
+				for _, v := range ix.slots[h.slot].values(f) {
 					counts[v]++
 				}
 			}

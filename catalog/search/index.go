@@ -2,6 +2,8 @@ package search
 
 import (
 	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // Doc is one indexed document.
@@ -9,13 +11,16 @@ type Doc struct {
 	// ID identifies the document.
 	ID string
 	// Fields are the exact values per field, used by field queries, filters
-	// and facets (e.g. "tags", "organization", "res_format").
+	// and facets (e.g. "tags", "organization", "res_format"). Put moves
+	// them into the index (see Doc.values) and sets Fields to nil.
 	Fields map[string][]string
 	// Text maps each token to its weight (sum of the boosts of the fields it
-	// occurs in); it drives relevance.
+	// occurs in); it drives relevance. Put moves it into the postings and
+	// sets it to nil: a document is Put once.
 	Text map[string]float64
 	// Sort holds the values of sortable fields (e.g. "name",
-	// "metadata_modified" as a sortable string).
+	// "metadata_modified" as a sortable string). Put moves them into the
+	// index's sort columns and sets Sort to nil.
 	Sort map[string]string
 	// Ref is the caller's own record, handed back to Query.Allow.
 	Ref any
@@ -26,10 +31,53 @@ type Doc struct {
 
 	// slot is the document's position in Index.slots while indexed.
 	slot int32
-	// vals holds, per interned field number, the ids of the field's values.
-	vals [][]int32
-	// sortv holds the values of the sortable fields, by sortIndex.
-	sortv [len(sortFields)]string
+	// toks holds the ids of the tokens of Text, ascending.
+	toks []int32
+	// ix is the index holding the document (nil before Put); the values of
+	// its fields other than the text fields are in ix's dictionaries.
+	ix *Index
+	// text holds the values of the text fields, by textFieldNum.
+	text [len(textFieldNames)][]string
+}
+
+// textFieldNames are the fields of TextFields, numbered for Doc.text.
+var textFieldNames = [...]string{"text", "title", "notes", "res_name", "res_description"}
+
+func textFieldNum(f string) int {
+	for i, n := range textFieldNames {
+		if n == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// values are the document's values of field f, in the order given; the
+// caller must not change them.
+func (d *Doc) values(f string) []string {
+	if d.ix == nil {
+		return d.Fields[f]
+	}
+	if i := textFieldNum(f); i >= 0 {
+		return d.text[i]
+	}
+	n, ok := d.ix.fieldNum[f]
+	if !ok {
+		return nil
+	}
+	dc := d.ix.dicts[n]
+	ids := dc.slotIDs(d.slot)
+	switch len(ids) {
+	case 0:
+		return nil
+	case 1:
+		return dc.names[ids[0] : ids[0]+1]
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = dc.names[id]
+	}
+	return out
 }
 
 // Index is a set of documents with document frequencies. It is not safe for
@@ -38,13 +86,22 @@ type Index struct {
 	docs  map[string]*Doc
 	slots []*Doc // by slot; nil when free
 	free  []int32
-	post  map[string]*posting
+	// tokID numbers the tokens of the documents' Text; posts holds each
+	// token's posting by number (nil when free).
+	tokID   map[string]int32
+	tokName []string
+	posts   []*posting
+	tokFree []int32
+	// wtab holds the distinct weights of tokens, by code; wcode is its
+	// reverse (see weightCode).
+	wtab  []float64
+	wcode map[float64]uint16
 	// public has the bit of each slot whose document is Public.
 	public []uint64
 	// fpost lists, per text field and token (key field+"\x00"+token), the
 	// slots whose values of the field hold the token, ascending: field
 	// terms (title:x) look their documents up here.
-	fpost map[string][]int32
+	fpost map[string]*roaring.Bitmap
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
@@ -59,22 +116,56 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, post: map[string]*posting{}, fieldNum: map[string]int{}, fpost: map[string][]int32{}}
+	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{}}
+}
+
+// posting is the posting of token t; nil when no document holds it.
+func (ix *Index) posting(t string) *posting {
+	if id, ok := ix.tokID[t]; ok {
+		return ix.posts[id]
+	}
+	return nil
 }
 
 // df is the number of documents holding token t.
 func (ix *Index) df(t string) int {
-	if p := ix.post[t]; p != nil {
-		return len(p.slots)
+	if p := ix.posting(t); p != nil {
+		return p.n()
 	}
 	return 0
+}
+
+// tokenPosting returns t's number and posting, making them if new.
+func (ix *Index) tokenPosting(t string) (int32, *posting) {
+	if id, ok := ix.tokID[t]; ok {
+		return id, ix.posts[id]
+	}
+	var id int32
+	if n := len(ix.tokFree); n > 0 {
+		id = ix.tokFree[n-1]
+		ix.tokFree = ix.tokFree[:n-1]
+	} else {
+		id = int32(len(ix.posts))
+		ix.posts = append(ix.posts, nil)
+		ix.tokName = append(ix.tokName, "")
+	}
+	p := newPosting()
+	ix.posts[id] = p
+	ix.tokID[t] = id
+	ix.tokName[id] = t
+	return id, p
 }
 
 // Len is the number of documents.
 func (ix *Index) Len() int { return len(ix.docs) }
 
 // Put adds or replaces a document. Repeated values of a field are kept once.
+// The index takes d's Fields, Text and Sort (and sets them to nil); putting
+// a document already held changes nothing.
 func (ix *Index) Put(d *Doc) {
+	if d.ix != nil {
+		return
+	}
 	for f, vals := range d.Fields {
 		d.Fields[f] = unique(vals)
 	}
@@ -88,22 +179,25 @@ func (ix *Index) Put(d *Doc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.docs[d.ID] = d
+	for i, f := range textFieldNames {
+		d.text[i] = d.Fields[f]
+	}
 	for _, key := range fieldTokens(d) {
 		p := ix.fpost[key]
-		i, _ := slices.BinarySearch(p, d.slot)
-		ix.fpost[key] = slices.Insert(p, i, d.slot)
-	}
-	for t, w := range d.Text {
-		p := ix.post[t]
 		if p == nil {
-			p = &posting{}
-			ix.post[t] = p
+			p = roaring.New()
+			ix.fpost[key] = p
 		}
-		i, _ := p.find(d.slot)
-		p.slots = slices.Insert(p.slots, i, d.slot)
-		p.w = slices.Insert(p.w, i, w)
+		p.Add(uint32(d.slot))
 	}
-	d.vals = nil
+	d.toks = make([]int32, 0, len(d.Text))
+	for t, w := range d.Text {
+		id, p := ix.tokenPosting(t)
+		ix.addPosting(p, d.slot, w)
+		d.toks = append(d.toks, id)
+	}
+	slices.Sort(d.toks)
+	d.Text = nil
 	for f, vals := range d.Fields {
 		if TextFields[f] || len(vals) == 0 {
 			continue
@@ -114,16 +208,13 @@ func (ix *Index) Put(d *Doc) {
 			ix.fieldNum[f] = n
 			ix.dicts = append(ix.dicts, newDict())
 		}
-		if n >= len(d.vals) {
-			d.vals = append(d.vals, make([][]int32, n+1-len(d.vals))...)
-		}
 		ids := make([]int32, len(vals))
 		for i, v := range vals {
 			ids[i] = ix.dicts[n].add(v)
 		}
-		d.vals[n] = ids
 		ix.dicts[n].setSlot(d.slot, ids)
 	}
+	d.Fields = nil
 	for int(d.slot>>6) >= len(ix.public) {
 		ix.public = append(ix.public, 0)
 	}
@@ -131,26 +222,28 @@ func (ix *Index) Put(d *Doc) {
 		ix.public[d.slot>>6] |= 1 << (d.slot & 63)
 	}
 	for i, f := range sortFields {
-		d.sortv[i] = d.Sort[f]
+		v := d.Sort[f]
 		for int(d.slot) >= len(ix.sortCol[i]) {
 			ix.sortCol[i] = append(ix.sortCol[i], "")
 			ix.sortTime[i] = append(ix.sortTime[i], noTime)
 		}
-		ix.sortCol[i][d.slot] = d.sortv[i]
-		ix.sortTime[i][d.slot] = sortTime(d.sortv[i])
+		ix.sortCol[i][d.slot] = v
+		ix.sortTime[i][d.slot] = sortTime(v)
 	}
+	d.Sort = nil
+	d.ix = ix
 }
 
 // fieldTokens lists the keys of d's entries in Index.fpost: each text
 // field with each distinct token of its values.
 func fieldTokens(d *Doc) []string {
 	var keys []string
-	for f := range TextFields {
+	for i, f := range textFieldNames {
 		if f == "text" { // text terms use the postings of Doc.Text
 			continue
 		}
 		start := len(keys)
-		for _, v := range d.Fields[f] {
+		for _, v := range d.text[i] {
 			for _, t := range Tokens(v) {
 				keys = append(keys, f+"\x00"+t)
 			}
@@ -167,37 +260,36 @@ func (ix *Index) Delete(id string) {
 	if !ok {
 		return
 	}
-	for t := range old.Text {
-		if p := ix.post[t]; p != nil {
-			if i, found := p.find(old.slot); found {
-				p.slots = slices.Delete(p.slots, i, i+1)
-				p.w = slices.Delete(p.w, i, i+1)
-			}
-			if len(p.slots) == 0 {
-				delete(ix.post, t)
-			}
+	for _, id := range old.toks {
+		p := ix.posts[id]
+		p.remove(old.slot)
+		if p.n() == 0 {
+			delete(ix.tokID, ix.tokName[id])
+			ix.posts[id], ix.tokName[id] = nil, ""
+			ix.tokFree = append(ix.tokFree, id)
 		}
 	}
+	old.toks = nil
 	for _, key := range fieldTokens(old) {
-		p := ix.fpost[key]
-		if i, found := slices.BinarySearch(p, old.slot); found {
-			p = slices.Delete(p, i, i+1)
-		}
-		if len(p) == 0 {
-			delete(ix.fpost, key)
-		} else {
-			ix.fpost[key] = p
+		if p := ix.fpost[key]; p != nil {
+			p.Remove(uint32(old.slot))
+			if p.IsEmpty() {
+				delete(ix.fpost, key)
+			}
 		}
 	}
-	for n, ids := range old.vals {
-		if ids != nil {
-			ix.dicts[n].setSlot(old.slot, nil)
+	for _, dc := range ix.dicts {
+		ids := dc.slotIDs(old.slot)
+		if len(ids) == 0 {
+			continue
 		}
+		ids = slices.Clone(ids)
+		dc.setSlot(old.slot, nil)
 		for _, v := range ids {
-			ix.dicts[n].release(v)
+			dc.release(v)
 		}
 	}
-	old.vals = nil
+	old.ix = nil
 	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
 	for i := range ix.sortCol {
 		ix.sortCol[i][old.slot] = ""

@@ -133,3 +133,16 @@ func TestSortTimeOrdersAsText(t *testing.T) {
 		}
 	}
 }
+
+// TestTextFieldNamesAreTextFields checks that the numbered text fields a
+// document keeps are exactly TextFields.
+func TestTextFieldNamesAreTextFields(t *testing.T) {
+	if len(textFieldNames) != len(TextFields) {
+		t.Fatalf("%d numbered text fields, %d in TextFields", len(textFieldNames), len(TextFields))
+	}
+	for _, f := range textFieldNames {
+		if !TextFields[f] {
+			t.Fatalf("%s is not in TextFields", f)
+		}
+	}
+}

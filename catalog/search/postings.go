@@ -1,20 +1,120 @@
 package search
 
 import (
+	"math"
 	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
-// posting lists the documents holding a token, by ascending slot, with the
-// token's weight in each.
+// posting lists the documents holding a token: their slots as a compressed
+// bitmap and, by rank in it, the code of the token's weight in each (see
+// Index.weight).
 type posting struct {
-	slots []int32
-	w     []float64
+	slots *roaring.Bitmap
+	// last is the largest slot held (-1: none), so that the usual add, of
+	// a new last slot, appends without a search.
+	last int32
+	w    []uint16
+	// wide holds the weights, by slot, whose code is wideCode (the index's
+	// table of weights was full).
+	wide map[int32]float64
 }
 
-func (p *posting) find(slot int32) (int, bool) {
-	i, found := slices.BinarySearch(p.slots, slot)
-	return i, found
+// wideCode marks a weight kept in posting.wide.
+const wideCode = math.MaxUint16
+
+func newPosting() *posting { return &posting{slots: roaring.New(), last: -1} }
+
+// n is the number of documents holding the token.
+func (p *posting) n() int { return len(p.w) }
+
+// add records slot (not yet present) with weight w.
+func (ix *Index) addPosting(p *posting, slot int32, w float64) {
+	code := ix.weightCode(w)
+	if code == wideCode {
+		if p.wide == nil {
+			p.wide = map[int32]float64{}
+		}
+		p.wide[slot] = w
+	}
+	if slot > p.last {
+		p.w = append(p.w, code)
+		p.last = slot
+	} else {
+		p.w = slices.Insert(p.w, int(p.slots.Rank(uint32(slot))), code)
+	}
+	p.slots.Add(uint32(slot))
 }
+
+// remove drops slot if present.
+func (p *posting) remove(slot int32) {
+	if !p.slots.Contains(uint32(slot)) {
+		return
+	}
+	r := int(p.slots.Rank(uint32(slot))) - 1
+	p.w = slices.Delete(p.w, r, r+1)
+	p.slots.Remove(uint32(slot))
+	delete(p.wide, slot)
+	if slot == p.last {
+		p.last = -1
+		if !p.slots.IsEmpty() {
+			p.last = int32(p.slots.Maximum())
+		}
+	}
+}
+
+// weightAt is the weight of the document at rank r, in slot.
+func (ix *Index) weightAt(p *posting, r int, slot int32) float64 {
+	if c := p.w[r]; c != wideCode {
+		return ix.wtab[c]
+	}
+	return p.wide[slot]
+}
+
+// weightOf is the token's weight in slot, and whether slot holds it.
+func (ix *Index) weightOf(p *posting, slot int32) (float64, bool) {
+	if p == nil || !p.slots.Contains(uint32(slot)) {
+		return 0, false
+	}
+	return ix.weightAt(p, int(p.slots.Rank(uint32(slot)))-1, slot), true
+}
+
+// weightCode interns w in the index's table of weights; wideCode when the
+// table is full. Weights are sums of a few field boosts, so a catalog has
+// a handful of distinct ones and each posting entry costs two bytes.
+func (ix *Index) weightCode(w float64) uint16 {
+	if c, ok := ix.wcode[w]; ok {
+		return c
+	}
+	if len(ix.wtab) >= wideCode || w != w {
+		return wideCode
+	}
+	c := uint16(len(ix.wtab))
+	ix.wtab = append(ix.wtab, w)
+	ix.wcode[w] = c
+	return c
+}
+
+// each calls fn with every slot of p, ascending, and its rank.
+func (p *posting) each(fn func(r int, slot int32)) {
+	var buf [256]uint32
+	it := p.slots.ManyIterator()
+	r := 0
+	for {
+		n := it.NextMany(buf[:])
+		if n == 0 {
+			return
+		}
+		for _, s := range buf[:n] {
+			fn(r, int32(s))
+			r++
+		}
+	}
+}
+
+// orInto sets the bits of p's slots in bits.
+func (p *posting) orInto(bits []uint64) { bitmapInto(p.slots, bits) }
 
 // dict interns the values of one field; ids of values no document holds
 // any more are reused.

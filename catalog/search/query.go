@@ -81,7 +81,7 @@ func (t termNode) terms(acc []string) []string {
 
 func (t termNode) match(d *Doc) bool {
 	if t.isRange {
-		for _, v := range d.Fields[t.field] {
+		for _, v := range d.values(t.field) {
 			if (t.lo == "*" || v >= t.lo) && (t.hi == "*" || v <= t.hi) {
 				return true
 			}
@@ -92,7 +92,7 @@ func (t termNode) match(d *Doc) bool {
 		if t.field == "" {
 			return true
 		}
-		return len(d.Fields[t.field]) > 0
+		return len(d.values(t.field)) > 0
 	}
 	wild := !t.phrase && strings.ContainsAny(t.value, "*?")
 	if t.field == "" || t.field == "text" {
@@ -101,7 +101,7 @@ func (t termNode) match(d *Doc) bool {
 		}
 		return hasAll(d, Tokens(t.value))
 	}
-	values := d.Fields[t.field]
+	values := d.values(t.field)
 	if TextFields[t.field] {
 		want := Tokens(t.value)
 		for _, v := range values {
@@ -125,12 +125,10 @@ func (t termNode) match(d *Doc) bool {
 
 func anyToken(d *Doc, pattern string) bool {
 	pattern = strings.ToLower(pattern)
-	for tok := range d.Text {
-		if ok, _ := path.Match(pattern, tok); ok {
-			return true
-		}
-	}
-	return false
+	return d.eachToken(func(tok string) bool {
+		ok, _ := path.Match(pattern, tok)
+		return ok
+	})
 }
 
 func containsAll(have, want []string) bool {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // dismaxPlan is a parsed free-text query: groups of tokens, each token
@@ -31,7 +33,7 @@ func (ix *Index) dismax(q string) *dismaxPlan {
 			if !ok {
 				n = len(p.post)
 				num[t] = n
-				p.post = append(p.post, ix.post[t])
+				p.post = append(p.post, ix.posting(t))
 				p.idf = append(p.idf, math.Log(1+float64(len(ix.docs)+1)/float64(ix.df(t)+1)))
 			}
 			g[i] = n
@@ -140,7 +142,7 @@ func (sc *scratch) touch(slot int32) *slotAcc {
 
 // eachMatch calls fn for every document holding all tokens of group g, by
 // ascending slot, with the tokens' weights in that document (in g's order).
-func (p *dismaxPlan) eachMatch(g []int, fn func(slot int32, w []float64)) {
+func (p *dismaxPlan) eachMatch(ix *Index, g []int, fn func(slot int32, w []float64)) {
 	if len(g) == 0 {
 		return
 	}
@@ -152,34 +154,35 @@ func (p *dismaxPlan) eachMatch(g []int, fn func(slot int32, w []float64)) {
 	first := p.post[g[0]]
 	w := make([]float64, len(g))
 	if len(g) == 1 {
-		for i, slot := range first.slots {
-			w[0] = first.w[i]
+		first.each(func(r int, slot int32) {
+			w[0] = ix.weightAt(first, r, slot)
 			fn(slot, w)
-		}
+		})
 		return
 	}
-	cur := make([]int, len(g))
-next:
-	for i, slot := range first.slots {
-		w[0] = first.w[i]
+	// the other postings are walked beside the first, each with its rank
+	its := make([]roaring.IntPeekable, len(g))
+	ranks := make([]int, len(g))
+	for k := 1; k < len(g); k++ {
+		its[k] = p.post[g[k]].slots.Iterator()
+	}
+	first.each(func(r int, slot int32) {
 		for k := 1; k < len(g); k++ {
-			ps := p.post[g[k]]
-			c := cur[k]
-			if c+8 < len(ps.slots) && ps.slots[c+8] < slot {
-				j, _ := slices.BinarySearch(ps.slots[c+8:], slot)
-				c += 8 + j
+			it := its[k]
+			for it.HasNext() && int32(it.PeekNext()) < slot {
+				it.Next()
+				ranks[k]++
 			}
-			for c < len(ps.slots) && ps.slots[c] < slot {
-				c++
+			if !it.HasNext() || int32(it.PeekNext()) != slot {
+				return
 			}
-			cur[k] = c
-			if c == len(ps.slots) || ps.slots[c] != slot {
-				continue next
-			}
-			w[k] = ps.w[c]
+		}
+		w[0] = ix.weightAt(first, r, slot)
+		for k := 1; k < len(g); k++ {
+			w[k] = ix.weightAt(p.post[g[k]], ranks[k], slot)
 		}
 		fn(slot, w)
-	}
+	})
 }
 
 // run appends the matching documents with their scores to hits, by
@@ -204,16 +207,16 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 			return hits
 		}
 		idf := p.idf[n]
-		for i, slot := range ps.slots {
+		ps.each(func(r int, slot int32) {
 			score := 0.0
-			score += ps.w[i] * idf
+			score += ix.weightAt(ps, r, slot) * idf
 			hits = append(hits, hit{score: score, slot: slot})
-		}
+		})
 		return hits
 	}
 	sc.reset(len(ix.slots))
 	for _, g := range p.not {
-		p.eachMatch(g, func(slot int32, _ []float64) { sc.not[slot>>6] |= 1 << (slot & 63) })
+		p.eachMatch(ix, g, func(slot int32, _ []float64) { sc.not[slot>>6] |= 1 << (slot & 63) })
 	}
 	// add adds group g's score to each document holding it and counts the
 	// group (in must or should).
@@ -224,18 +227,18 @@ func (p *dismaxPlan) run(ix *Index, sc *scratch, hits []hit) []hit {
 				return
 			}
 			idf := p.idf[g[0]]
-			for i, slot := range ps.slots {
+			ps.each(func(r int, slot int32) {
 				a := sc.touch(slot)
-				a.score += ps.w[i] * idf
+				a.score += ix.weightAt(ps, r, slot) * idf
 				if must {
 					a.must++
 				} else {
 					a.should++
 				}
-			}
+			})
 			return
 		}
-		p.eachMatch(g, func(slot int32, w []float64) {
+		p.eachMatch(ix, g, func(slot int32, w []float64) {
 			a := sc.touch(slot)
 			s := a.score
 			for k, n := range g {
@@ -297,17 +300,49 @@ func hasAll(d *Doc, tokens []string) bool {
 		return false
 	}
 	for _, t := range tokens {
-		if _, ok := d.Text[t]; !ok {
+		if !d.hasToken(t) {
 			return false
 		}
 	}
 	return true
 }
 
+// hasToken reports whether d's Text holds t (once indexed, its token ids).
+func (d *Doc) hasToken(t string) bool {
+	if d.ix == nil {
+		_, ok := d.Text[t]
+		return ok
+	}
+	id, ok := d.ix.tokID[t]
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(d.toks, id)
+	return found
+}
+
+// eachToken calls fn with each token of d's Text until fn returns true.
+func (d *Doc) eachToken(fn func(t string) bool) bool {
+	if d.ix == nil {
+		for t := range d.Text {
+			if fn(t) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range d.toks {
+		if fn(d.ix.tokName[id]) {
+			return true
+		}
+	}
+	return false
+}
+
 func (ix *Index) score(d *Doc, terms []string) float64 {
 	s := 0.0
 	for _, t := range terms {
-		if w, ok := d.Text[t]; ok {
+		if w, ok := ix.weightOf(ix.posting(t), d.slot); ok {
 			s += w * math.Log(1+float64(len(ix.docs)+1)/float64(ix.df(t)+1))
 		}
 	}

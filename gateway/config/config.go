@@ -127,6 +127,10 @@ type Catalog struct {
 	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin runs write actions in parallel (needs a MongoDB replica set); otherwise one at a time"`
 	// MaxVersionsPerDataset bounds dataset_version_create.
 	MaxVersionsPerDataset int `yaml:"max_versions_per_dataset" doc:"versions one dataset may have (deleted ones not counted); each copies the dataset's DataStore tables"`
+	// IndexSnapshot and IndexSnapshotEvery place and pace the catalog
+	// plugin's search index snapshot (catalog/README.md, "Start-up").
+	IndexSnapshot      string        `yaml:"index_snapshot" doc:"file of the catalog's search index snapshot, which a starting catalog plugin begins from; empty: catalog-index.snap beside mongodb.data_dir; off: none"`
+	IndexSnapshotEvery time.Duration `yaml:"index_snapshot_every" doc:"how often the catalog plugin writes the snapshot while the catalog changes (0: once, after loading)"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
 }
@@ -365,6 +369,7 @@ func Default() Config {
 			AllowDatasetCollaborators: true, DCATPerPage: 100,
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
 			MaxVersionsPerDataset: 100,
+			IndexSnapshot:         "", IndexSnapshotEvery: 0,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},

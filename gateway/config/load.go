@@ -331,6 +331,9 @@ func (c Config) Validate() error {
 			bad(k, "must be positive, got %s", positive[k])
 		}
 	}
+	if c.Catalog.IndexSnapshotEvery < 0 {
+		bad("catalog.index_snapshot_every", "must not be negative, got %s", c.Catalog.IndexSnapshotEvery)
+	}
 	for k, n := range map[string]int{
 		"server.max_body_bytes": c.Server.MaxBodyBytes, "server.max_header_bytes": c.Server.MaxHeaderBytes,
 		"server.max_conns": c.Server.MaxConns, "modules.pool_size": c.Modules.PoolSize,

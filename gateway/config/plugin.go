@@ -25,6 +25,7 @@ func (c Config) PluginSettings() contract.Settings {
 			AllowDatasetCollaborators: cat.AllowDatasetCollaborators, AllowAdminCollaborators: cat.AllowAdminCollaborators,
 			ActivityListLimit: cat.ActivityListLimit, ActivityListLimitMax: cat.ActivityListLimitMax,
 			MaxVersionsPerDataset: cat.MaxVersionsPerDataset,
+			IndexSnapshot:         c.indexSnapshotPath(), IndexSnapshotEvery: cat.IndexSnapshotEvery,
 			Auth: contract.CatalogAuthSettings{
 				UserCreateOrganizations: a.UserCreateOrganizations, UserCreateGroups: a.UserCreateGroups,
 				CreateUnownedDataset: a.CreateUnownedDataset, AnonCreateDataset: a.AnonCreateDataset,
@@ -59,4 +60,17 @@ func absDir(d string) string {
 		return abs
 	}
 	return d
+}
+
+// indexSnapshotPath is catalog.index_snapshot as an absolute path: beside
+// the embedded store's data directory when empty, "" when "off".
+func (c Config) indexSnapshotPath() string {
+	switch p := c.Catalog.IndexSnapshot; p {
+	case "off":
+		return ""
+	case "":
+		return filepath.Join(absDir(filepath.Dir(filepath.Clean(c.MongoDB.DataDir))), "catalog-index.snap")
+	default:
+		return absDir(p)
+	}
 }

@@ -115,7 +115,8 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		AllowCollaborators: cs.AllowDatasetCollaborators, AllowAdminCollaborators: cs.AllowAdminCollaborators,
 		ActivityListLimit: cs.ActivityListLimit, ActivityListLimitMax: cs.ActivityListLimitMax,
 		MaxVersionsPerDataset: cs.MaxVersionsPerDataset,
-		Auth:                  catalog.AuthOptions(cs.Auth)}
+		Auth:                  catalog.AuthOptions(cs.Auth),
+		IndexSnapshot:         cs.IndexSnapshot, IndexSnapshotEvery: cs.IndexSnapshotEvery}
 	ds, err := openDataStore(ctx, log, set.DataStore, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

@@ -51,6 +51,10 @@ type CatalogSettings struct {
 	MaxVersionsPerDataset int `json:"max_versions_per_dataset"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuthSettings `json:"auth"`
+	// IndexSnapshot is the file of the search index snapshot ("": none);
+	// IndexSnapshotEvery how often it is written (0: once, after loading).
+	IndexSnapshot      string        `json:"index_snapshot,omitempty"`
+	IndexSnapshotEvery time.Duration `json:"index_snapshot_every,omitempty"`
 }
 
 // CatalogAuthSettings are CKAN's ckan.auth.* switches (catalog.auth.*).
