@@ -71,10 +71,11 @@ type Service struct {
 	c      recordStore
 	lockMu sync.Mutex
 	locks  map[string]*keyLock
-	// markMu serializes this process's updates of the change marker.
-	markMu sync.Mutex
+	// marks queues the changes waiting to be recorded in the change
+	// marker; one goroutine at a time records all of them (record).
+	marks markQueue
 	// lastMarker is the marker this process last wrote (nil: unknown);
-	// guarded by markMu.
+	// used only by the goroutine recording changes.
 	lastMarker *marker
 	// writes counts this process's recorded changes; pruning is true
 	// while old claims are being deleted (see pruneClaims).
@@ -149,6 +150,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	}
 	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: opts.Files}
+	s.c.groups = newStoreGroups(&s.c, !opts.ConcurrentWrites)
 	if s.files == nil {
 		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
 		if err != nil {
@@ -224,12 +226,6 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 			result, err = nil, ckan.Internal()
 		}
 	}()
-	// DataStore actions take the write lock for their catalog change only
-	// (catalogWrite), not while they write rows
-	if !a.GET && !a.datastore && !s.opts.ConcurrentWrites {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
 	if err := s.Sync(ctx); err != nil {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
