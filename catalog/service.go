@@ -64,6 +64,10 @@ type Options struct {
 	// largest limit of the activity lists (ckan.activity_list_limit, 31,
 	// and ckan.activity_list_limit_max, 100); 0 means the default.
 	ActivityListLimit, ActivityListLimitMax int
+	// ReplyCacheEntries is how many encoded package_show replies the
+	// catalog keeps, the most recently read (catalog.reply_cache_entries);
+	// 0 means DefaultReplyCacheEntries.
+	ReplyCacheEntries int
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -158,6 +162,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		}
 		s.files = fs
 	}
+	s.st.rendered = newReplyCache(opts.ReplyCacheEntries)
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth
 	s.kinds = s.newKinds()

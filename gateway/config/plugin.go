@@ -24,6 +24,7 @@ func (c Config) PluginSettings() contract.Settings {
 			UploadGrace:      cat.UploadGrace, SweepInterval: cat.SweepInterval,
 			AllowDatasetCollaborators: cat.AllowDatasetCollaborators, AllowAdminCollaborators: cat.AllowAdminCollaborators,
 			ActivityListLimit: cat.ActivityListLimit, ActivityListLimitMax: cat.ActivityListLimitMax,
+			ReplyCacheEntries: cat.ReplyCacheEntries,
 			Auth: contract.CatalogAuthSettings{
 				UserCreateOrganizations: a.UserCreateOrganizations, UserCreateGroups: a.UserCreateGroups,
 				CreateUnownedDataset: a.CreateUnownedDataset, AnonCreateDataset: a.AnonCreateDataset,

@@ -114,7 +114,8 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		GentleLoad:         os.Getenv(contract.EnvReplacing) == "1",
 		AllowCollaborators: cs.AllowDatasetCollaborators, AllowAdminCollaborators: cs.AllowAdminCollaborators,
 		ActivityListLimit: cs.ActivityListLimit, ActivityListLimitMax: cs.ActivityListLimitMax,
-		Auth: catalog.AuthOptions(cs.Auth)}
+		ReplyCacheEntries: cs.ReplyCacheEntries,
+		Auth:              catalog.AuthOptions(cs.Auth)}
 	ds, err := openDataStore(ctx, log, set.DataStore, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())

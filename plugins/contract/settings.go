@@ -47,6 +47,9 @@ type CatalogSettings struct {
 	// default and largest limit.
 	ActivityListLimit    int `json:"activity_list_limit"`
 	ActivityListLimitMax int `json:"activity_list_limit_max"`
+	// ReplyCacheEntries is how many encoded package_show replies the
+	// plugin keeps in memory (catalog.reply_cache_entries).
+	ReplyCacheEntries int `json:"reply_cache_entries"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuthSettings `json:"auth"`
 }
