@@ -33,11 +33,12 @@ type Options struct {
 	// Loader configures automatic loading of tabular resources into the
 	// DataStore (used only with a DataStore).
 	Loader LoaderOptions
-	// ConcurrentWrites lets write actions run in parallel. Off by default:
-	// the embedded store (SQLite) takes one writer at a time and concurrent
+	// ConcurrentWrites sends the grouped store writes of different
+	// collections in parallel (store_group.go). Off by default: the
+	// embedded store (SQLite) takes one writer at a time and concurrent
 	// writers there wait on each other for up to hundreds of milliseconds,
-	// so one writer at a time is much faster. Turn it on for a MongoDB
-	// replica set.
+	// so the process sends one group at a time. Turn it on for a MongoDB
+	// replica set. Write actions run concurrently either way.
 	ConcurrentWrites bool
 	// Files is the file store of uploaded files (nil: one keeping bytes in
 	// segment collections of db).
@@ -85,8 +86,6 @@ type Service struct {
 	// while old claims are being deleted (see pruneClaims).
 	writes  atomic.Int64
 	pruning atomic.Bool
-	// writeMu runs write actions one at a time unless ConcurrentWrites.
-	writeMu sync.Mutex
 	st      *readModel
 	// kinds are the record kinds of the write path (store_kinds.go).
 	kinds kinds
