@@ -68,7 +68,9 @@ func TestGroupCommitKeepsAcknowledgedWrites(t *testing.T) {
 						mu.Lock()
 						resNames = append(resNames, rn)
 						mu.Unlock()
-					} else if r.status != 500 {
+					} else if r.status != 500 && r.status != 409 {
+						// 409: the conflict answer while a revision claimed by
+						// the killed process is blocked (see catalog/README.md)
 						t.Errorf("resource_create: %d %s", r.status, r.raw)
 					}
 				} else {
