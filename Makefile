@@ -96,7 +96,10 @@ bench: build bench-deps
 	@echo "== token check overhead (catalog read with a token vs anonymous, 64 connections)"
 	$(BENCH) -bench TokenCheckOverhead -benchtime 1x ./gateway/e2e/
 	@echo "== catalog: plugin transport, and actions over HTTP with 10,000 datasets"
-	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate' -benchtime 1000x ./gateway/pluginhost/
+	$(BENCH) -bench 'Transport|PackageShow|PackageSearch|PackageList|PackageCreate$$' -benchtime 1000x ./gateway/pluginhost/
+	@echo "== catalog: creates with 8 writers (group commit; target >= 500/s) beside plain store inserts; memory per dataset and the reply cache"
+	$(BENCH) -bench 'PackageCreate8$$' -benchtime 600x ./gateway/pluginhost/
+	$(BENCH) -bench 'ReplyCacheMemory' -benchtime 1x ./catalog/
 	@echo "== catalog: patches with 8 clients (target >= 100/s) and hot reloads under writes (target: no request over 100 ms), 10,000 datasets"
 	$(BENCH) -bench 'PackagePatch8' -benchtime 400x ./gateway/pluginhost/
 	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/

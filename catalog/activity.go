@@ -13,7 +13,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"toxgate/catalog/ckan"
 )
@@ -74,7 +73,7 @@ func (c recordStore) putMeta(ctx context.Context, m *activityMeta) error {
 	if err != nil {
 		return fmt.Errorf("encode activity %s: %w", m.ID, err)
 	}
-	if _, err := c.activity.ReplaceOne(ctx, bson.M{"_id": m.ID}, storedMeta{ID: m.ID, M: string(b)}, options.Replace().SetUpsert(true)); err != nil {
+	if err := c.upsertNew(ctx, c.activity, m.ID, storedMeta{ID: m.ID, M: string(b)}); err != nil {
 		return fmt.Errorf("write activity %s: %w", m.ID, err)
 	}
 	return nil
@@ -242,12 +241,19 @@ func (s *Service) recordActivity(ctx context.Context, ch *activityChange) error 
 	if err != nil {
 		return fmt.Errorf("activity data: %w", err)
 	}
-	upsert := options.Replace().SetUpsert(true)
-	if _, err := s.c.activityDataColl.ReplaceOne(ctx, bson.M{"_id": m.ID}, bson.M{"_id": m.ID, "data": string(data)}, upsert); err != nil {
+	// the data and the listing document are independent writes: they go
+	// to the store together (each shares its round trip with other
+	// writers', see store_group.go)
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- s.c.upsertNew(ctx, s.c.activityDataColl, m.ID, bson.M{"_id": m.ID, "data": string(data)})
+	}()
+	merr := s.c.putMeta(ctx, m)
+	if err := <-wrote; err != nil {
 		return fmt.Errorf("write activity data %s: %w", m.ID, err)
 	}
-	if err := s.c.putMeta(ctx, m); err != nil {
-		return err
+	if merr != nil {
+		return merr
 	}
 	s.acts.put(m)
 	return nil

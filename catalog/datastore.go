@@ -98,16 +98,9 @@ func (s *Service) openUpload(ctx context.Context, job datastore.Job) (io.ReadClo
 }
 
 // catalogWrite runs f, a change of the catalog's own records (a resource,
-// its datastore_active flag), the way write actions run: one at a time
-// unless ConcurrentWrites, after a sync. DataStore actions are not run
-// under the catalog's write lock as a whole (Service.Do): they take it
-// here for their catalog change only, so that a long insert of rows never
-// holds up the catalog's other writes.
+// its datastore_active flag), the way write actions run: after a sync,
+// through the write path (its per-record locks and claims).
 func (s *Service) catalogWrite(ctx context.Context, f func() error) error {
-	if !s.opts.ConcurrentWrites {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
 	if err := s.Sync(ctx); err != nil {
 		return fmt.Errorf("catalog: sync: %w", err)
 	}

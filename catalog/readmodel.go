@@ -27,9 +27,10 @@ type readModel struct {
 	appliedAt time.Time
 	// publicNames caches package_list's sorted names; nil after any change.
 	publicNames atomic.Pointer[[]string]
-	// rendered holds each dataset's encoded dict (*renderedDataset by
-	// id), filled by readers under the read lock (see datasetJSON).
-	rendered sync.Map
+	// rendered holds the encoded dicts of the datasets read most
+	// recently (by id), filled by readers under the read lock (see
+	// datasetJSON), at most Options.ReplyCacheEntries.
+	rendered *replyCache
 	// groups and vocabs hold the groups and tag vocabularies (groups.go,
 	// vocab.go), by id and by name.
 	groups                   map[string]*Organization
@@ -44,6 +45,7 @@ type readModel struct {
 
 func newReadModel() *readModel {
 	return &readModel{
+		rendered:  newReplyCache(0),
 		datasets:  map[string]*Dataset{},
 		byName:    map[string]string{},
 		resources: map[string]string{},

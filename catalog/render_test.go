@@ -123,3 +123,33 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestEncodedRepliesSurviveEviction shows datasets through a catalog
+// whose reply cache holds one reply, so that every other show encodes
+// again: each reply equals the one of a catalog holding every reply, also
+// after a change of the dataset.
+func TestEncodedRepliesSurviveEviction(t *testing.T) {
+	f := newFixture(t)
+	names := []string{"evict-a", "evict-b", "evict-c"}
+	for _, n := range names {
+		f.ok("sysadmin", "package_create", map[string]any{"name": n, "owner_org": "tox-lab", "notes": "notes of " + n,
+			"resources": []any{map[string]any{"url": "http://x.org/" + n + ".csv", "format": "CSV"}}})
+	}
+	small := f.open(Options{ReplyCacheEntries: 1})
+	full := f.open(Options{})
+	for round := range 3 {
+		if round == 2 {
+			f.ok("sysadmin", "package_patch", map[string]any{"id": "evict-b", "notes": "changed"})
+		}
+		for _, n := range names {
+			got := rawCall(t, small, f.users[""], "package_show", map[string]any{"id": n}, site)
+			want := rawCall(t, full, f.users[""], "package_show", map[string]any{"id": n}, site)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("round %d, %s: evicting cache gives\n%s\nwant\n%s", round, n, got, want)
+			}
+		}
+	}
+	if got := rawCall(t, small, f.users[""], "package_show", map[string]any{"id": "evict-b"}, site); !bytes.Contains(got, []byte(`"notes": "changed"`)) {
+		t.Fatalf("change not shown: %s", got)
+	}
+}

@@ -33,11 +33,12 @@ type Options struct {
 	// Loader configures automatic loading of tabular resources into the
 	// DataStore (used only with a DataStore).
 	Loader LoaderOptions
-	// ConcurrentWrites lets write actions run in parallel. Off by default:
-	// the embedded store (SQLite) takes one writer at a time and concurrent
+	// ConcurrentWrites sends the grouped store writes of different
+	// collections in parallel (store_group.go). Off by default: the
+	// embedded store (SQLite) takes one writer at a time and concurrent
 	// writers there wait on each other for up to hundreds of milliseconds,
-	// so one writer at a time is much faster. Turn it on for a MongoDB
-	// replica set.
+	// so the process sends one group at a time. Turn it on for a MongoDB
+	// replica set. Write actions run concurrently either way.
 	ConcurrentWrites bool
 	// Files is the file store of uploaded files (nil: one keeping bytes in
 	// segment collections of db).
@@ -76,6 +77,10 @@ type Options struct {
 	ActivityListLimit, ActivityListLimitMax int
 	// Chem configures the compound resolver and the structure index.
 	Chem ChemOptions
+	// ReplyCacheEntries is how many encoded package_show replies the
+	// catalog keeps, the most recently read (catalog.reply_cache_entries);
+	// 0 means DefaultReplyCacheEntries.
+	ReplyCacheEntries int
 }
 
 // Service runs catalog actions against one MongoDB database.
@@ -83,17 +88,16 @@ type Service struct {
 	c      recordStore
 	lockMu sync.Mutex
 	locks  map[string]*keyLock
-	// markMu serializes this process's updates of the change marker.
-	markMu sync.Mutex
+	// marks queues the changes waiting to be recorded in the change
+	// marker; one goroutine at a time records all of them (record).
+	marks markQueue
 	// lastMarker is the marker this process last wrote (nil: unknown);
-	// guarded by markMu.
+	// used only by the goroutine recording changes.
 	lastMarker *marker
 	// writes counts this process's recorded changes; pruning is true
 	// while old claims are being deleted (see pruneClaims).
 	writes  atomic.Int64
 	pruning atomic.Bool
-	// writeMu runs write actions one at a time unless ConcurrentWrites.
-	writeMu sync.Mutex
 	st      *readModel
 	// kinds are the record kinds of the write path (store_kinds.go).
 	kinds kinds
@@ -180,6 +184,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	}
 	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: opts.Files, vs: newVersionStore(db)}
+	s.c.groups = newStoreGroups(&s.c, !opts.ConcurrentWrites)
 	if s.files == nil {
 		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
 		if err != nil {
@@ -187,6 +192,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		}
 		s.files = fs
 	}
+	s.st.rendered = newReplyCache(opts.ReplyCacheEntries)
 	s.st.allowCollaborators, s.st.allowAdminCollaborators = opts.AllowCollaborators, opts.AllowAdminCollaborators
 	s.st.auth = opts.Auth
 	s.kinds = s.newKinds()
@@ -263,12 +269,6 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 			result, err = nil, ckan.Internal()
 		}
 	}()
-	// DataStore actions take the write lock for their catalog change only
-	// (catalogWrite), not while they write rows
-	if !a.GET && !a.datastore && !a.ownWrites && !s.opts.ConcurrentWrites {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
 	if err := s.Sync(ctx); err != nil {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()

@@ -61,6 +61,9 @@ type recordStore struct {
 	activity, activityDataColl *mongo.Collection
 	// users is the gateway's user directory (nil: no users are known).
 	users contract.Users
+	// groups shares store round trips among concurrent inserts
+	// (store_group.go); nil: each insert is its own.
+	groups *storeGroups
 }
 
 func newRecordStore(db *mongo.Database, users contract.Users) recordStore {
@@ -154,10 +157,13 @@ func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, err
 		}
 		return true, nil
 	}
-	key := claimKey(kindMarker, markerID, next.Seq)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+	// the claim names the number that follows old, whatever the batch
+	// raises it to, so that every writer starting from old claims the
+	// same key and only one of them wins
+	key := claimKey(kindMarker, markerID, old.Seq+1)
+	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
-			return false, c.settleMarkerClaim(ctx, key, next.Seq)
+			return false, c.settleMarkerClaim(ctx, key, old.Seq+1)
 		}
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}

@@ -40,7 +40,7 @@ func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, 
 // claim back and fails the write. The activity hook runs there.
 func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, c.settleClaim(ctx, coll, key, id, rev)
 		}
@@ -151,7 +151,7 @@ func (c recordStore) ensureClaims(ctx context.Context) error {
 // (writes that replace a record claim their revision instead).
 func (c recordStore) note(ctx context.Context, kind, id string) error {
 	key := kind + ":" + id + "@n" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
+	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
 		return fmt.Errorf("note change of %s: %w", id, err)
 	}
 	return nil

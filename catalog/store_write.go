@@ -140,19 +140,27 @@ func insert[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], r
 			return err
 		}
 	}
+	// the note of the creation and the activity go to the store together
+	// (each in its own group, see store_group.go), both before the
+	// record: a note of a creation that then fails only makes a reader
+	// far behind look the id up
+	noted := make(chan error, 1)
+	go func() { noted <- s.c.note(ctx, k.code, id) }()
+	var err error
 	if k.activity != nil {
-		if err := k.activity(ctx, zero, r); err != nil {
-			return err
-		}
+		err = k.activity(ctx, zero, r)
 	}
-	if _, err := k.coll.InsertOne(ctx, r); err != nil {
+	if nerr := <-noted; err == nil {
+		err = nerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.c.insertOne(ctx, k.coll, r); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return k.taken(ctx, r, true)
 		}
 		return fmt.Errorf("insert %s %s: %w", k.coll.Name(), id, err)
-	}
-	if err := s.c.note(ctx, k.code, id); err != nil {
-		return err
 	}
 	return commit(ctx, s, k, r)
 }
@@ -193,12 +201,81 @@ func commit[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], r
 func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 
 // record raises the change marker for a change already written to the
-// store and applied to the in-memory catalog. When no other process wrote
-// in between, this process's catalog is known to be current up to the new
-// sequence number and needs no reload.
+// store and applied to the in-memory catalog, and returns once the marker
+// (and its sequence document) say so. Concurrent callers share one raise:
+// the changes queued while one is being written are recorded together by
+// the next, as one compare-and-set that raises the number by their count.
 func (s *Service) record(ctx context.Context, kind, id string) error {
-	s.markMu.Lock()
-	defer s.markMu.Unlock()
+	return s.marks.add(ctx, changeEntry{Kind: kind, ID: id}, s.recordAll)
+}
+
+// markQueue is the queue of changes waiting for the marker.
+type markQueue struct {
+	mu      sync.Mutex
+	pending []*pendingMark
+	running bool
+}
+
+// pendingMark is one change waiting; err is set and done closed once it
+// is recorded.
+type pendingMark struct {
+	e    changeEntry
+	err  error
+	done chan struct{}
+}
+
+// add queues e and waits until write has recorded it.
+func (q *markQueue) add(ctx context.Context, e changeEntry, write func(context.Context, []changeEntry) error) error {
+	p := &pendingMark{e: e, done: make(chan struct{})}
+	q.mu.Lock()
+	q.pending = append(q.pending, p)
+	if !q.running {
+		q.running = true
+		go q.drain(context.WithoutCancel(ctx), write)
+	}
+	q.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return fmt.Errorf("record change of %s: %w", e.ID, ctx.Err())
+	}
+}
+
+// drain records the queued changes, markerKeep at a time, until none is
+// left.
+func (q *markQueue) drain(ctx context.Context, write func(context.Context, []changeEntry) error) {
+	for {
+		q.mu.Lock()
+		n := min(len(q.pending), markerKeep)
+		if n == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		batch := q.pending[:n:n]
+		q.pending = q.pending[n:]
+		q.mu.Unlock()
+		entries := make([]changeEntry, n)
+		for i, p := range batch {
+			entries[i] = p.e
+		}
+		wctx, cancel := context.WithTimeout(ctx, groupTimeout)
+		err := write(wctx, entries)
+		cancel()
+		for _, p := range batch {
+			p.err = err
+			close(p.done)
+		}
+	}
+}
+
+// recordAll raises the marker once for changes (at most markerKeep), their
+// numbers following the marker's in order. When no other process wrote in
+// between, this process's catalog is known to be current up to the new
+// sequence number and needs no reload. Only markQueue.drain calls it, one
+// call at a time.
+func (s *Service) recordAll(ctx context.Context, changes []changeEntry) error {
 	give := time.Now().Add(10 * time.Second)
 	for attempt := 0; attempt < 50 || time.Now().Before(give); attempt++ {
 		// the marker this process wrote last is still the stored one
@@ -212,28 +289,32 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 			}
 			m = &read
 		}
-		recent := make([]changeEntry, 0, len(m.Recent)+1)
-		recent = append(append(recent, m.Recent...), changeEntry{Seq: m.Seq + 1, Kind: kind, ID: id})
+		recent := make([]changeEntry, 0, len(m.Recent)+len(changes))
+		recent = append(recent, m.Recent...)
+		for i, e := range changes {
+			recent = append(recent, changeEntry{Seq: m.Seq + 1 + int64(i), Kind: e.Kind, ID: e.ID})
+		}
 		if len(recent) > markerKeep {
 			recent = recent[len(recent)-markerKeep:]
 		}
-		next := marker{Seq: m.Seq + 1, Recent: recent}
+		next := marker{Seq: m.Seq + int64(len(changes)), Recent: recent}
 		ok, err := s.c.casMarker(ctx, *m, next)
+		s.lastMarker = nil
 		if err != nil {
-			s.lastMarker = nil
 			return err
 		}
-		s.lastMarker = nil
 		if ok {
 			s.lastMarker = &next
 			s.st.advance(m.Seq, next.Seq)
-			s.pruneClaims()
+			for range changes {
+				s.pruneClaims()
+			}
 			// readers check this small document first; it is raised
 			// before the write returns, so the next request sees it
 			return s.c.raiseSeq(ctx, next.Seq)
 		}
 	}
-	return fmt.Errorf("record change of %s: the change marker kept moving", id)
+	return fmt.Errorf("record changes: the change marker kept moving")
 }
 
 // lockFor serializes this process's writes to one record (the embedded

@@ -124,7 +124,8 @@ type Catalog struct {
 	ActivityListLimitMax int  `yaml:"activity_list_limit_max" doc:"largest limit of an activity list; larger ones are cut to it (ckan.activity_list_limit_max)"`
 	DCATPerPage          int  `yaml:"dcat_per_page" doc:"datasets per page of the DCAT catalog (/catalog.ttl and friends, Hydra-paged)"`
 	MaxUploadsPerUser    int  `yaml:"max_uploads_per_user" doc:"resource uploads one user may have in progress at once on one gateway (429 + Retry-After beyond)"`
-	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin runs write actions in parallel (needs a MongoDB replica set); otherwise one at a time"`
+	ConcurrentWrites     bool `yaml:"concurrent_writes" doc:"the catalog plugin sends its grouped store writes in parallel (a MongoDB replica set); otherwise one at a time"`
+	ReplyCacheEntries    int  `yaml:"reply_cache_entries" doc:"encoded package_show replies the catalog plugin keeps in memory, the most recently read; others are encoded again when read"`
 	// MaxVersionsPerDataset bounds dataset_version_create.
 	MaxVersionsPerDataset int `yaml:"max_versions_per_dataset" doc:"versions one dataset may have (deleted ones not counted); each copies the dataset's DataStore tables"`
 	// IndexSnapshot and IndexSnapshotEvery place and pace the catalog
@@ -370,6 +371,7 @@ func Default() Config {
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
 			MaxVersionsPerDataset: 100,
 			IndexSnapshot:         "", IndexSnapshotEvery: 0,
+			ReplyCacheEntries: 20000,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},

@@ -341,7 +341,7 @@ func (c Config) Validate() error {
 		"modules.max_upload_bytes": c.Modules.MaxUploadBytes, "server.max_body_memory": c.Server.MaxBodyMemory,
 		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes, "catalog.dcat_per_page": c.Catalog.DCATPerPage,
 		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
-		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "jobs.max_per_user": c.Jobs.MaxPerUser,
+		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "catalog.reply_cache_entries": c.Catalog.ReplyCacheEntries, "jobs.max_per_user": c.Jobs.MaxPerUser,
 		"catalog.max_versions_per_dataset": c.Catalog.MaxVersionsPerDataset,
 	} {
 		if n <= 0 {

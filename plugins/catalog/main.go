@@ -115,6 +115,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		AllowCollaborators: cs.AllowDatasetCollaborators, AllowAdminCollaborators: cs.AllowAdminCollaborators,
 		ActivityListLimit: cs.ActivityListLimit, ActivityListLimitMax: cs.ActivityListLimitMax,
 		MaxVersionsPerDataset: cs.MaxVersionsPerDataset,
+		ReplyCacheEntries:     cs.ReplyCacheEntries,
 		Auth:                  catalog.AuthOptions(cs.Auth),
 		IndexSnapshot:         cs.IndexSnapshot, IndexSnapshotEvery: cs.IndexSnapshotEvery}
 	ds, err := openDataStore(ctx, log, set.DataStore, &opts)

@@ -49,6 +49,9 @@ type CatalogSettings struct {
 	ActivityListLimitMax int `json:"activity_list_limit_max"`
 	// MaxVersionsPerDataset bounds the versions of one dataset.
 	MaxVersionsPerDataset int `json:"max_versions_per_dataset"`
+	// ReplyCacheEntries is how many encoded package_show replies the
+	// plugin keeps in memory (catalog.reply_cache_entries).
+	ReplyCacheEntries int `json:"reply_cache_entries"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuthSettings `json:"auth"`
 	// IndexSnapshot is the file of the search index snapshot ("": none);
