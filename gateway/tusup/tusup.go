@@ -26,6 +26,7 @@ import (
 	"github.com/valyala/fasthttp"
 	expslog "golang.org/x/exp/slog"
 
+	"toxgate/gateway/httpcore"
 	"toxgate/plugins/contract"
 )
 
@@ -237,13 +238,15 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, caller contract.Identity) {
 	if cs.id != "" {
 		id = cs.id
 	}
-	if e, ok := h.idx.get(id); ok && !e.finished && status < 300 {
+	if e, ok := h.idx.get(id); ok && status < 300 {
 		ctx.Response.Header.Set("Upload-Expires", e.expires(h.cfg.Expiry).UTC().Format(http.TimeFormat))
 	}
 }
 
 // route dispatches to tusd's handlers (after its Middleware).
+// tusd reads the upload id from the path below BasePath.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
+	r.URL.Path = strings.TrimPrefix(r.URL.Path, BasePath)
 	switch r.Method {
 	case http.MethodPost:
 		h.tus.PostFile(w, r)
@@ -312,6 +315,7 @@ func (h *Handler) refuse(ctx *fasthttp.RequestCtx, err error) {
 	ctx.SetContentType("text/plain; charset=utf-8")
 	ctx.SetBodyString(err.Error() + "\n")
 	if ctx.Request.Header.ContentLength() != 0 {
+		httpcore.DrainBody(ctx) // lets the client read the answer, within a bound
 		ctx.SetConnectionClose()
 	}
 }
