@@ -130,4 +130,3 @@ func (u *checksumUpload) WriteChunk(ctx context.Context, offset int64, src io.Re
 	}
 	return u.Upload.WriteChunk(ctx, offset, f)
 }
-

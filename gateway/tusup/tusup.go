@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	tusd "github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/filestore"
+	tusd "github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
 	"github.com/valyala/fasthttp"
 	expslog "golang.org/x/exp/slog"
@@ -115,8 +115,8 @@ func New(ctx context.Context, cfg Config, mayWrite MayWrite, log *slog.Logger) (
 	t, err := tusd.NewUnroutedHandler(tusd.Config{
 		StoreComposer: composer, BasePath: BasePath, MaxSize: cfg.MaxBytes,
 		DisableDownload: true, DisableConcatenation: true, NetworkTimeout: readTimeout,
-		Cors:   &tusd.CorsConfig{Disable: true},
-		Logger: expslog.New(expslog.NewTextHandler(os.Stderr, &expslog.HandlerOptions{Level: expslog.LevelError})),
+		Cors:                      &tusd.CorsConfig{Disable: true},
+		Logger:                    expslog.New(expslog.NewTextHandler(os.Stderr, &expslog.HandlerOptions{Level: expslog.LevelError})),
 		PreUploadCreateCallback:   h.preCreate,
 		PreFinishResponseCallback: h.preFinish,
 	})
@@ -333,7 +333,6 @@ var errNoUpload = &tusError{http.StatusNotFound, "no such upload"}
 
 // Close does nothing yet; partial uploads stay on disk for the next start.
 func (h *Handler) Close(context.Context) error { return nil }
-
 
 // IsUpload reports whether a request carries a body for the upload store
 // (POST or PATCH under BasePath): its body is streamed by Serve, never read
