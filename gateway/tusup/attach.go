@@ -21,6 +21,7 @@ type Finished struct {
 	Filename string
 	// SHA256 is the hex SHA-256 the client declared (metadata sha256), if any.
 	SHA256 string
+	h      *Handler
 }
 
 // AttachError is a refusal to attach: Field is upload_id, Status 403
@@ -49,6 +50,15 @@ func (h *Handler) OpenFinished(ctx context.Context, ref string, caller contract.
 		}
 		return nil, &AttachError{http.StatusConflict, err.Error()}
 	}
+	if !h.idx.claim(id) {
+		return nil, &AttachError{http.StatusConflict, "The upload is being attached by another request"}
+	}
+	ok = false
+	defer func() {
+		if !ok {
+			h.idx.unclaim(id)
+		}
+	}()
 	u, err := h.store.GetUpload(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("tusup: open upload %s: %w", id, err)
@@ -68,7 +78,15 @@ func (h *Handler) OpenFinished(ctx context.Context, ref string, caller contract.
 	if name == "" {
 		name = info.MetaData["name"]
 	}
-	return &Finished{ReadCloser: r, ID: id, Size: info.Size, Filename: name, SHA256: info.MetaData["sha256"]}, nil
+	ok = true
+	return &Finished{ReadCloser: r, ID: id, Size: info.Size, Filename: name, SHA256: info.MetaData["sha256"], h: h}, nil
+}
+
+// Close ends the read; an upload not consumed may be attached again.
+func (f *Finished) Close() error {
+	err := f.ReadCloser.Close()
+	f.h.idx.unclaim(f.ID)
+	return err
 }
 
 // Consume removes an upload that was attached to a resource.

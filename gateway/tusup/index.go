@@ -12,6 +12,7 @@ type entry struct {
 	size     int64
 	created  time.Time
 	finished bool
+	claimed  bool // being attached to a resource
 }
 
 // expires is when the upload is removed, finished or not.
@@ -54,6 +55,29 @@ func (x *index) finish(id string) {
 	}
 }
 
+// claim marks a known upload as being attached; false when it is already.
+func (x *index) claim(id string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, ok := x.m[id]
+	if !ok || e.claimed {
+		return false
+	}
+	e.claimed = true
+	x.m[id] = e
+	return true
+}
+
+// unclaim ends an attachment that did not consume the upload.
+func (x *index) unclaim(id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, ok := x.m[id]; ok {
+		e.claimed = false
+		x.m[id] = e
+	}
+}
+
 // reserve adds e under id if its owner stays within maxCount unfinished
 // uploads and maxBytes declared bytes of unfinished uploads; it reports
 // which limit refused it ("" when added).
@@ -83,7 +107,7 @@ func (x *index) expired(now time.Time, ttl time.Duration) []string {
 	defer x.mu.Unlock()
 	var ids []string
 	for id, e := range x.m {
-		if !now.Before(e.expires(ttl)) {
+		if !e.claimed && !now.Before(e.expires(ttl)) {
 			ids = append(ids, id)
 		}
 	}
