@@ -200,9 +200,9 @@ func (b *s3Backend) Open(ctx context.Context, info Info, offset, length int64) (
 		}
 		return nil, fmt.Errorf("filestore: s3 get %s: %w", info.ID, err)
 	}
-	if st.Size != info.Size {
+	if st.Size != length { // the answer to the range: its length
 		_ = obj.Close()
-		return nil, fmt.Errorf("%w: s3 object of %s has %d bytes, not %d", ErrBytesMissing, info.ID, st.Size, info.Size)
+		return nil, fmt.Errorf("%w: s3 object of %s answers %d bytes for a range of %d", ErrBytesMissing, info.ID, st.Size, length)
 	}
 	return obj, nil
 }
