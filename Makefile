@@ -11,7 +11,7 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy helm image clean help
+.PHONY: all build gateway web-vendor plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy helm image clean help
 
 all: build
 
@@ -26,7 +26,7 @@ help:
 
 build: gateway plugins modules rust-modules
 
-gateway:
+gateway: web-vendor
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/toxgate ./gateway/cmd/toxgate
 
@@ -210,6 +210,19 @@ bench-deps:
 	echo "installing $$PKGS for the benchmark peer"; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$PKGS >/dev/null || \
 		echo "note: installing $$PKGS failed: the peer's scenario skips"
+
+# web-vendor copies the browser libraries pinned in gateway/web/vendor
+# (package.json, package-lock.json: tus-js-client) into
+# gateway/web/static/vendor, which the gateway embeds and serves (no CDN).
+# Without npm it says so and the build goes on: the resource form then
+# uploads with its multipart form.
+WEB_VENDOR := gateway/web/static/vendor/tus.min.js
+web-vendor:
+	@if [ -f $(WEB_VENDOR) ] && [ $(WEB_VENDOR) -nt gateway/web/vendor/package-lock.json ]; then exit 0; fi; \
+	if ! command -v npm >/dev/null 2>&1; then echo "note: no npm: the web form uploads without tus-js-client (multipart)"; exit 0; fi; \
+	(cd gateway/web/vendor && npm ci --no-audit --no-fund --ignore-scripts >/dev/null) && \
+	cp gateway/web/vendor/node_modules/tus-js-client/dist/tus.min.js $(WEB_VENDOR) || \
+	echo "note: npm ci failed: the web form uploads without tus-js-client (multipart)"
 
 # s3-server builds the S3-compatible server of the file store's tests
 # (Versity's versitygw, pinned) from the Go module proxy into bin/tools,

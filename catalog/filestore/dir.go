@@ -2,8 +2,10 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,12 +108,15 @@ func (b *dirBackend) IDs(context.Context) ([]string, error) {
 
 func (b *dirBackend) Open(_ context.Context, info Info, offset, length int64) (io.ReadCloser, error) {
 	f, err := os.Open(b.path(info.ID))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s is not in the files directory", ErrBytesMissing, info.ID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", info.ID, err)
 	}
 	if st, err := f.Stat(); err != nil || st.Size() != info.Size {
 		_ = f.Close()
-		return nil, fmt.Errorf("filestore: %s on disk does not have its %d bytes", info.ID, info.Size)
+		return nil, fmt.Errorf("%w: %s on disk does not have its %d bytes", ErrBytesMissing, info.ID, info.Size)
 	}
 	return struct {
 		io.Reader

@@ -39,6 +39,10 @@ const (
 	StateComplete = "complete"
 )
 
+// ErrBytesMissing means a complete file's bytes are not (all) in its
+// backend: deleted behind the store's back, or a backend not shared.
+var ErrBytesMissing = errors.New("filestore: the file's bytes are missing from its backend")
+
 // ErrNotFound means no complete file has the id.
 var ErrNotFound = errors.New("filestore: file not found")
 

@@ -189,6 +189,21 @@ func (b *s3Backend) Open(ctx context.Context, info Info, offset, length int64) (
 	if err != nil {
 		return nil, fmt.Errorf("filestore: s3 get %s: %w", info.ID, err)
 	}
+	// GetObject is lazy: Stat sends the GET now, so that a missing or
+	// short object is an error before the first byte is answered, not a
+	// truncated 200.
+	st, err := obj.Stat()
+	if err != nil {
+		_ = obj.Close()
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			return nil, fmt.Errorf("%w: s3 object of %s", ErrBytesMissing, info.ID)
+		}
+		return nil, fmt.Errorf("filestore: s3 get %s: %w", info.ID, err)
+	}
+	if st.Size != length { // the answer to the range: its length
+		_ = obj.Close()
+		return nil, fmt.Errorf("%w: s3 object of %s answers %d bytes for a range of %d", ErrBytesMissing, info.ID, st.Size, length)
+	}
 	return obj, nil
 }
 

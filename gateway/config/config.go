@@ -142,10 +142,21 @@ type Catalog struct {
 // receives these as TOXGATE_CATALOG_FILES (JSON) with the AWS_* variables
 // of the gateway's environment.
 type Files struct {
-	Backend  string  `yaml:"backend" doc:"where the bytes of new files go: dir (files.dir), s3 (files.s3) or mongodb (segment collections of the catalog's database)"`
-	Dir      string  `yaml:"dir" doc:"files directory of the dir backend (empty: files/ beside mongodb.data_dir, i.e. ./data/files); several gateways need it on a shared file system"`
-	Download string  `yaml:"download" doc:"proxy: downloads stream through the gateway (Range, ETag); redirect: an authorized download of a file in s3 is a 302 to a presigned URL (files.s3.presign_ttl)"`
-	S3       FilesS3 `yaml:"s3"`
+	Backend  string   `yaml:"backend" doc:"where the bytes of new files go: dir (files.dir), s3 (files.s3) or mongodb (segment collections of the catalog's database)"`
+	Dir      string   `yaml:"dir" doc:"files directory of the dir backend (empty: files/ beside mongodb.data_dir, i.e. ./data/files); several gateways need it on a shared file system"`
+	Download string   `yaml:"download" doc:"proxy: downloads stream through the gateway (Range, ETag); redirect: an authorized download of a file in s3 is a 302 to a presigned URL (files.s3.presign_ttl)"`
+	S3       FilesS3  `yaml:"s3"`
+	Tus      FilesTus `yaml:"tus"`
+}
+
+// FilesTus configures the resumable uploads at /uploads/ (gateway/tusup):
+// where partial uploads live and how much one user may hold.
+type FilesTus struct {
+	Dir                    string        `yaml:"dir" doc:"directory of partial and finished resumable uploads (empty: uploads/ beside mongodb.data_dir, i.e. ./data/uploads); survives a crash; one gateway per directory"`
+	Expiry                 time.Duration `yaml:"expiry" doc:"an upload, finished or not, is removed this long after its creation unless attached to a resource (Upload-Expires)"`
+	CleanInterval          time.Duration `yaml:"clean_interval" doc:"how often expired uploads are removed"`
+	MaxUnfinishedPerUser   int           `yaml:"max_unfinished_per_user" doc:"unfinished resumable uploads one user may have at once (429 beyond)"`
+	MaxPendingBytesPerUser int           `yaml:"max_pending_bytes_per_user" doc:"declared bytes of one user's unfinished resumable uploads (413 beyond)"`
 }
 
 // FilesS3 is the S3-compatible bucket of the s3 backend. Empty credentials
@@ -364,7 +375,8 @@ func Default() Config {
 			Watch:          true,
 			Transport:      "netrpc",
 		},
-		Files: Files{Backend: "dir", Download: "proxy", S3: FilesS3{PartBytes: 16 << 20, PresignTTL: 5 * time.Minute}},
+		Files: Files{Backend: "dir", Download: "proxy", S3: FilesS3{PartBytes: 16 << 20, PresignTTL: 5 * time.Minute},
+			Tus: FilesTus{Expiry: 24 * time.Hour, CleanInterval: 10 * time.Minute, MaxUnfinishedPerUser: 4, MaxPendingBytesPerUser: 100 << 30}},
 		Catalog: Catalog{MaxResourceBytes: 50 << 30, UploadGrace: 2 * time.Minute, SweepInterval: time.Minute,
 			PublishModels: true, ModelsOrg: "toxgate-models", ModelsDataDir: "./modules",
 			AllowDatasetCollaborators: true, DCATPerPage: 100,

@@ -325,6 +325,7 @@ func (c Config) Validate() error {
 		"catalog.sweep_interval":       c.Catalog.SweepInterval,
 		"datastore.sql_timeout":        c.DataStore.SQLTimeout,
 		"datastore.load_fetch_timeout": c.DataStore.LoadFetchTimeout, "egress.idle_timeout": c.Egress.IdleTimeout,
+		"files.tus.expiry": c.Files.Tus.Expiry, "files.tus.clean_interval": c.Files.Tus.CleanInterval,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -343,6 +344,7 @@ func (c Config) Validate() error {
 		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
 		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "catalog.reply_cache_entries": c.Catalog.ReplyCacheEntries, "jobs.max_per_user": c.Jobs.MaxPerUser,
 		"catalog.max_versions_per_dataset": c.Catalog.MaxVersionsPerDataset,
+		"files.tus.max_unfinished_per_user": c.Files.Tus.MaxUnfinishedPerUser, "files.tus.max_pending_bytes_per_user": c.Files.Tus.MaxPendingBytesPerUser,
 	} {
 		if n <= 0 {
 			bad(k, "must be a positive integer, got %d", n)

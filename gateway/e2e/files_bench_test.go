@@ -38,6 +38,11 @@ func BenchmarkFileTransfer(b *testing.B) {
 	b.Run("dir", func(b *testing.B) {
 		benchFileTransfer(b, "files directory", []string{"TOXGATE_FILES_DIR=" + b.TempDir()}, nil)
 	})
+	b.Run("dir-tus", func(b *testing.B) {
+		tusUpload = true
+		defer func() { tusUpload = false }()
+		benchFileTransfer(b, "files directory, upload through tus (PATCH + upload_id)", []string{"TOXGATE_FILES_DIR=" + b.TempDir()}, nil)
+	})
 	b.Run("s3", func(b *testing.B) {
 		srv := s3test.Start(b)
 		bucket := srv.Bucket(b)
@@ -209,7 +214,14 @@ func rssOf(pid int) int64 {
 }
 
 // benchUpload streams src as resource_create's upload and returns the URL.
+// tusUpload makes benchUpload send the file through /uploads/ (one
+// streamed PATCH) and attach it with upload_id.
+var tusUpload bool
+
 func benchUpload(b *testing.B, g *harness.Gateway, token, src string) string {
+	if tusUpload {
+		return benchTusUpload(b, g, token, src)
+	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -293,4 +305,37 @@ func benchPluginPID(b *testing.B, g *harness.Gateway, token string) int {
 	}
 	b.Fatalf("no plugin pid in %s", body)
 	return 0
+}
+
+// benchTusUpload uploads src through tus in one PATCH and attaches it;
+// it returns the resource's download URL.
+func benchTusUpload(b *testing.B, g *harness.Gateway, token, src string) string {
+	st, err := os.Stat(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := tusCreate(b, g, token, "bench-files", int(st.Size()), nil)
+	f, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	req, _ := http.NewRequest(http.MethodPatch, g.URL+path, f)
+	req.ContentLength = st.Size()
+	for k, v := range map[string]string{"Tus-Resumable": "1.0.0", "Authorization": token, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		b.Fatalf("PATCH: %d", resp.StatusCode)
+	}
+	code, out := ckan(b, g, "resource_create", token, map[string]any{"package_id": "bench-files", "upload_id": path})
+	if code != 200 {
+		b.Fatalf("attach: %d %v", code, out)
+	}
+	return out["result"].(map[string]any)["url"].(string)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minio/minio-go/v7"
+
 	"toxgate/gateway/harness"
 	"toxgate/internal/s3test"
 )
@@ -95,5 +97,42 @@ func TestFilesS3PresignedDownload(t *testing.T) {
 	}
 	if resp, _ := get(strings.Replace(loc, "X-Amz-Signature=", "X-Amz-Signature=0", 1), "", nil); resp.StatusCode != 403 {
 		t.Fatalf("a tampered URL: %d", resp.StatusCode)
+	}
+}
+
+// A file whose object is gone from the bucket is a 404 before any byte is
+// sent (whole and by range), never a 200 cut short; the files directory
+// answers the same for a file missing on disk.
+func TestFilesMissingBytesAre404(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
+	f := newFileFixture(t, harness.WithEnv(srv.Env(bucket, "gone/")...))
+	data := testBytes(7<<20+1, 14)
+	code, out := uploadAction(t, f.g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "gone.csv", data)
+	if code != 200 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	res := out["result"].(map[string]any)
+	path := res["url"].(string)[strings.Index(res["url"].(string), "/dataset/"):]
+	c := srv.Client(t)
+	var key string
+	for o := range c.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: "gone/", Recursive: true}) {
+		key = o.Key
+	}
+	if key == "" {
+		t.Fatal("no object in the bucket")
+	}
+	if err := c.RemoveObject(context.Background(), bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []http.Header{nil, {"Range": {"bytes=100-199"}}} {
+		resp, body, err := f.g.Do(context.Background(), http.MethodGet, path, h, nil)
+		if err != nil || resp.StatusCode != 404 || bytes.Contains(body, data[100:200]) {
+			t.Fatalf("download of a missing object (%v): %v %d %.200s", h, err, resp.StatusCode, body)
+		}
+	}
+	// The gateway goes on serving others.
+	if code, out := uploadAction(t, f.g, f.editor, "resource_create", map[string]string{"package_id": f.public}, "next.csv", data[:1000]); code != 200 {
+		t.Fatalf("next upload: %d %v", code, out)
 	}
 }

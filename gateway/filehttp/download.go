@@ -123,6 +123,12 @@ func (h *Handler) Download(ctx *fasthttp.RequestCtx, caller pluginhost.Identity)
 		return
 	}
 	r, err := h.store.Open(context.Background(), info, off, n)
+	if errors.Is(err, filestore.ErrBytesMissing) {
+		h.m.downloads.WithLabelValues("not_found").Inc()
+		ctx.Logger().Printf("download of %s: %v", info.ID, err)
+		httpcore.WriteError(ctx, fasthttp.StatusNotFound, "not_found", "the file's bytes are missing from the file store", "")
+		return
+	}
 	if err != nil {
 		httpcore.WriteError(ctx, fasthttp.StatusServiceUnavailable, "unavailable", "the file store is unavailable; please retry", "")
 		return

@@ -18,6 +18,7 @@ import (
 
 	"toxgate/catalog/filestore"
 	"toxgate/gateway/pluginhost"
+	"toxgate/gateway/tusup"
 )
 
 // FormSlack is what a multipart body may hold besides its file: the other
@@ -42,6 +43,7 @@ type Handler struct {
 	cfg     Config
 	m       metrics
 	slots   *userSlots
+	tus     *tusup.Handler // finished resumable uploads (SetResumable); nil: none
 }
 
 // Config sets the limits.
@@ -67,6 +69,9 @@ func New(store *filestore.Store, plugins *pluginhost.Host, cfg Config, reg prome
 
 // uploadActions are the actions whose multipart "upload" field is a file.
 var uploadActions = map[string]bool{"resource_create": true, "resource_update": true, "resource_patch": true}
+
+// TakesUpload reports whether action takes a file (multipart upload or upload_id).
+func TakesUpload(action string) bool { return uploadActions[action] }
 
 // IsUpload reports whether a request is a resource upload: a multipart POST
 // of an action that takes a file, at /api/3/action/{name} or /api/action/{name}.

@@ -48,6 +48,13 @@ func (h *Handler) mayWrite(ctx context.Context, site, action string, caller plug
 	return e
 }
 
+// MayWriteDataset asks the catalog whether caller may write to the dataset
+// pkg (package_writable); nil when allowed, else the catalog's refusal.
+func (h *Handler) MayWriteDataset(ctx context.Context, site string, caller pluginhost.Identity, pkg string) *ckan.Error {
+	_, e := h.internal(ctx, site, "package_writable", caller, map[string]any{"id": pkg})
+	return e
+}
+
 // internal runs a catalog action as caller and returns its result, or its
 // refusal as the CKAN error it answered.
 func (h *Handler) internal(ctx context.Context, site, action string, caller pluginhost.Identity, data map[string]any) (map[string]any, *ckan.Error) {

@@ -48,6 +48,8 @@ var Prefixes = []Prefix{
 	{Path: "/oidc", Public: true},
 	{Path: "/jobs"},
 	{Path: "/dataset", Public: true},
+	// resumable uploads (gateway/tusup): authorized per request like the API
+	{Path: "/uploads/", Public: true},
 	{Path: "/organization", Public: true},
 	{Path: "/group", Public: true},
 	// the DCAT catalog (gateway/dcat): /catalog and one path per syntax

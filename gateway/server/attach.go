@@ -25,6 +25,7 @@ func Attach(ctx context.Context, a *App) error {
 		{"files", a.attachFiles},
 		{"oidc provider", a.attachOIDCProvider},
 		{"plugins", a.attachPlugins},
+		{"uploads", a.attachUploads},
 		{"modules", a.attachModules},
 		{"jobs", a.attachJobs},
 		{"modelcat", a.attachModelCatalog},

@@ -70,6 +70,13 @@ func (a *App) attachPlugins(ctx context.Context) error {
 			files.Upload(ctx, action, id)
 			return
 		}
+		if filehttp.TakesUpload(action) && ctx.IsPost() {
+			ct := string(ctx.Request.Header.ContentType())
+			if ref, rest, ok := filehttp.UploadIDOf(ct, ctx.PostBody()); ok {
+				files.Attach(ctx, action, id, ct, rest, ref)
+				return
+			}
+		}
 		host.HandleAction(ctx, action, id)
 	})
 	r := a.router

@@ -67,6 +67,11 @@ func (b webBackend) Upload(ctx *fasthttp.RequestCtx, action string, caller ident
 	b.files.Upload(ctx, action, pluginIdentity(caller))
 }
 
+// Attach runs a resource action with a finished resumable upload.
+func (b webBackend) Attach(ctx *fasthttp.RequestCtx, action string, caller identity.Caller, body []byte, ref string) {
+	b.files.Attach(ctx, action, pluginIdentity(caller), "application/x-www-form-urlencoded", body, ref)
+}
+
 // Get serves a GET in-process through the router (the download route for
 // previews), so the route's own authorization applies to the given headers.
 func (b webBackend) Get(path string, header map[string]string, resp *fasthttp.Response) {

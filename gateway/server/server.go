@@ -27,6 +27,7 @@ import (
 	"toxgate/gateway/modulehost"
 	"toxgate/gateway/pluginhost"
 	"toxgate/gateway/store"
+	"toxgate/gateway/tusup"
 	"toxgate/gateway/web"
 	"toxgate/plugins/contract"
 )
@@ -297,6 +298,8 @@ func (a *App) bodyPolicy(ctx *fasthttp.RequestCtx) httpcore.BodyPolicy {
 		return httpcore.BodyPolicy{Limit: int64(max(a.cfg.Modules.MaxUploadBytes, a.cfg.Server.MaxBodyBytes)), Deferred: true}
 	case filehttp.IsUpload(ctx) || web.IsUpload(ctx):
 		return httpcore.BodyPolicy{Limit: int64(a.cfg.Catalog.MaxResourceBytes) + filehttp.FormSlack, Deferred: true}
+	case tusup.IsUpload(ctx):
+		return httpcore.BodyPolicy{Limit: int64(a.cfg.Catalog.MaxResourceBytes), Deferred: true}
 	}
 	return httpcore.BodyPolicy{Limit: int64(a.cfg.Server.MaxBodyBytes)}
 }

@@ -19,6 +19,10 @@ type Backend interface {
 	// resource_update) whose body is still unread, streaming the "upload"
 	// field into the file store; the CKAN answer is left in ctx.Response.
 	Upload(ctx *fasthttp.RequestCtx, action string, caller identity.Caller)
+	// Attach runs a resource action whose urlencoded fields body name the
+	// finished resumable upload ref (its upload_id, not in body); the CKAN
+	// answer is left in ctx.Response.
+	Attach(ctx *fasthttp.RequestCtx, action string, caller identity.Caller, body []byte, ref string)
 	// Get serves GET path in-process through the gateway's own routes with
 	// the given request headers (the page's cookie, a Range) into resp.
 	Get(path string, header map[string]string, resp *fasthttp.Response)

@@ -230,8 +230,24 @@ func (w *Web) resourceCreate(ctx *fasthttp.RequestCtx) {
 	w.afterResource(r, id, ctx.Response.StatusCode(), ctx.Response.Body())
 }
 
-// resourceLink creates a link resource from an urlencoded form.
+// resourceLink creates a link resource from an urlencoded form, or a
+// file resource from the finished resumable upload its upload_id names
+// (the form's script sends the file to /uploads/ first).
 func (w *Web) resourceLink(r *req, id string) {
+	if ref := form(r.ctx, "upload_id"); ref != "" && w.o.Backend != nil {
+		fields := url.Values{}
+		for _, k := range []string{"package_id", "name", "format", "description"} {
+			if v := form(r.ctx, k); v != "" {
+				fields.Set(k, v)
+			}
+		}
+		if fields.Get("package_id") == "" {
+			fields.Set("package_id", id)
+		}
+		w.o.Backend.Attach(r.ctx, "resource_create", r.catalogCaller(), []byte(fields.Encode()), ref)
+		w.afterResource(r, id, r.ctx.Response.StatusCode(), r.ctx.Response.Body())
+		return
+	}
 	args := map[string]any{"package_id": form(r.ctx, "package_id"), "url": form(r.ctx, "url"), "name": form(r.ctx, "name"),
 		"format": form(r.ctx, "format"), "description": form(r.ctx, "description")}
 	if args["package_id"] == "" {

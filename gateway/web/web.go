@@ -41,6 +41,16 @@ var scriptJS []byte
 //go:embed static/favicon.svg
 var faviconSVG []byte
 
+// vendorFS holds the browser libraries make web-vendor copied from npm
+// (static/vendor/tus.min.js: tus-js-client); a build without them serves
+// none, and the resource form uploads with its multipart form.
+//
+//go:embed static/vendor
+var vendorFS embed.FS
+
+// tusJS is tus-js-client's built file, or nil.
+var tusJS, _ = vendorFS.ReadFile("static/vendor/tus.min.js")
+
 // Cookie names.
 const (
 	SessionCookie = "tg_session"
@@ -112,6 +122,7 @@ func New(o Options) (*Web, error) {
 	}
 	w := &Web{o: o, id: o.Identity, log: o.Logger, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{
+		"tusJS": func() bool { return tusJS != nil },
 		"when": func(t *time.Time) string {
 			if t == nil {
 				return "never"
@@ -172,6 +183,9 @@ func (w *Web) Register(r *router.Router) {
 		})
 	}
 	static("/static/toxgate.js", "text/javascript; charset=utf-8", scriptJS)
+	if tusJS != nil {
+		static("/static/vendor/tus.min.js", "text/javascript; charset=utf-8", tusJS)
+	}
 	static("/favicon.svg", "image/svg+xml", faviconSVG)
 	static("/favicon.ico", "image/svg+xml", faviconSVG)
 	w.registerCatalog(r)
