@@ -343,7 +343,7 @@ func (c Config) Validate() error {
 		"catalog.max_resource_bytes": c.Catalog.MaxResourceBytes, "catalog.dcat_per_page": c.Catalog.DCATPerPage,
 		"catalog.activity_list_limit": c.Catalog.ActivityListLimit, "catalog.activity_list_limit_max": c.Catalog.ActivityListLimitMax,
 		"catalog.max_uploads_per_user": c.Catalog.MaxUploadsPerUser, "catalog.reply_cache_entries": c.Catalog.ReplyCacheEntries, "jobs.max_per_user": c.Jobs.MaxPerUser,
-		"catalog.max_versions_per_dataset": c.Catalog.MaxVersionsPerDataset,
+		"catalog.max_versions_per_dataset":  c.Catalog.MaxVersionsPerDataset,
 		"files.tus.max_unfinished_per_user": c.Files.Tus.MaxUnfinishedPerUser, "files.tus.max_pending_bytes_per_user": c.Files.Tus.MaxPendingBytesPerUser,
 	} {
 		if n <= 0 {
