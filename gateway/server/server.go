@@ -133,6 +133,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	st, err := store.Open(ctx, store.Options{
 		URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
+		Backend: cfg.Store.Backend, PostgresURL: cfg.Store.PostgresURL,
 		MaxPoolSize: uint64(cfg.MongoDB.MaxPoolSize), Logger: quietLogger(log),
 	})
 	if err != nil {
@@ -140,7 +141,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.store = st
 	if st.Embedded() {
-		log.Info("embedded store started", "uri", st.URI(), "data_dir", cfg.MongoDB.DataDir)
+		log.Info("embedded store started", "uri", st.URI(), "backend", st.Backend(), "data_dir", cfg.MongoDB.DataDir)
 	} else {
 		log.Info("connected to MongoDB", "database", cfg.MongoDB.Database)
 	}

@@ -251,6 +251,75 @@ func (r *Registry) initCollections(ctx context.Context, dbName string, p *pgxpoo
 	return nil
 }
 
+// ddlLockKey names the PostgreSQL advisory lock that serializes the
+// metadata changes of every FerretDB process sharing one PostgreSQL
+// database (toxgate patch: the upstream registry assumes it is the only
+// writer of its metadata).
+const ddlLockKey = 0x74786764
+
+// shared takes the advisory lock ddlLockKey on a connection of its own and
+// reloads all metadata, so that a change starts from what other processes
+// wrote. The returned function releases the lock (closing the session if
+// the unlock fails, which releases it too).
+//
+// toxgate patch. It does not hold r.rw; the caller holds its write lock.
+func (r *Registry) shared(ctx context.Context, p *pgxpool.Pool) (func(), error) {
+	conn, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, lazyerrors.Error(err)
+	}
+
+	if _, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(ddlLockKey)); err != nil {
+		_ = conn.Hijack().Close(context.Background())
+		return nil, lazyerrors.Error(err)
+	}
+
+	unlock := func() {
+		if _, uerr := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(ddlLockKey)); uerr != nil {
+			_ = conn.Hijack().Close(context.Background())
+			return
+		}
+		conn.Release()
+	}
+
+	dbNames, err := r.initDBs(ctx, p)
+	if err != nil {
+		unlock()
+		return nil, lazyerrors.Error(err)
+	}
+
+	r.colls = make(map[string]map[string]*Collection, len(dbNames))
+	for _, dbName := range dbNames {
+		if err = r.initCollections(ctx, dbName, p); err != nil {
+			unlock()
+			return nil, lazyerrors.Error(err)
+		}
+	}
+
+	return unlock, nil
+}
+
+// refreshDB reloads the metadata of one database from PostgreSQL: another
+// process sharing it may have made or dropped it, or changed its
+// collections.
+//
+// toxgate patch. It does not hold the lock; the caller holds the write lock.
+func (r *Registry) refreshDB(ctx context.Context, p *pgxpool.Pool, dbName string) error {
+	var exists bool
+
+	q := `SELECT to_regclass($1) IS NOT NULL`
+	if err := p.QueryRow(ctx, q, pgx.Identifier{dbName, metadataTableName}.Sanitize()).Scan(&exists); err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	if !exists {
+		delete(r.colls, dbName)
+		return nil
+	}
+
+	return r.initCollections(ctx, dbName, p)
+}
+
 // DatabaseList returns a sorted list of existing databases.
 //
 // If the user is not authenticated, it returns error.
@@ -279,10 +348,22 @@ func (r *Registry) DatabaseGetExisting(ctx context.Context, dbName string) (*pgx
 	}
 
 	r.rw.RLock()
-	defer r.rw.RUnlock()
-
 	db := r.colls[dbName]
-	if db == nil {
+	r.rw.RUnlock()
+
+	if db != nil {
+		return p, nil
+	}
+
+	// toxgate: another process may have made it since the metadata was read
+	r.rw.Lock()
+	defer r.rw.Unlock()
+
+	if err = r.refreshDB(ctx, p, dbName); err != nil {
+		return nil, lazyerrors.Error(err)
+	}
+
+	if r.colls[dbName] == nil {
 		return nil, nil
 	}
 
@@ -302,6 +383,14 @@ func (r *Registry) DatabaseGetOrCreate(ctx context.Context, dbName string) (*pgx
 
 	r.rw.Lock()
 	defer r.rw.Unlock()
+
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return nil, lazyerrors.Error(err)
+	}
+	defer unlock()
 
 	return r.databaseGetOrCreate(ctx, p, dbName)
 }
@@ -382,6 +471,14 @@ func (r *Registry) DatabaseDrop(ctx context.Context, dbName string) (bool, error
 	r.rw.Lock()
 	defer r.rw.Unlock()
 
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return false, lazyerrors.Error(err)
+	}
+	defer unlock()
+
 	return r.databaseDrop(ctx, p, dbName)
 }
 
@@ -417,12 +514,18 @@ func (r *Registry) databaseDrop(ctx context.Context, p *pgxpool.Pool, dbName str
 //
 // If the user is not authenticated, it returns error.
 func (r *Registry) CollectionList(ctx context.Context, dbName string) ([]*Collection, error) {
-	if _, err := r.getPool(ctx); err != nil {
+	p, err := r.getPool(ctx)
+	if err != nil {
 		return nil, lazyerrors.Error(err)
 	}
 
-	r.rw.RLock()
-	defer r.rw.RUnlock()
+	// toxgate: list what every process sharing the database made
+	r.rw.Lock()
+	defer r.rw.Unlock()
+
+	if err = r.refreshDB(ctx, p, dbName); err != nil {
+		return nil, lazyerrors.Error(err)
+	}
 
 	db := r.colls[dbName]
 	if db == nil {
@@ -468,6 +571,14 @@ func (r *Registry) CollectionCreate(ctx context.Context, params *CollectionCreat
 
 	r.rw.Lock()
 	defer r.rw.Unlock()
+
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return false, lazyerrors.Error(err)
+	}
+	defer unlock()
 
 	return r.collectionCreate(ctx, p, params)
 }
@@ -574,12 +685,26 @@ func (r *Registry) collectionCreate(ctx context.Context, p *pgxpool.Pool, params
 //
 // If the user is not authenticated, it returns error.
 func (r *Registry) CollectionGet(ctx context.Context, dbName, collectionName string) (*Collection, error) {
-	if _, err := r.getPool(ctx); err != nil {
+	p, err := r.getPool(ctx)
+	if err != nil {
 		return nil, lazyerrors.Error(err)
 	}
 
 	r.rw.RLock()
-	defer r.rw.RUnlock()
+	c := r.collectionGet(dbName, collectionName)
+	r.rw.RUnlock()
+
+	if c != nil {
+		return c, nil
+	}
+
+	// toxgate: another process may have made it since the metadata was read
+	r.rw.Lock()
+	defer r.rw.Unlock()
+
+	if err = r.refreshDB(ctx, p, dbName); err != nil {
+		return nil, lazyerrors.Error(err)
+	}
 
 	return r.collectionGet(dbName, collectionName), nil
 }
@@ -613,6 +738,14 @@ func (r *Registry) CollectionDrop(ctx context.Context, dbName, collectionName st
 
 	r.rw.Lock()
 	defer r.rw.Unlock()
+
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return false, lazyerrors.Error(err)
+	}
+	defer unlock()
 
 	return r.collectionDrop(ctx, p, dbName, collectionName)
 }
@@ -682,6 +815,14 @@ func (r *Registry) CollectionRename(ctx context.Context, dbName, oldCollectionNa
 	r.rw.Lock()
 	defer r.rw.Unlock()
 
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return false, lazyerrors.Error(err)
+	}
+	defer unlock()
+
 	db := r.colls[dbName]
 	if db == nil {
 		return false, nil
@@ -734,6 +875,14 @@ func (r *Registry) IndexesCreate(ctx context.Context, dbName, collectionName str
 
 	r.rw.Lock()
 	defer r.rw.Unlock()
+
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+	defer unlock()
 
 	return r.indexesCreate(ctx, p, dbName, collectionName, indexes)
 }
@@ -896,6 +1045,14 @@ func (r *Registry) IndexesDrop(ctx context.Context, dbName, collectionName strin
 
 	r.rw.Lock()
 	defer r.rw.Unlock()
+
+	// toxgate: serialize with the other processes sharing the database and
+	// start from the metadata they wrote
+	unlock, err := r.shared(ctx, p)
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+	defer unlock()
 
 	return r.indexesDrop(ctx, p, dbName, collectionName, indexNames)
 }
