@@ -168,13 +168,15 @@ train-check:
 # chromium for the browser tests, rustc with the wasm32 standard library and
 # lld for the Rust example module, binaryen (wasm-opt) for the module build,
 # postgresql for the DataStore tests (they start their own server; see
-# catalog/datastore/pgtest) and python3-rdflib for the DCAT tests. The tests
+# catalog/datastore/pgtest), haproxy for the cluster test (the load
+# balancer in front of three gateways) and python3-rdflib for the DCAT tests. The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
 	command -v chromium >/dev/null 2>&1 || echo chromium; \
 	[ -n "$(RUSTC_WASM)" ] || echo rustc libstd-rust-dev-wasm32 lld; \
 	command -v wasm-opt >/dev/null 2>&1 || echo binaryen; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
+	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || echo haproxy; \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib))
 
 # The Debian packages of the benchmark peer (bench/peer-flask: the original

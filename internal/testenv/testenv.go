@@ -54,7 +54,18 @@ var (
 	// deps and ci-deps build it from the Go module proxy into the bin
 	// directory (TOXGATE_BIN_DIR).
 	OAuth2Proxy = Tool{Name: "oauth2-proxy", Make: "oauth2-proxy", find: findOAuth2Proxy}
+	// HAProxy is the load balancer of the cluster test (its path).
+	HAProxy = Tool{Name: "haproxy", Debian: "haproxy", find: findHAProxy}
 )
+
+func findHAProxy() (string, error) {
+	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path, nil
+		}
+	}
+	return "", errors.New("no haproxy on PATH or in /usr/sbin")
+}
 
 // EnvSkipLog names the file to which Missing appends one line per skip
 // (tool, Debian packages, test, tab-separated); `make test` sets it and
