@@ -19,7 +19,7 @@ import (
 // database of a throwaway PostgreSQL server, as a gateway with
 // store.backend postgresql does; it returns the store and the database's
 // postgres:// URL.
-func pgStore(t *testing.T) (*store.Store, string) {
+func pgStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	pg := pgtest.Start(t)
 	url, err := pg.NewDatabase("toxgate")
@@ -119,5 +119,29 @@ func TestSequenceRaiseRepairsALostUpdate(t *testing.T) {
 	}
 	if seq != 7 {
 		t.Fatalf("sequence document at %d after the late writer's raise, want the marker's 7", seq)
+	}
+}
+
+// BenchmarkCatalogWriteStore is the store's cost of one catalog write
+// (package_patch of one dataset: claim, record, activity, marker) on the
+// embedded SQLite store and on the embedded store over PostgreSQL, in the
+// same run.
+func BenchmarkCatalogWriteStore(b *testing.B) {
+	for _, backend := range []string{store.BackendSQLite, store.BackendPostgreSQL} {
+		b.Run(backend, func(b *testing.B) {
+			uri := testURI
+			if backend == store.BackendPostgreSQL {
+				st, _ := pgStore(b)
+				uri = st.URI()
+			}
+			f := newFixtureAt(b, uri, fmt.Sprintf("bench_write_%d", dbSeq.Add(1)))
+			f.ok("editor", "package_create", map[string]any{"name": "bench-write", "owner_org": "tox-lab"})
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				f.ok("editor", "package_patch", map[string]any{"id": "bench-write", "notes": fmt.Sprint(i)})
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/write")
+		})
 	}
 }

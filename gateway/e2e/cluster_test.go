@@ -43,7 +43,10 @@ func startCluster(t *testing.T) *cluster {
 		"TOXGATE_STORE_BACKEND=postgresql", "TOXGATE_STORE_POSTGRES_URL="+storeURL,
 		"TOXGATE_DATASTORE_URL="+dsURL,
 		"TOXGATE_MODULES_DIR="+modulesDir(t, "herg"), "TOXGATE_MODULES_REQUIRE_TOKEN=false",
-		"TOXGATE_LOG_ACCESS=false")
+		"TOXGATE_LOG_ACCESS=false",
+		// a scoring job in small chunks with short leases, so that a
+		// killed gateway's chunks move to another within the test
+		"TOXGATE_JOBS_CHUNK_ROWS=100", "TOXGATE_JOBS_LEASE=2s", "TOXGATE_JOBS_POLL_INTERVAL=200ms", "TOXGATE_JOBS_WORKERS=1")
 	c := &cluster{}
 	bins := harness.Build(t)
 	c.gws = make([]*harness.Gateway, 3)
@@ -110,12 +113,15 @@ func startLoad(c *cluster, workers int) *load {
 
 func (l *load) setPhase(p string) { l.mu.Lock(); l.phase = p; l.mu.Unlock() }
 
-func (l *load) fail(what string, code int, body []byte) {
+func (l *load) current() string { l.mu.Lock(); defer l.mu.Unlock(); return l.phase }
+
+// fail records a failed request of the phase it started in.
+func (l *load) fail(phase, what string, code int, body []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.byPh[l.phase]++
+	l.byPh[phase]++
 	if len(l.fails) < 50 {
-		l.fails = append(l.fails, fmt.Sprintf("[%s] %s: %d %.200s", l.phase, what, code, body))
+		l.fails = append(l.fails, fmt.Sprintf("[%s] %s: %d %.200s", phase, what, code, body))
 	}
 }
 
@@ -132,17 +138,19 @@ func (l *load) work(w int) {
 	defer l.wg.Done()
 	ctx := context.Background()
 	base, tok := l.c.lb.URL, l.c.admin
+	last := "" // the dataset this worker created last: its uploads go there, so no dataset is written twice
 	for i := 0; ; i++ {
 		select {
 		case <-l.stop:
 			return
 		default:
 		}
+		phase := l.current()
 		switch i % 4 {
 		case 0: // catalog read
 			code, body := call(ctx, l.client, http.MethodGet, base, "/api/3/action/package_search?q=cluster&rows=5", "", "", nil)
 			if code != 200 {
-				l.fail("package_search", code, body)
+				l.fail(phase, "package_search", code, body)
 				continue
 			}
 		case 1: // catalog write
@@ -150,27 +158,28 @@ func (l *load) work(w int) {
 			b, _ := json.Marshal(map[string]any{"name": name, "owner_org": "cluster-lab", "notes": "cluster load"})
 			code, body := call(ctx, l.client, http.MethodPost, base, "/api/3/action/package_create", tok, "application/json", b)
 			if code != 200 {
-				l.fail("package_create "+name, code, body)
+				l.fail(phase, "package_create "+name, code, body)
 				continue
 			}
 			l.mu.Lock()
 			l.writes = append(l.writes, name)
 			l.mu.Unlock()
+			last = name
 		case 2: // model call
 			code, body := call(ctx, l.client, http.MethodPost, base, "/hERG/evaluate", "", "application/json", []byte(fmt.Sprintf(`{"smiles":"%s"}`, strings.Repeat("C", 1+i%7)+"O")))
 			if code != 200 {
-				l.fail("hERG", code, body)
+				l.fail(phase, "hERG", code, body)
 				continue
 			}
-		case 3: // upload, by two workers (uploads one user may run at once), each to a dataset of its own
-			if w >= 2 {
+		case 3: // upload, by two workers (uploads one user may run at once)
+			if w >= 2 || last == "" {
 				continue
 			}
 			data := []byte(fmt.Sprintf("smiles,n\nCCO,%d\nCCN,%d\n", w, i))
-			ct, body := uploadForm(map[string]string{"package_id": fmt.Sprintf("cluster-files-%d", w), "name": fmt.Sprintf("u%d-%d.csv", w, i)}, "u.csv", data)
+			ct, body := uploadForm(map[string]string{"package_id": last, "name": fmt.Sprintf("u%d-%d.csv", w, i)}, "u.csv", data)
 			code, out := call(ctx, l.client, http.MethodPost, base, "/api/3/action/resource_create", tok, ct, body)
 			if code != 200 {
-				l.fail("resource_create", code, out)
+				l.fail(phase, "resource_create", code, out)
 				continue
 			}
 			var env struct {
@@ -203,11 +212,6 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 	if code, out := ckan(t, g0, "organization_create", c.admin, map[string]any{"name": "cluster-lab"}); code != 200 {
 		t.Fatalf("organization_create: %d %v", code, out)
 	}
-	for w := 0; w < 2; w++ {
-		if code, out := ckan(t, g0, "package_create", c.admin, map[string]any{"name": fmt.Sprintf("cluster-files-%d", w), "owner_org": "cluster-lab"}); code != 200 {
-			t.Fatalf("package_create: %d %v", code, out)
-		}
-	}
 	// every gateway sees the other two through the shared store
 	for i, g := range c.gws {
 		waitUntil(t, time.Minute, fmt.Sprintf("gateway %d listing 2 peers", i), func() bool {
@@ -219,6 +223,22 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 			return err == nil && json.Unmarshal(body, &rz) == nil && rz.Store == "postgresql" && rz.Files == "s3" && len(rz.Peers) == 2
 		})
 	}
+
+	// a scoring job submitted to the gateway about to be killed
+	if code, out := ckan(t, g0, "package_create", c.admin, map[string]any{"name": "cluster-jobs", "owner_org": "cluster-lab"}); code != 200 {
+		t.Fatalf("package_create: %d %v", code, out)
+	}
+	code, out := uploadAction(t, g0, c.admin, "resource_create", map[string]string{"package_id": "cluster-jobs", "name": "lib.csv"}, "lib.csv", library(t, 3000))
+	if code != 200 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	code, out = jobCall(t, c.gws[1], http.MethodPost, "/jobs", c.admin, map[string]any{"model": "herg",
+		"resource_id": out["result"].(map[string]any)["id"], "smiles_column": "smiles", "package_id": "cluster-jobs"})
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /jobs: %d %v", code, out)
+	}
+	jobID := out["id"].(string)
+	waitJob(t, c.gws[1], c.admin, jobID, 5*time.Minute, "running", state("running"))
 
 	l := startLoad(c, 4)
 	defer func() {
@@ -240,6 +260,16 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 		routedAround.Round(time.Millisecond), l.failures("kill"), l.failures("after-kill"))
 	if n := l.failures("after-kill"); n != 0 {
 		t.Errorf("%d requests failed after the balancer took the killed gateway out", n)
+	}
+	// the job's chunks leased by the killed gateway move to the others
+	st := waitJob(t, g0, c.admin, jobID, 10*time.Minute, "over", over)
+	if st["state"] != "succeeded" {
+		t.Fatalf("scoring job after kill -9 of the gateway it was submitted to: %v", st)
+	}
+	rid, _ := st["result_resource_id"].(string)
+	table := downloadIs(t, g0, c.admin, rid)
+	if lines := strings.Count(strings.TrimSpace(string(table)), "\n") + 1; lines != 3001 {
+		t.Fatalf("scoring job result: %d lines, want 3001", lines)
 	}
 	c.gws[1].Relaunch()
 	c.lb.waitState(t, "g1", "UP", time.Minute)
