@@ -11,12 +11,13 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy clean help
+.PHONY: all build gateway plugins modules rust-modules run cluster test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy clean help
 
 all: build
 
 help:
 	@echo "make run    build everything and serve on 127.0.0.1:8080 (embedded store under ./data)"
+	@echo "make cluster  three gateways on PostgreSQL and S3 behind HAProxy, on loopback (Ctrl-C stops all)"
 	@echo "make test   run every test"
 	@echo "make bench  run the benchmarks (loopback only)"
 	@echo "make fuzz   run every fuzz target for FUZZTIME each (default 30s)"
@@ -68,6 +69,11 @@ rust-modules:
 run: build
 	$(BIN)/toxgate -config configs/toxgate.yaml
 
+# cluster: three gateways on one PostgreSQL and one S3 bucket behind
+# HAProxy, on loopback (configs/cluster.sh; Ctrl-C stops them all).
+cluster: build s3-server
+	BIN=$(BIN) configs/cluster.sh
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
@@ -100,6 +106,9 @@ bench: build bench-deps
 	$(BENCH) -bench 'PackagePatch8' -benchtime 400x ./gateway/pluginhost/
 	$(BENCH) -bench 'ReloadUnderWrites' -benchtime 3x ./gateway/pluginhost/
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
+	@echo "== cluster: store cost per catalog write, PostgreSQL vs embedded SQLite; HAProxy overhead (direct vs balanced, same run) and kill -9 to routed around"
+	$(BENCH) -bench 'CatalogWriteStore' -benchtime 200x ./catalog/
+	$(BENCH) -bench 'ClusterBalancer' -benchtime 1x -timeout 30m ./gateway/e2e/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/e2e/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"

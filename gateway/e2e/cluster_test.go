@@ -27,7 +27,7 @@ type cluster struct {
 
 // startCluster starts PostgreSQL, versitygw, three gateways (at once, on
 // an empty store) on fixed loopback ports and HAProxy in front of them.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	pg := pgtest.Start(t)
 	storeURL, err := pg.NewDatabase("toxgate_store")
