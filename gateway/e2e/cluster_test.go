@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -202,7 +203,9 @@ func (l *load) end() { close(l.stop); l.wg.Wait() }
 // PostgreSQL and one bucket behind HAProxy under a mixed load: a kill -9 of
 // one is routed around and loses no acknowledged write or upload; a
 // rolling restart of all three (SIGTERM, drain, start) fails no request;
-// every gateway lists the other two as peers.
+// a hot reload of the catalog plugin on one fails no request; a scoring
+// job submitted to the killed gateway finishes on the others; every
+// gateway lists the other two as peers.
 func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the cluster test starts PostgreSQL, an S3 server, three gateways and HAProxy")
@@ -216,8 +219,9 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 	for i, g := range c.gws {
 		waitUntil(t, time.Minute, fmt.Sprintf("gateway %d listing 2 peers", i), func() bool {
 			var rz struct {
-				Store, Files string
-				Peers        []struct{ Addr string }
+				Store string                  `json:"store_backend"`
+				Files string                  `json:"files_backend"`
+				Peers []struct{ Addr string } `json:"peers"`
 			}
 			_, body, err := g.Do(context.Background(), http.MethodGet, "/readyz", nil, nil)
 			return err == nil && json.Unmarshal(body, &rz) == nil && rz.Store == "postgresql" && rz.Files == "s3" && len(rz.Peers) == 2
@@ -285,8 +289,20 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 		c.lb.waitState(t, fmt.Sprintf("g%d", i), "UP", time.Minute)
 		l.waitOps(t, 20)
 	}
+	// a hot reload of the catalog plugin on one gateway while all serve
+	l.setPhase("reload")
+	c.gws[1].Signal(syscall.SIGHUP)
+	waitUntil(t, 5*time.Minute, "the catalog plugin reloaded on gateway 1", func() bool {
+		_, body, err := c.gws[1].Do(context.Background(), http.MethodGet, "/metrics", nil, nil)
+		return err == nil && strings.Contains(string(body), `toxgate_plugin_reloads_total{plugin="catalog",result="ok"} 1`)
+	})
+	l.waitOps(t, 20)
 	l.end()
-	t.Logf("rolling restart of 3 gateways: %d failed requests; %d requests succeeded in all", l.failures("rolling"), l.ok.Load())
+	t.Logf("rolling restart of 3 gateways: %d failed requests; plugin reload on one: %d; %d requests succeeded in all",
+		l.failures("rolling"), l.failures("reload"), l.ok.Load())
+	if n := l.failures("reload"); n != 0 {
+		t.Errorf("%d requests failed during the plugin reload:\n%s", n, strings.Join(l.fails, "\n"))
+	}
 	if n := l.failures("rolling"); n != 0 {
 		t.Errorf("%d requests failed in the rolling restart:\n%s", n, strings.Join(l.fails, "\n"))
 	}

@@ -130,7 +130,7 @@ func (p *peers) beat() {
 func (p *peers) list() []peerRecord {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]peerRecord(nil), p.others...)
+	return append(make([]peerRecord, 0, len(p.others)), p.others...)
 }
 
 // close stops beating and deletes this gateway's record, so that its

@@ -401,7 +401,9 @@ func (a *App) readiness(ctx context.Context) (parts map[string]string, core map[
 }
 
 // readyz answers what is ready: "parts" maps each part to "ok" or why not,
-// "models" each model to ready, loading or failed; "ready" and the status
+// "models" each model to ready, loading or failed; "store_backend" and
+// "files_backend" name the backends, "instance" this gateway's id in the
+// store and "peers" the other gateways whose heartbeat is recent; "ready" and the status
 // code (200 or 503) cover every part, or with server.ready_status core the
 // core parts only (a load balancer may then send traffic while models
 // load; their routes answer 503 + Retry-After meanwhile).
@@ -424,8 +426,8 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	status := fasthttp.StatusOK
 	body := map[string]any{"ready": ready, "parts": parts, "ready_status": a.cfg.Server.ReadyStatus}
 	body["models"] = a.modules.Readiness()
-	body["store"] = a.store.Backend()
-	body["files"] = a.cfg.Files.Backend
+	body["store_backend"] = a.store.Backend()
+	body["files_backend"] = a.cfg.Files.Backend
 	body["instance"] = a.peers.self.ID
 	body["peers"] = a.peers.list()
 	if len(notReady) > 0 {
