@@ -74,6 +74,7 @@ backend gateways
   balance roundrobin
   option httpchk GET /readyz
   http-check expect status 200
+  timeout check 2s
   default-server inter 250ms fall 2 rise 2
   server g1 127.0.0.1:8081 check
   server g2 127.0.0.1:8082 check

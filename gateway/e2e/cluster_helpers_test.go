@@ -31,7 +31,8 @@ type balancer struct {
 
 // startBalancer runs HAProxy on two free loopback ports with one server
 // per address, health-checked on GET /readyz every 250 ms (down after 2
-// failed checks, up after 2 good ones). Connection failures and requests
+// failed checks, up after 2 good ones; a check may take 2 s, so that a
+// busy gateway is not taken for a dead one). Connection failures and requests
 // a closing server never answered are retried on another server.
 func startBalancer(t testing.TB, addrs []string) *balancer {
 	t.Helper()
@@ -58,6 +59,7 @@ backend gateways
   balance roundrobin
   option httpchk GET /readyz
   http-check expect status 200
+  timeout check 2s
   default-server inter 250ms fall 2 rise 2
 %slisten stats
   bind %s
