@@ -36,9 +36,9 @@ $PGRUN "$PGBIN/pg_ctl" -D "$DIR/pg" -l "$DIR/pg/log" -o "-p 54329 -k $DIR/pg -h 
 for db in toxgate datastore; do "$PGBIN/psql" -q -h 127.0.0.1 -p 54329 -U postgres -c "CREATE DATABASE $db" postgres; done
 PG=postgres://postgres@127.0.0.1:54329
 
-mkdir -p "$DIR/s3/toxgate" "$DIR/s3meta"
+mkdir -p "$DIR/buckets/toxgate" "$DIR/s3-sidecar"
 "$BIN/tools/versitygw" --access cluster --secret cluster-secret --port 127.0.0.1:7070 --quiet \
-	posix --sidecar "$DIR/s3meta" "$DIR/s3" >"$DIR/versitygw.log" 2>&1 &
+	posix --sidecar "$DIR/s3-sidecar" "$DIR/buckets" >"$DIR/versitygw.log" 2>&1 &
 PIDS+=($!)
 
 for i in 1 2 3; do
@@ -91,7 +91,7 @@ echo "cluster in $DIR: PostgreSQL :54329, versitygw :7070, gateways :8081-8083 (
 echo "the first gateway to start prints the admin password: see $DIR/gw*.out"
 echo "waiting for the balancer to see all three ready (Ctrl-C stops everything)"
 until curl -fsS "http://127.0.0.1:8404/stats;csv" 2>/dev/null | awk -F, '$1=="gateways" && $2 ~ /^g/ && $18=="UP"' | wc -l | grep -q 3; do
-	for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a process exited; see $DIR"; tail -5 "$DIR"/gw*.log; exit 1; }; done
+	for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a process exited:"; for f in "$DIR"/*.log; do echo "== $f"; tail -n 5 "$f"; done; exit 1; }; done
 	sleep 1
 done
 echo "ready: http://127.0.0.1:8080"
