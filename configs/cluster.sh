@@ -20,10 +20,11 @@ DIR=$(mktemp -d /tmp/toxgate-cluster-XXXXXX)
 chmod 755 "$DIR"
 PIDS=()
 stop() {
+	trap - EXIT INT TERM
 	echo; echo "stopping"
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	[ -n "${PGRUN:-}" ] && $PGRUN "$PGBIN/pg_ctl" -D "$DIR/pg" -m fast stop >/dev/null 2>&1 || true
+	[ -f "$DIR/pg/postmaster.pid" ] && { ${PGRUN:-} "$PGBIN/pg_ctl" -D "$DIR/pg" -m fast stop >/dev/null 2>&1 || true; }
 	rm -rf "$DIR"
 }
 trap stop EXIT INT TERM
