@@ -26,6 +26,7 @@ stop() {
 	wait 2>/dev/null || true
 	[ -f "$DIR/pg/postmaster.pid" ] && { ${PGRUN:-} "$PGBIN/pg_ctl" -D "$DIR/pg" -m fast stop >/dev/null 2>&1 || true; }
 	rm -rf "$DIR"
+	exit 0
 }
 trap stop EXIT INT TERM
 
