@@ -11,12 +11,13 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # modules; the training program is modules/internal/train, its data modules/internal/data).
 MODULES := $(patsubst modules/%/main.go,%,$(wildcard modules/*/main.go))
 
-.PHONY: all build gateway web-vendor plugins modules rust-modules run test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy helm image clean help
+.PHONY: all build gateway web-vendor plugins modules rust-modules run cluster test deps vet bench bench-deps fuzz train train-check ci-deps s3-server oauth2-proxy helm image clean help
 
 all: build
 
 help:
 	@echo "make run    build everything and serve on 127.0.0.1:8080 (embedded store under ./data)"
+	@echo "make cluster  three gateways on PostgreSQL and S3 behind HAProxy, on loopback (Ctrl-C stops all)"
 	@echo "make test   run every test"
 	@echo "make bench  run the benchmarks (loopback only)"
 	@echo "make fuzz   run every fuzz target for FUZZTIME each (default 30s)"
@@ -69,6 +70,11 @@ rust-modules:
 run: build
 	$(BIN)/toxgate -config configs/toxgate.yaml
 
+# cluster: three gateways on one PostgreSQL and one S3 bucket behind
+# HAProxy, on loopback (configs/cluster.sh; Ctrl-C stops them all).
+cluster: build s3-server
+	BIN=$(BIN) configs/cluster.sh
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
@@ -106,6 +112,9 @@ bench: build bench-deps
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog at scale, in process: memory per dataset, indexing vs the index snapshot, package_search / package_show vs a map lookup, 10,000 and 100,000 datasets"
 	$(BENCH) -bench 'Scale' -benchtime 1x -timeout 60m ./catalog/ -args -scale=10000,100000
+	@echo "== cluster: store cost per catalog write, PostgreSQL vs embedded SQLite; HAProxy overhead (direct vs balanced, same run) and kill -9 to routed around"
+	$(BENCH) -bench 'CatalogWriteStore' -benchtime 200x ./catalog/
+	$(BENCH) -bench 'ClusterBalancer' -benchtime 1x -timeout 30m ./gateway/e2e/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
 	$(BENCH) -bench 'FileTransfer' -benchtime 1x ./gateway/e2e/
 	@echo "== DataStore: 1,000,000-row CSV load per engine; datastore_search via the API vs the engine, 16 connections"
@@ -176,7 +185,8 @@ train-check:
 # chromium for the browser tests, rustc with the wasm32 standard library and
 # lld for the Rust example module, binaryen (wasm-opt) for the module build,
 # postgresql for the DataStore tests (they start their own server; see
-# catalog/datastore/pgtest), python3-rdflib for the DCAT tests, and bibutils,
+# catalog/datastore/pgtest), haproxy for the cluster test (the load
+# balancer in front of three gateways), python3-rdflib for the DCAT tests, and bibutils,
 # python3-citeproc and libxml2-utils (xmllint) that read the citations. The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
@@ -185,6 +195,7 @@ MISSING_PKGS = $(strip $(shell \
 	command -v wasm-opt >/dev/null 2>&1 || echo binaryen; \
 	[ -s /etc/ssl/certs/ca-certificates.crt ] || echo ca-certificates; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql; \
+	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || echo haproxy; \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib; \
 	command -v bib2xml >/dev/null 2>&1 || echo bibutils; \
 	python3 -c 'import citeproc' >/dev/null 2>&1 || /usr/bin/python3 -c 'import citeproc' >/dev/null 2>&1 || echo python3-citeproc; \

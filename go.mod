@@ -165,3 +165,5 @@ require (
 )
 
 tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+
+replace github.com/FerretDB/FerretDB => ./third_party/ferretdb

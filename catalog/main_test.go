@@ -55,9 +55,15 @@ const site = "http://catalog.test"
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureAt(t, testURI, fmt.Sprintf("cat_%s_%d", t.Name(), dbSeq.Add(1)))
+}
+
+// newFixtureAt is newFixture on database dbName of the store at uri.
+func newFixtureAt(t testing.TB, uri, dbName string) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := store.Open(ctx, store.Options{URI: testURI, Database: fmt.Sprintf("cat_%s_%d", t.Name(), dbSeq.Add(1))})
+	st, err := store.Open(ctx, store.Options{URI: uri, Database: dbName})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,8 +128,39 @@ func (c recordStore) readSeq(ctx context.Context) (seq int64, ok bool, err error
 }
 
 // raiseSeq raises the small sequence document to at least seq (it never
-// goes down, whatever order writers finish in).
+// goes down, whatever order writers finish in). FerretDB applies $max as a
+// read, a change in Go and a write: two processes raising it at once can
+// both read n, and the one writing n+1 last undoes the other's n+2, after
+// which readers at n+1 would not see the change. So each writer, after its
+// write, reads the marker (written before any raise) and raises the
+// document again while it is below the marker: the last writer's check
+// sees the final state.
 func (c recordStore) raiseSeq(ctx context.Context, seq int64) error {
+	for try := 0; try < maxAttempts; try++ {
+		if err := c.maxSeq(ctx, seq); err != nil {
+			return err
+		}
+		stored, _, err := c.readSeq(ctx)
+		if err != nil {
+			return err
+		}
+		var m struct {
+			Seq int64 `bson:"seq"`
+		}
+		err = c.changes.FindOne(ctx, bson.M{"_id": markerID}, options.FindOne().SetProjection(bson.M{"seq": 1})).Decode(&m)
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return fmt.Errorf("read change marker: %w", err)
+		}
+		if stored >= m.Seq && stored >= seq {
+			return nil
+		}
+		seq = max(seq, m.Seq)
+	}
+	return fmt.Errorf("write change sequence: still below %d after %d tries", seq, maxAttempts)
+}
+
+// maxSeq is one $max write of the sequence document (made if missing).
+func (c recordStore) maxSeq(ctx context.Context, seq int64) error {
 	_, err := c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}}, options.UpdateOne().SetUpsert(true))
 	if isDup(err) { // two first writers raced to create it
 		_, err = c.changeSeq.UpdateOne(ctx, bson.M{"_id": markerID}, bson.M{"$max": bson.M{"seq": seq}})
@@ -161,7 +192,7 @@ func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, err
 	// raises it to, so that every writer starting from old claims the
 	// same key and only one of them wins
 	key := claimKey(kindMarker, markerID, old.Seq+1)
-	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+	if err := c.insertClaim(ctx, key); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, c.settleMarkerClaim(ctx, key, old.Seq+1)
 		}

@@ -40,7 +40,7 @@ func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, 
 // claim back and fails the write. The activity hook runs there.
 func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
-	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil {
+	if err := c.insertClaim(ctx, key); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, c.settleClaim(ctx, coll, key, id, rev)
 		}
@@ -64,6 +64,36 @@ func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, ki
 		return false, fmt.Errorf("write %s: %w", key, err)
 	}
 	return false, nil // the record is gone (purged)
+}
+
+// phantomTries bounds the retries of a claim insert refused as a duplicate
+// while no claim of its _id exists (see insertClaim).
+const phantomTries = 16
+
+// insertClaim inserts the claim key into catalog_claims. A duplicate-key
+// error means another writer holds key, with one exception it rules out:
+// FerretDB numbers the rows of a capped collection <unix second> << 32 |
+// <a counter of its own process>, and that number is the table's primary
+// key, so two gateways whose embedded stores share one PostgreSQL database
+// can number an insert alike within the same second; PostgreSQL then
+// refuses it, and FerretDB reports the refusal as a duplicate _id. An
+// insert refused while no claim of key exists is retried (the counter has
+// moved on), so a duplicate-key error from here always means key is held.
+func (c recordStore) insertClaim(ctx context.Context, key string) error {
+	var err error
+	for try := 0; try < phantomTries; try++ {
+		if err = c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err == nil || !mongo.IsDuplicateKeyError(err) {
+			return err
+		}
+		n, cerr := c.claims.CountDocuments(ctx, bson.M{"_id": key})
+		if cerr != nil {
+			return fmt.Errorf("claim %s: %w (after: %v)", key, cerr, err)
+		}
+		if n > 0 {
+			return err // held by another writer
+		}
+	}
+	return fmt.Errorf("claim %s: refused %d times with no such claim: %w", key, phantomTries, err)
 }
 
 // settleClaim runs after losing the claim of revision rev: when the
@@ -141,7 +171,7 @@ func (c recordStore) ensureClaims(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", CollClaims, err)
 	}
-	if _, err := c.claims.InsertOne(ctx, bson.M{"_id": genesisClaim, "at": time.Now().UTC()}); err != nil && !isDup(err) {
+	if err := c.insertClaim(ctx, genesisClaim); err != nil && !isDup(err) {
 		return fmt.Errorf("create %s: %w", CollClaims, err)
 	}
 	return nil
@@ -151,7 +181,7 @@ func (c recordStore) ensureClaims(ctx context.Context) error {
 // (writes that replace a record claim their revision instead).
 func (c recordStore) note(ctx context.Context, kind, id string) error {
 	key := kind + ":" + id + "@n" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if err := c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": time.Now().UTC()}); err != nil && !isDup(err) {
+	if err := c.insertClaim(ctx, key); err != nil && !isDup(err) {
 		return fmt.Errorf("note change of %s: %w", id, err)
 	}
 	return nil

@@ -22,6 +22,14 @@ import (
 // maxAttempts bounds the optimistic-concurrency retries of one write.
 const maxAttempts = 8
 
+// writeWait is how long one write keeps retrying after maxAttempts while
+// other writers hold the record's revisions: writers of other processes
+// (other gateways, or the DataStore loader marking a resource) are not
+// queued by this process's lock, and on a busy machine one of them may
+// stay between its claim and its write for longer than maxAttempts
+// short waits (settleClaim) last.
+const writeWait = 10 * time.Second
+
 // errConflict is returned when a dataset kept changing under a write.
 var errConflict = ckan.ValidationMessage("The dataset was changed by another request at the same time; please retry")
 
@@ -86,7 +94,8 @@ func mutate[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], i
 	// The read model is current (requests sync first and this process's
 	// writes to id are serialized); after a lost race, read the store.
 	base := k.cached(id)
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	give := time.Now().Add(writeWait)
+	for attempt := 0; attempt < maxAttempts || time.Now().Before(give); attempt++ {
 		if attempt > 0 || base == zero {
 			var err error
 			if base, err = k.find(ctx, id); err != nil {

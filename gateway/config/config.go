@@ -25,6 +25,8 @@ type Config struct {
 	Server  Server  `yaml:"server"`
 	Log     Log     `yaml:"log"`
 	MongoDB MongoDB `yaml:"mongodb"`
+	// Store selects the engine of the embedded store (mongodb.uri empty).
+	Store   Store   `yaml:"store"`
 	Plugins Plugins `yaml:"plugins"`
 	Catalog Catalog `yaml:"catalog"`
 	// Files selects where the bytes of uploaded files live.
@@ -95,6 +97,19 @@ type MongoDB struct {
 	DataDir     string `yaml:"data_dir" doc:"embedded store data directory"`
 	MaxPoolSize int    `yaml:"max_pool_size" doc:"connection pool size (0: driver default)"`
 }
+
+// Store selects where the embedded store (FerretDB in the gateway's
+// process, used when mongodb.uri is empty) keeps its data.
+type Store struct {
+	Backend     string `yaml:"backend" doc:"engine of the embedded store: sqlite (files under mongodb.data_dir, one gateway) or postgresql (the database of store.postgres_url, shared by several gateways)"`
+	PostgresURL string `yaml:"postgres_url" doc:"postgres:// URL of the database of store.backend postgresql (may be the DataStore's server, another database)"`
+}
+
+// Values of store.backend.
+const (
+	StoreSQLite     = "sqlite"
+	StorePostgreSQL = "postgresql"
+)
 
 // Plugins lists the plugin programs the gateway starts.
 type Plugins struct {
@@ -367,6 +382,7 @@ func Default() Config {
 		},
 		Log:     Log{Level: "info", Format: "text", Access: true},
 		MongoDB: MongoDB{Database: "toxgate", DataDir: "./data/store"},
+		Store:   Store{Backend: StoreSQLite},
 		Plugins: Plugins{
 			Programs:       map[string]string{"catalog": "./bin/toxgate-catalog"},
 			Checksums:      map[string]string{},

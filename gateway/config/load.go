@@ -452,6 +452,18 @@ func (c Config) Validate() error {
 	if c.MongoDB.URI == "" && c.MongoDB.DataDir == "" {
 		bad("mongodb.data_dir", "must not be empty when mongodb.uri is empty")
 	}
+	switch c.Store.Backend {
+	case StoreSQLite:
+	case StorePostgreSQL:
+		if u := c.Store.PostgresURL; !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+			bad("store.postgres_url", "must be a postgres:// or postgresql:// URL when store.backend is postgresql")
+		}
+		if c.MongoDB.URI != "" {
+			bad("store.backend", "postgresql starts the embedded store on PostgreSQL; mongodb.uri names another store: set one of them")
+		}
+	default:
+		bad("store.backend", "must be sqlite or postgresql, got %q", c.Store.Backend)
+	}
 	if c.MongoDB.URI != "" && !strings.HasPrefix(c.MongoDB.URI, "mongodb://") && !strings.HasPrefix(c.MongoDB.URI, "mongodb+srv://") {
 		bad("mongodb.uri", "must start with mongodb:// or mongodb+srv://")
 	}

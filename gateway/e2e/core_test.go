@@ -59,6 +59,15 @@ func TestLivenessReadinessAndVersion(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"store":"ok"`)) {
 		t.Fatalf("readyz: %d %s", resp.StatusCode, body)
 	}
+	// which backends, and no peers on an embedded SQLite store of its own
+	for _, want := range []string{`"store_backend":"sqlite"`, `"files_backend":"dir"`, `"peers":[]`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("readyz lacks %s: %s", want, body)
+		}
+	}
+	if _, m := get(t, g, "/metrics", nil); !bytes.Contains(m, []byte(`toxgate_backend_info{backend="sqlite",part="store"} 1`)) || !bytes.Contains(m, []byte("toxgate_peers 0")) {
+		t.Errorf("metrics lack the store backend or the peers gauge")
+	}
 
 	resp, body = get(t, g, "/api/3", nil)
 	if resp.StatusCode != 200 || string(body) != `{"version": 3}` {

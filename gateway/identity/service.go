@@ -342,9 +342,10 @@ func (s *Service) EnsureSysadmin(ctx context.Context, name, email, password stri
 		in.Password = generated
 	}
 	if _, err := s.CreateUser(ctx, in); err != nil {
-		var verr *ValidationError
-		if errors.As(err, &verr) && len(verr.Fields["name"]) > 0 && verr.Fields["name"][0] == "That login name is not available." {
-			// Another gateway sharing the store created it first.
+		// Another gateway sharing the store may have created it first
+		// (its name or its e-mail address is then taken, whichever
+		// unique index the store checked first).
+		if has, herr := s.store.HasSysadmin(ctx); herr == nil && has {
 			return false, "", nil
 		}
 		return false, "", fmt.Errorf("create first sysadmin: %w", err)

@@ -88,6 +88,9 @@ type App struct {
 	adminGuard func(next func(*fasthttp.RequestCtx, identity.Caller)) fasthttp.RequestHandler
 	// jobs runs scoring jobs; made by attachJobs.
 	jobs *jobs.Service
+	// peers is this gateway's heartbeat and the other gateways of the
+	// store it sees.
+	peers *peers
 }
 
 // Fallback serves a request no static route matched and reports whether it
@@ -134,6 +137,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	st, err := store.Open(ctx, store.Options{
 		URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
+		Backend: cfg.Store.Backend, PostgresURL: cfg.Store.PostgresURL,
 		MaxPoolSize: uint64(cfg.MongoDB.MaxPoolSize), Logger: quietLogger(log),
 	})
 	if err != nil {
@@ -141,7 +145,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.store = st
 	if st.Embedded() {
-		log.Info("embedded store started", "uri", st.URI(), "data_dir", cfg.MongoDB.DataDir)
+		log.Info("embedded store started", "uri", st.URI(), "backend", st.Backend(), "data_dir", cfg.MongoDB.DataDir)
 	} else {
 		log.Info("connected to MongoDB", "database", cfg.MongoDB.Database)
 	}
@@ -150,6 +154,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.bodies = httpcore.NewBodyBudget(int64(cfg.Server.MaxBodyMemory))
 	a.bodyRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toxgate_http_bodies_rejected_total",
 		Help: "Request bodies refused before the handler: too_large (413) or memory (503, server.max_body_memory)."}, []string{"reason"})
+	a.peers = startPeers(st.DB(), cfg.Server.Addr, cfg.Server.PublicURL, opts.Version, log)
+	a.AddCloser("peers", a.peers.close)
+	backends := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "toxgate_backend_info",
+		Help: "The backends this gateway uses: store (sqlite, postgresql or mongodb) and files (dir, s3 or mongodb); always 1."},
+		[]string{"part", "backend"})
+	backends.WithLabelValues("store", st.Backend()).Set(1)
+	backends.WithLabelValues("files", cfg.Files.Backend).Set(1)
+	a.metrics.Registry().MustRegister(backends, a.peers.collector())
 	a.metrics.Registry().MustRegister(a.bodyRejected, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toxgate_http_body_bytes_in_use",
 		Help: "Bytes of request bodies held in memory now (bounded by server.max_body_memory)."}, func() float64 { return float64(a.bodies.InUse()) }))
 
@@ -392,7 +404,9 @@ func (a *App) readiness(ctx context.Context) (parts map[string]string, core map[
 }
 
 // readyz answers what is ready: "parts" maps each part to "ok" or why not,
-// "models" each model to ready, loading or failed; "ready" and the status
+// "models" each model to ready, loading or failed; "store_backend" and
+// "files_backend" name the backends, "instance" this gateway's id in the
+// store and "peers" the other gateways whose heartbeat is recent; "ready" and the status
 // code (200 or 503) cover every part, or with server.ready_status core the
 // core parts only (a load balancer may then send traffic while models
 // load; their routes answer 503 + Retry-After meanwhile).
@@ -415,6 +429,10 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	status := fasthttp.StatusOK
 	body := map[string]any{"ready": ready, "parts": parts, "ready_status": a.cfg.Server.ReadyStatus}
 	body["models"] = a.modules.Readiness()
+	body["store_backend"] = a.store.Backend()
+	body["files_backend"] = a.cfg.Files.Backend
+	body["instance"] = a.peers.self.ID
+	body["peers"] = a.peers.list()
 	if len(notReady) > 0 {
 		body["not_ready"] = notReady
 	}

@@ -1,6 +1,8 @@
 // Package store owns the gateway's connection to MongoDB: either a real
 // MongoDB deployment named by a URI, or an embedded MongoDB-compatible store
-// (FerretDB with its SQLite backend) started in-process on a loopback port.
+// (FerretDB) started in-process on a Unix socket, keeping its data in
+// SQLite files (one gateway) or in a PostgreSQL database (several gateways
+// sharing one store).
 package store
 
 import (
@@ -20,10 +22,11 @@ import (
 
 // Embedded is a FerretDB instance running inside this process, listening on
 // a Unix socket in a directory only this OS user can enter, and keeping its
-// data in SQLite files under a directory only this user can read. It has no
-// TCP listener: another user on the machine can neither connect to it nor
-// open its files (FerretDB v1.24 has no authentication of its own for the
-// SQLite backend, so access is what the file system allows).
+// data either in SQLite files under a directory only this user can read or
+// in a PostgreSQL database (whose own authentication guards the data). It
+// has no TCP listener: another user on the machine can neither connect to
+// it nor open its files (FerretDB v1.24 has no authentication of its own on
+// its MongoDB wire, so access is what the file system allows).
 type Embedded struct {
 	uri     string
 	sockDir string
@@ -37,9 +40,25 @@ type Embedded struct {
 // until it answers a ping or ctx ends. The data directory is created (mode
 // 0700) if needed; data written by an earlier run is found again.
 func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embedded, error) {
+	return startEmbedded(ctx, BackendSQLite, dir, "", logger)
+}
+
+// StartEmbeddedPostgres starts FerretDB with its PostgreSQL backend on the
+// database named by pgURL (a postgres:// URL), listening on a Unix socket
+// in a new 0700 temporary directory, and waits until it answers a ping or
+// ctx ends. Several gateways may start one each on the same database: the
+// MongoDB wire is per process, the data is PostgreSQL's.
+func StartEmbeddedPostgres(ctx context.Context, pgURL string, logger *slog.Logger) (*Embedded, error) {
+	return startEmbedded(ctx, BackendPostgreSQL, "", pgURL, logger)
+}
+
+func startEmbedded(ctx context.Context, backend, dir, pgURL string, logger *slog.Logger) (*Embedded, error) {
 	started := time.Now()
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if backend == BackendPostgreSQL {
+		return startFerret(ctx, started, &ferretdb.Config{Handler: "postgresql", PostgreSQLURL: pgURL}, "", logger)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -51,16 +70,20 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 	if err := os.Chmod(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded store: data dir mode: %w", err)
 	}
+	return startFerret(ctx, started, &ferretdb.Config{Handler: "sqlite", SQLiteURL: "file:" + abs + string(os.PathSeparator)}, abs, logger)
+}
+
+// startFerret runs FerretDB with fc's handler on a Unix socket in a new
+// 0700 directory. sqliteDir, when not empty, is the SQLite data directory
+// whose tables get the _id index (see idIndexer).
+func startFerret(ctx context.Context, started time.Time, fc *ferretdb.Config, sqliteDir string, logger *slog.Logger) (*Embedded, error) {
 	sockDir, err := os.MkdirTemp("", "toxgate-store-")
 	if err != nil {
 		return nil, fmt.Errorf("embedded store: socket dir: %w", err)
 	}
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{Unix: filepath.Join(sockDir, "mongodb.sock")},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + abs + string(os.PathSeparator),
-		Logger:    logger.With("component", "ferretdb"),
-	})
+	fc.Listener = ferretdb.ListenerConfig{Unix: filepath.Join(sockDir, "mongodb.sock")}
+	fc.Logger = logger.With("component", "ferretdb")
+	f, err := ferretdb.New(fc)
 	if err != nil {
 		_ = os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("embedded store: start FerretDB: %w", err)
@@ -77,9 +100,11 @@ func StartEmbedded(ctx context.Context, dir string, logger *slog.Logger) (*Embed
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("embedded store: not answering at %s: %w", e.uri, err)
 	}
-	e.indexer = &idIndexer{dir: abs, log: logger}
-	e.indexer.sweep(ctx)
-	go e.indexer.run(runCtx)
+	if sqliteDir != "" {
+		e.indexer = &idIndexer{dir: sqliteDir, log: logger}
+		e.indexer.sweep(ctx)
+		go e.indexer.run(runCtx)
+	}
 	if err := afterStartSecond(ctx, started); err != nil {
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("embedded store: %w", err)

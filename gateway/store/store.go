@@ -12,11 +12,29 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
+// The store backends: what Backend reports.
+const (
+	// BackendSQLite is the embedded FerretDB on SQLite files (one gateway).
+	BackendSQLite = "sqlite"
+	// BackendPostgreSQL is the embedded FerretDB on a PostgreSQL database
+	// (several gateways may share it).
+	BackendPostgreSQL = "postgresql"
+	// BackendMongoDB is a MongoDB deployment named by a URI.
+	BackendMongoDB = "mongodb"
+)
+
 // Options says which store to use.
 type Options struct {
 	// URI of a MongoDB deployment. Empty means: start the embedded store.
 	URI string
-	// DataDir holds the embedded store's files (used only when URI is empty).
+	// Backend is the embedded store's engine when URI is empty:
+	// BackendSQLite (the default when empty) or BackendPostgreSQL.
+	Backend string
+	// PostgresURL is the postgres:// URL of the PostgreSQL backend's
+	// database (Backend BackendPostgreSQL).
+	PostgresURL string
+	// DataDir holds the embedded store's files (used only when URI is empty
+	// and Backend is BackendSQLite).
 	DataDir string
 	// Database is the database name used by toxgate.
 	Database string
@@ -31,6 +49,7 @@ type Store struct {
 	client   *mongo.Client
 	db       *mongo.Database
 	uri      string
+	backend  string
 	embedded *Embedded
 }
 
@@ -40,9 +59,23 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Database == "" {
 		return nil, errors.New("store: database name is empty")
 	}
-	s := &Store{uri: opts.URI}
+	s := &Store{uri: opts.URI, backend: BackendMongoDB}
 	if s.uri == "" {
-		e, err := StartEmbedded(ctx, opts.DataDir, opts.Logger)
+		var e *Embedded
+		var err error
+		switch opts.Backend {
+		case "", BackendSQLite:
+			s.backend = BackendSQLite
+			e, err = StartEmbedded(ctx, opts.DataDir, opts.Logger)
+		case BackendPostgreSQL:
+			if opts.PostgresURL == "" {
+				return nil, errors.New("store: backend postgresql needs a PostgreSQL URL")
+			}
+			s.backend = BackendPostgreSQL
+			e, err = StartEmbeddedPostgres(ctx, opts.PostgresURL, opts.Logger)
+		default:
+			return nil, fmt.Errorf("store: unknown backend %q (sqlite or postgresql)", opts.Backend)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -71,6 +104,14 @@ func (s *Store) URI() string { return s.uri }
 
 // Embedded reports whether the store runs inside this process.
 func (s *Store) Embedded() bool { return s.embedded != nil }
+
+// Backend names where the data lives: BackendSQLite, BackendPostgreSQL or
+// BackendMongoDB.
+func (s *Store) Backend() string { return s.backend }
+
+// Shared reports whether other gateways may use the same data (every
+// backend but the embedded SQLite files).
+func (s *Store) Shared() bool { return s.backend != BackendSQLite }
 
 // Client is the shared connection pool.
 func (s *Store) Client() *mongo.Client { return s.client }

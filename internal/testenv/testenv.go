@@ -71,7 +71,18 @@ var (
 	// CACerts is Debian's CA bundle, which the container image ships (its
 	// path).
 	CACerts = Tool{Name: "CA certificates", Debian: "ca-certificates", find: findCACerts}
+	// HAProxy is the load balancer of the cluster test (its path).
+	HAProxy = Tool{Name: "haproxy", Debian: "haproxy", find: findHAProxy}
 )
+
+func findHAProxy() (string, error) {
+	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path, nil
+		}
+	}
+	return "", errors.New("no haproxy on PATH or in /usr/sbin")
+}
 
 // EnvSkipLog names the file to which Missing appends one line per skip
 // (tool, Debian packages, test, tab-separated); `make test` sets it and

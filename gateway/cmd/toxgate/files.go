@@ -68,7 +68,8 @@ func filesCommand(cfgPath string, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := store.Open(ctx, store.Options{URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database, Logger: quiet})
+	st, err := store.Open(ctx, store.Options{URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
+		Backend: cfg.Store.Backend, PostgresURL: cfg.Store.PostgresURL, Logger: quiet})
 	if err != nil {
 		fmt.Fprintf(stderr, "toxgate files migrate: open the store (is a gateway using the embedded store? stop it first): %v\n", err)
 		return 1

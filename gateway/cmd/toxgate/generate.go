@@ -37,6 +37,7 @@ func generateCommand(cfgPath string, args []string, stdout, stderr io.Writer) in
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Options{URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
+		Backend: cfg.Store.Backend, PostgresURL: cfg.Store.PostgresURL,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		if cfg.MongoDB.URI == "" {

@@ -212,12 +212,13 @@ func openAdmin(ctx context.Context, cfg config.Config, gwURL, token string, mayC
 		}
 		// A key left by a gateway that did not stop cleanly: use the store.
 	}
-	if cfg.MongoDB.URI == "" && !mayCreateStore {
+	if cfg.MongoDB.URI == "" && cfg.Store.Backend == config.StoreSQLite && !mayCreateStore {
 		if _, err := os.Stat(cfg.MongoDB.DataDir); errors.Is(err, fs.ErrNotExist) {
 			return nil, "", fmt.Errorf("no embedded store at %s: no gateway has run with this configuration here (check -config and mongodb.data_dir, or pass --url)", cfg.MongoDB.DataDir)
 		}
 	}
 	st, err := store.Open(ctx, store.Options{URI: cfg.MongoDB.URI, DataDir: cfg.MongoDB.DataDir, Database: cfg.MongoDB.Database,
+		Backend: cfg.Store.Backend, PostgresURL: cfg.Store.PostgresURL,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		if cfg.MongoDB.URI == "" {

@@ -1,0 +1,1 @@
+FROM ghcr.io/ferretdb/ferretdb-wrangler:3.62.0-1
