@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"toxgate/catalog/ckan"
 )
 
 // DiffRows is the most rows of each kind (added, removed, changed) a
@@ -179,31 +177,7 @@ func (s *Store) readRecords(ctx context.Context, conn *readConn, t *table, names
 		return nil, s.queryError(ctx, err)
 	}
 	defer rows.Close()
-	raw := make([]any, len(names))
-	ptrs := make([]any, len(names))
-	for i := range raw {
-		ptrs[i] = &raw[i]
-	}
-	budget := s.resultBudget()
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, s.queryError(ctx, err)
-		}
-		if err := budget.take(names, raw); err != nil {
-			return nil, ckan.FieldError("limit", err.Error()+"; ask for fewer rows (limit)")
-		}
-		vals := make([]any, len(names))
-		for i := range raw {
-			if vals[i], err = decode(kinds[i], raw[i]); err != nil {
-				return nil, fmt.Errorf("datastore: field %s: %w", names[i], err)
-			}
-		}
-		recs = append(recs, orderedRecord{keys: names, vals: vals})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError(ctx, err)
-	}
-	return recs, nil
+	return s.scanRecords(ctx, rows, names, kinds, "; ask for fewer rows (limit)")
 }
 
 // diffByKey matches rows on key.

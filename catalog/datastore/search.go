@@ -3,6 +3,7 @@ package datastore
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -350,30 +351,9 @@ func (s *Store) Search(ctx context.Context, id string, data map[string]any) (map
 		return nil, s.queryError(ctx, err)
 	}
 	defer rows.Close()
-	var records []orderedRecord
-	raw := make([]any, len(names))
-	ptrs := make([]any, len(names))
-	for i := range raw {
-		ptrs[i] = &raw[i]
-	}
-	budget := s.resultBudget()
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, s.queryError(ctx, err)
-		}
-		if err := budget.take(names, raw); err != nil {
-			return nil, ckan.FieldError("limit", err.Error()+"; ask for fewer rows (limit) or fields")
-		}
-		vals := make([]any, len(names))
-		for i := range raw {
-			if vals[i], err = decode(kinds[i], raw[i]); err != nil {
-				return nil, fmt.Errorf("datastore: field %s: %w", names[i], err)
-			}
-		}
-		records = append(records, orderedRecord{keys: names, vals: vals})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.queryError(ctx, err)
+	records, err := s.scanRecords(ctx, rows, names, kinds, "; ask for fewer rows (limit) or fields")
+	if err != nil {
+		return nil, err
 	}
 	rows.Close()
 	out := map[string]any{"resource_id": id, "fields": fieldsOut, "limit": limit, "include_total": includeTotal,
@@ -542,4 +522,37 @@ func (s *Store) Info(ctx context.Context, id string) (map[string]any, error) {
 		"meta":   map[string]any{"count": count, "table_type": "BASE TABLE", "aliases": []string{}, "size": t.Bytes, "engine": s.d.name},
 		"fields": fields, "primary_key": pk,
 	}, nil
+}
+
+// scanRecords reads every row of rows as a record of the named fields
+// (decoded by kind) within the result budget; past it, a 409 on limit whose
+// message ends with hint.
+func (s *Store) scanRecords(ctx context.Context, rows *sql.Rows, names []string, kinds []kind, hint string) ([]orderedRecord, error) {
+	var records []orderedRecord
+	raw := make([]any, len(names))
+	ptrs := make([]any, len(names))
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	budget := s.resultBudget()
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, s.queryError(ctx, err)
+		}
+		if err := budget.take(names, raw); err != nil {
+			return nil, ckan.FieldError("limit", err.Error()+hint)
+		}
+		vals := make([]any, len(names))
+		for i := range raw {
+			var err error
+			if vals[i], err = decode(kinds[i], raw[i]); err != nil {
+				return nil, fmt.Errorf("datastore: field %s: %w", names[i], err)
+			}
+		}
+		records = append(records, orderedRecord{keys: names, vals: vals})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.queryError(ctx, err)
+	}
+	return records, nil
 }
