@@ -607,6 +607,16 @@ func (s *Server) Validation() string {
 				fmt.Fprintf(&sb, " %s-split 5-fold CV ROC-AUC %.3f, PR-AUC %.3f, balanced accuracy %.3f;", r.Split, r.ROCAUC, r.PRAUC, r.BA)
 			}
 		}
+		if c := t.Conformal; c.Ready() && len(c.Coverage) > 0 {
+			sb.WriteString(" conformal prediction sets (Mondrian, per class) cover")
+			for i, v := range c.Coverage {
+				if i > 0 {
+					sb.WriteString(",")
+				}
+				fmt.Fprintf(&sb, " %.3f at confidence %.2f", v.Overall, v.Confidence)
+			}
+			sb.WriteString(" of held-out half-split out-of-fold examples;")
+		}
 		sb.WriteString(" ")
 	}
 	fmt.Fprintf(&sb, "Reproduce with: %s", s.Bundle.Command)
