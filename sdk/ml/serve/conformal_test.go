@@ -15,7 +15,9 @@ import (
 // testServer serves a small bundle of two tasks on one model: "with" has a
 // conformal predictor, "without" (as in a bundle trained before conformal
 // prediction) has none.
-func testServer(t *testing.T) *Server {
+func testServer(t *testing.T) *Server { return newTestServer(t) }
+
+func newTestServer(t testing.TB) *Server {
 	t.Helper()
 	var recs []ml.Record
 	for _, smi := range []string{"CCO", "CCCO", "CCCCO", "c1ccccc1", "c1ccccc1O", "c1ccccc1N", "CC(=O)O", "CCN", "CCCl", "c1ccncc1"} {
@@ -206,4 +208,42 @@ func checkJSON(t *testing.T, s *Server, body string) {
 	if string(got) != string(want) {
 		t.Errorf("%s:\nEvaluateJSON  %s\nencoding/json %s", body, got, want)
 	}
+}
+
+// FuzzConfidence: any request body with any confidence is answered by
+// both encoders alike (same bytes or same error), without a panic; an
+// accepted confidence is in (0,1).
+func FuzzConfidence(f *testing.F) {
+	for _, seed := range []string{
+		`{"smiles":"CCO","confidence":0.9}`, `{"smiles":["CCO","c1ccccc1O"],"confidence":0.5}`,
+		`{"smiles":"CCO","confidence":1e-300}`, `{"smiles":"CCO","confidence":0.9999999999999999}`,
+		`{"smiles":"CCO","confidence":-0}`, `{"smiles":"CC(C)Xx","confidence":2}`, `{"smiles":"CCO"}`,
+	} {
+		f.Add(seed)
+	}
+	s := newTestServer(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		var in Input
+		if json.Unmarshal([]byte(body), &in) != nil {
+			return
+		}
+		out, werr := s.Evaluate(in)
+		got, err := s.EvaluateJSON(in)
+		if (werr == nil) != (err == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("%s: EvaluateJSON error %v, Evaluate error %v", body, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if in.Confidence != nil && !(*in.Confidence > 0 && *in.Confidence < 1) {
+			t.Fatalf("%s: confidence %v accepted", body, *in.Confidence)
+		}
+		want, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("%s:\nEvaluateJSON  %s\nencoding/json %s", body, got, want)
+		}
+	})
 }
