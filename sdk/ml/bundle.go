@@ -49,6 +49,9 @@ type Task struct {
 	CV      []CVResult
 	// Data summarises the training data (after curation).
 	Data DataSummary
+	// Conformal gives class p-values and prediction sets; nil in a bundle
+	// trained without it, whose task then answers no p-values.
+	Conformal *Conformal
 }
 
 // DataSummary counts the curated training data of a task.

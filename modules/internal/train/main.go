@@ -8,6 +8,7 @@
 // Each model gets 5-fold cross-validation with random and Bemis–Murcko
 // scaffold splits; the learner with the best random-split ROC-AUC is kept,
 // its threshold maximises balanced accuracy on the out-of-fold predictions,
+// which also calibrate its Mondrian conformal predictor (sdk/ml Conformal),
 // and it is refitted on all data.
 package main
 

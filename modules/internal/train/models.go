@@ -139,7 +139,7 @@ func trainMitDys() error {
 	ds := ml.Curate(feat, tasks, recs)
 	log.Printf("MitDys: %d records -> %d structures", len(recs), len(ds.X))
 	spec := mlpSpec([]int{128, 32}, 25)
-	res, thr, cal, err := cvMulti(ds, spec, tasks)
+	res, thr, cal, conf, err := cvMulti(ds, spec, tasks)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func trainMitDys() error {
 	for t, def := range defs {
 		b.Tasks = append(b.Tasks, ml.Task{Key: def.Key, Title: def.Title, Definition: def.Definition,
 			Positive: def.Positive, Negative: def.Negative, Available: true, Model: 0, Output: t, AD: 0,
-			Threshold: thr[t], Calibration: cal[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source)})
+			Threshold: thr[t], Calibration: cal[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source), Conformal: conf[t]})
 	}
 	return writeBundle("aop-mitdys", b)
 }
@@ -289,7 +289,7 @@ func clinicalAI() (*ml.Bundle, error) {
 	var bestSpec ml.Spec
 	var all []ml.CVResult
 	for _, spec := range []ml.Spec{mlpSpec([]int{128, 32}, 25), wide} {
-		res, thr, cal, err := cvMulti(ds, spec, tasks)
+		res, thr, cal, conf, err := cvMulti(ds, spec, tasks)
 		if err != nil {
 			return nil, err
 		}
@@ -298,7 +298,7 @@ func clinicalAI() (*ml.Bundle, error) {
 			best = &ml.Task{Key: clinicalDef.Key, Title: clinicalDef.Title, Definition: clinicalDef.Definition,
 				Positive: clinicalDef.Positive, Negative: clinicalDef.Negative, Available: true,
 				Threshold: thr[0], Calibration: cal[0], Learner: spec.String() + ", multi-task with FDA_APPROVED and 12 Tox21 auxiliary outputs",
-				CV: res[0], Data: ds.Summary(0, clinicalDef.Source)}
+				CV: res[0], Data: ds.Summary(0, clinicalDef.Source), Conformal: conf[0]}
 			bestSpec = spec
 		}
 	}

@@ -79,7 +79,7 @@ func trainMultitask() error {
 	ds := ml.Curate(feat, keys, recs)
 	log.Printf("Multitask: %d records -> %d structures", len(recs), len(ds.X))
 	spec := mlpSpec([]int{128, 32}, 15)
-	res, thr, cal, err := cvMulti(ds, spec, keys)
+	res, thr, cal, conf, err := cvMulti(ds, spec, keys)
 	if err != nil {
 		return err
 	}
@@ -109,6 +109,7 @@ func trainMultitask() error {
 			}
 			task.Available, task.Model, task.Output, task.AD = true, 0, out, 0
 			task.Threshold, task.Calibration, task.Learner, task.CV, task.Data = thr[out], cal[out], spec.String(), res[out], ds.Summary(out, src)
+			task.Conformal = conf[out]
 			out++
 		}
 		b.Tasks = append(b.Tasks, task)

@@ -74,6 +74,7 @@ func selectAndFitNF(ds *ml.Dataset, t int, specs []ml.Spec, def taskDef, nf int)
 		results = append(results, specRes...)
 		if auc := specRes[0].ROCAUC; auc > bestAUC {
 			bestAUC, best, task.Threshold, task.Calibration = auc, spec, thr, cal
+			task.Conformal = ml.FitConformal(y, oofs["random"], *seed)
 		}
 	}
 	// Keep the chosen learner's results first.
@@ -117,8 +118,8 @@ func logScore(key string, r ml.CVResult) {
 
 // cvMulti cross-validates a multi-output spec (an MLP) over all tasks of ds
 // with folds stratified on the union of positives, and returns per-task
-// results and thresholds.
-func cvMulti(ds *ml.Dataset, spec ml.Spec, keys []string) ([][]ml.CVResult, []float64, []ml.Calibration, error) {
+// results, thresholds, calibrations and conformal predictors.
+func cvMulti(ds *ml.Dataset, spec ml.Spec, keys []string) ([][]ml.CVResult, []float64, []ml.Calibration, []*ml.Conformal, error) {
 	any := make([]bool, len(ds.Y))
 	for r, yr := range ds.Y {
 		for _, v := range yr {
@@ -132,11 +133,12 @@ func cvMulti(ds *ml.Dataset, spec ml.Spec, keys []string) ([][]ml.CVResult, []fl
 	res := make([][]ml.CVResult, T)
 	thr := make([]float64, T)
 	cal := make([]ml.Calibration, T)
+	conf := make([]*ml.Conformal, T)
 	oofs := map[string][][]float64{}
 	for _, split := range splitNames {
 		oof, err := ml.CrossValidate(spec, ds.X, ds.Y, feat.NumFeatures(), splits[split], *folds)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		oofs[split] = oof
 	}
@@ -155,13 +157,14 @@ func cvMulti(ds *ml.Dataset, spec ml.Spec, keys []string) ([][]ml.CVResult, []fl
 		}
 		cal[t] = calibrate(spec, y, ps)
 		thr[t] = ml.BestThreshold(y, ps["random"])
+		conf[t] = ml.FitConformal(y, ps["random"], *seed)
 		for _, split := range splitNames {
 			r := ml.CVResult{Learner: spec.String(), Split: split, Scores: ml.Score(y, ps[split], thr[t])}
 			logScore(keys[t], r)
 			res[t] = append(res[t], r)
 		}
 	}
-	return res, thr, cal, nil
+	return res, thr, cal, conf, nil
 }
 
 // calibrate fits Platt scaling to the random-split out-of-fold
@@ -201,6 +204,7 @@ func cvReport(b *ml.Bundle) string {
 		for _, r := range t.CV {
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", r.Learner, r.Split, f3(r.ROCAUC), f3(r.PRAUC), f3(r.BA))
 		}
+		conformalReport(&sb, t)
 	}
 	return sb.String()
 }
@@ -224,4 +228,19 @@ func adSet(ds *ml.Dataset, threshold float64, tasks ...int) *ml.ADSet {
 		}
 	}
 	return ml.NewADSet(fps, threshold, 3)
+}
+
+// conformalReport renders the measured coverage of a task's conformal
+// prediction sets.
+func conformalReport(sb *strings.Builder, t ml.Task) {
+	c := t.Conformal
+	if !c.Ready() {
+		return
+	}
+	fmt.Fprintf(sb, "\nConformal prediction (Mondrian, per class): %d random-split out-of-fold predictions (%d %s, %d %s) calibrate the p-values. Coverage measured by calibrating on one seeded stratified half and predicting the other, both ways, averaged:\n\n",
+		len(c.Positive)+len(c.Negative), len(c.Positive), t.Positive, len(c.Negative), t.Negative)
+	fmt.Fprintf(sb, "| confidence | coverage | coverage %s | coverage %s | single-class sets | empty sets |\n|---|---|---|---|---|---|\n", t.Positive, t.Negative)
+	for _, v := range c.Coverage {
+		fmt.Fprintf(sb, "| %.2f | %s | %s | %s | %s | %s |\n", v.Confidence, f3(v.Overall), f3(v.Positive), f3(v.Negative), f3(v.Single), f3(v.Empty))
+	}
 }

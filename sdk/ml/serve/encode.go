@@ -17,6 +17,7 @@ import (
 // rowKeys are the encoded member names (`,"name":`) of one task's columns.
 type rowKeys struct {
 	pred, label, prob, ad, near []byte
+	set, ppos, pneg             []byte
 }
 
 // prepareEncoding precomputes the answer's head and the encoded column names;
@@ -42,9 +43,11 @@ func (s *Server) prepareEncoding() {
 			name = t.Key
 		}
 		s.keys[i] = rowKeys{key(name), key(pre + "label"), key(pre + "probability"),
-			key(pre + "applicability_domain"), key(pre + "nearest_similarities")}
+			key(pre + "applicability_domain"), key(pre + "nearest_similarities"),
+			key(pre + "prediction_set"), key(pre + "p_value_positive"), key(pre + "p_value_negative")}
 	}
 	s.sharedKeys = rowKeys{ad: key("applicability_domain"), near: key("nearest_similarities")}
+	s.confKey = key("confidence")
 	head, err := json.Marshal(Output{Model: s.Bundle.Name, Version: s.Bundle.Version, Tasks: s.Tasks(), Results: []Row{}})
 	if err != nil || len(head) < 3 || string(head[len(head)-3:]) != "[]}" {
 		return
@@ -59,6 +62,10 @@ func (s *Server) EvaluateJSON(in Input) (module.RawJSON, error) {
 		return s.evaluateWithEncodingJSON(in)
 	}
 	list, single, err := in.list()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := in.confidence()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +85,7 @@ func (s *Server) EvaluateJSON(in Input) (module.RawJSON, error) {
 			continue
 		}
 		var ok bool
-		if buf, ok = s.appendRow(buf, smi, preds); !ok {
+		if buf, ok = s.appendRow(buf, smi, preds, conf); !ok {
 			return s.evaluateWithEncodingJSON(in) // a value encoding/json refuses: its error
 		}
 	}
@@ -100,7 +107,7 @@ func (s *Server) evaluateWithEncodingJSON(in Input) (module.RawJSON, error) {
 // appendRow appends the row that Row would lay out for preds, as
 // Row.MarshalJSON encodes it; ok is false for a value encoding/json refuses
 // (NaN or infinite probability).
-func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction) ([]byte, bool) {
+func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction, confidence float64) ([]byte, bool) {
 	b = append(b, `{"smiles":`...)
 	b = appendString(b, smiles)
 	ok := true
@@ -129,6 +136,27 @@ func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction) ([]by
 	if shared != nil {
 		b = appendDomain(b, &s.sharedKeys, shared, &ok)
 	}
+	for i := range preds {
+		k := &s.keys[i]
+		c := Conformal(preds[i], confidence)
+		if !c.OK {
+			b = append(append(b, k.set...), "null"...)
+			b = append(append(b, k.ppos...), "null"...)
+			b = append(append(b, k.pneg...), "null"...)
+			continue
+		}
+		b = append(append(b, k.set...), '[')
+		for j, l := range c.Set {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, l)
+		}
+		b = append(b, ']')
+		b = appendFloat(append(b, k.ppos...), c.PPositive, &ok)
+		b = appendFloat(append(b, k.pneg...), c.PNegative, &ok)
+	}
+	b = appendFloat(append(b, s.confKey...), confidence, &ok)
 	return append(b, '}'), ok
 }
 

@@ -30,17 +30,37 @@ const MaxBatch = 1000
 // calls every model at the limit and just over it).
 const MaxSMILESLength = 4000
 
+// DefaultConfidence is the confidence of the conformal prediction sets when
+// a request names none.
+const DefaultConfidence = 0.9
+
 // Input is the request body of a structure-based endpoint.
 type Input struct {
 	// SMILES is one SMILES string or a list of up to MaxBatch.
 	SMILES json.RawMessage `json:"smiles"`
+	// Confidence is the confidence level of the conformal prediction sets,
+	// in (0,1); nil means DefaultConfidence.
+	Confidence *float64 `json:"confidence,omitempty"`
+}
+
+// confidence returns the requested confidence level, or an invalid-input
+// error outside (0,1).
+func (in Input) confidence() (float64, error) {
+	if in.Confidence == nil {
+		return DefaultConfidence, nil
+	}
+	c := *in.Confidence
+	if !(c > 0 && c < 1) {
+		return 0, module.InvalidInput("confidence", "must be a number strictly between 0 and 1, e.g. 0.9; got %g", c)
+	}
+	return c, nil
 }
 
 // InputSchema is the JSON Schema of Input.
 // A list's items have no length bounds in it: an empty or too long SMILES
 // of a list gets its row's error (Predict checks), as an unreadable one does.
-var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]}}}`,
-	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch)
+var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]},"confidence":{"description":"confidence level of the conformal prediction sets (prediction_set holds the classes whose p-value exceeds 1 - confidence); default %g","type":"number","exclusiveMinimum":0,"exclusiveMaximum":1,"default":%g}}}`,
+	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch, DefaultConfidence, DefaultConfidence)
 
 // Example is the original platform's example request.
 const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
@@ -192,6 +212,7 @@ type Server struct {
 	head       []byte
 	keys       []rowKeys
 	sharedKeys rowKeys
+	confKey    []byte
 }
 
 // New decodes a bundle (as embedded by a module) and prepares its server.
@@ -251,7 +272,11 @@ func (s *Server) makeColumns() []string {
 	if s.sharedAD >= 0 {
 		cols = append(cols, "applicability_domain", "nearest_similarities")
 	}
-	return cols
+	for i := range s.Bundle.Tasks {
+		p := s.prefix(&s.Bundle.Tasks[i])
+		cols = append(cols, p+"prediction_set", p+"p_value_positive", p+"p_value_negative")
+	}
+	return append(cols, "confidence")
 }
 
 // Columns returns the column order of the result rows (for module.Endpoint.Table).
@@ -279,6 +304,9 @@ type TaskInfo struct {
 	Learner    string  `json:"learner,omitempty"`
 	// ADRule states the applicability-domain rule of the task.
 	ADRule string `json:"applicability_domain_rule,omitempty"`
+	// Conformal states how the p-values and prediction sets are calibrated
+	// and their measured coverage, or that the task has none.
+	Conformal string `json:"conformal,omitempty"`
 }
 
 // Tasks describes the bundle's tasks.
@@ -292,6 +320,7 @@ func (s *Server) Tasks() []TaskInfo {
 			ti.Positive, ti.Negative, ti.Threshold, ti.Learner = t.Positive, t.Negative, round4(t.Threshold), t.Learner
 			ti.ADRule = fmt.Sprintf("in AD when at least %d of the %d training structures have Dice similarity > %g on Morgan radius-3 1024-bit fingerprints",
 				ad.MinNeighbours, ad.Len(), ad.Threshold)
+			ti.Conformal = conformalText(t.Conformal)
 		}
 		out[i] = ti
 	}
@@ -304,11 +333,15 @@ func (s *Server) Evaluate(in Input) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
+	conf, err := in.confidence()
+	if err != nil {
+		return Output{}, err
+	}
 	out := Output{Model: s.Bundle.Name, Version: s.Bundle.Version, Tasks: s.Tasks(), Results: make([]Row, len(list))}
 	dense := make([]float32, s.maxFeatures())
 	single := len(fields) == 1 && fields[0] == "smiles"
 	for i, smi := range list {
-		row, err := s.Row(smi, dense)
+		row, err := s.RowAt(smi, dense, conf)
 		if err != nil {
 			if single {
 				return Output{}, module.InvalidInput(fields[i], "%v", err)
@@ -364,8 +397,14 @@ func (s *Server) Predict(smiles string, dense []float32) ([]ml.Prediction, error
 	return s.Bundle.Predict(x, fp, dense), nil
 }
 
-// Row predicts one SMILES and lays the answer out as a result row.
+// Row predicts one SMILES and lays the answer out as a result row, with
+// prediction sets at DefaultConfidence.
 func (s *Server) Row(smiles string, dense []float32) (Row, error) {
+	return s.RowAt(smiles, dense, DefaultConfidence)
+}
+
+// RowAt is Row with prediction sets at confidence.
+func (s *Server) RowAt(smiles string, dense []float32, confidence float64) (Row, error) {
 	preds, err := s.Predict(smiles, dense)
 	if err != nil {
 		return Row{}, err
@@ -404,7 +443,60 @@ func (s *Server) Row(smiles string, dense []float32) (Row, error) {
 		r.Set("applicability_domain", adText(*shared))
 		r.Set("nearest_similarities", shared.Nearest)
 	}
+	for i := range preds {
+		p := &preds[i]
+		pre := s.prefix(p.Task)
+		c := Conformal(*p, confidence)
+		if !c.OK {
+			r.Set(pre+"prediction_set", nil)
+			r.Set(pre+"p_value_positive", nil)
+			r.Set(pre+"p_value_negative", nil)
+			continue
+		}
+		r.Set(pre+"prediction_set", c.Set)
+		r.Set(pre+"p_value_positive", c.PPositive)
+		r.Set(pre+"p_value_negative", c.PNegative)
+	}
+	r.Set("confidence", confidence)
 	return r, nil
+}
+
+// ConformalAnswer is a task's conformal answer for one molecule.
+type ConformalAnswer struct {
+	// OK is false for a task that is unavailable or has no conformal calibration.
+	OK bool
+	// PPositive and PNegative are the class p-values (rounded to 4 digits).
+	PPositive, PNegative float64
+	// Set lists the class labels whose p-value exceeds 1 − confidence,
+	// positive first; empty (not nil) when none does.
+	Set []string
+}
+
+// Conformal computes the p-values and prediction set of prediction p at confidence.
+func Conformal(p ml.Prediction, confidence float64) ConformalAnswer {
+	t := p.Task
+	if !t.Available || !t.Conformal.Ready() {
+		return ConformalAnswer{}
+	}
+	pp, pn := t.Conformal.PValues(p.Probability)
+	// The set compares the exact p-values; the answer shows them rounded.
+	a := ConformalAnswer{OK: true, PPositive: round4(pp), PNegative: round4(pn), Set: []string{}}
+	eps := ml.Significance(confidence)
+	if pp > eps {
+		a.Set = append(a.Set, t.Positive)
+	}
+	if pn > eps {
+		a.Set = append(a.Set, t.Negative)
+	}
+	return a
+}
+
+// conformalText describes a task's conformal calibration for TaskInfo.
+func conformalText(c *ml.Conformal) string {
+	if !c.Ready() {
+		return "no conformal calibration in this model's bundle: p_value_positive, p_value_negative and prediction_set are null"
+	}
+	return c.String()
 }
 
 func (s *Server) maxFeatures() int {
@@ -497,7 +589,7 @@ func (s *Server) OutputDescription() string {
 	var sb strings.Builder
 	sb.WriteString("model, version, tasks (definition, threshold, learner, AD rule) and results: one row per input SMILES with ")
 	sb.WriteString(strings.Join(s.columns, ", "))
-	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures. A SMILES of a list that cannot be read leaves its row in place with only smiles and error {message, field, position}; the other rows are scored (a single SMILES that cannot be read is refused with 422). CSV on Accept: text/csv, with an error column.")
+	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures; p_value_positive and p_value_negative are the Mondrian conformal p-values of the two classes, and prediction_set lists the class labels whose p-value exceeds 1 - confidence (the request's confidence, default 0.9): one label, both (uncertain) or none (unlike the training data); they are null for a task without conformal calibration (tasks[].conformal says so, or states the measured coverage). A SMILES of a list that cannot be read leaves its row in place with only smiles and error {message, field, position}; the other rows are scored (a single SMILES that cannot be read is refused with 422). CSV on Accept: text/csv, with an error column.")
 	return sb.String()
 }
 
@@ -514,6 +606,16 @@ func (s *Server) Validation() string {
 			if r.Learner == t.Learner {
 				fmt.Fprintf(&sb, " %s-split 5-fold CV ROC-AUC %.3f, PR-AUC %.3f, balanced accuracy %.3f;", r.Split, r.ROCAUC, r.PRAUC, r.BA)
 			}
+		}
+		if c := t.Conformal; c.Ready() && len(c.Coverage) > 0 {
+			sb.WriteString(" conformal prediction sets (Mondrian, per class) cover")
+			for i, v := range c.Coverage {
+				if i > 0 {
+					sb.WriteString(",")
+				}
+				fmt.Fprintf(&sb, " %.3f at confidence %.2f", v.Overall, v.Confidence)
+			}
+			sb.WriteString(" of held-out half-split out-of-fold examples;")
 		}
 		sb.WriteString(" ")
 	}

@@ -99,6 +99,71 @@ func CheckCommon(t *testing.T, s *serve.Server) {
 	if !errors.As(err, &e) || e.Kind != abi.KindInvalidInput || e.Field != "smiles" || !strings.Contains(e.Message, "position 5") {
 		t.Fatalf("bad single SMILES: %v", err)
 	}
+	CheckConformal(t, s)
+}
+
+// CheckConformal checks the conformal columns of every task: with a
+// conformal calibration, p-values in (0,1] and a prediction set of the
+// task's labels whose p-value exceeds 1 − confidence, at the default and a
+// requested confidence; without one, null columns and a task note saying so.
+func CheckConformal(t *testing.T, s *serve.Server) {
+	t.Helper()
+	const smi = "C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"
+	preds, err := s.Predict(smi, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := s.Tasks()
+	for _, conf := range []float64{serve.DefaultConfidence, 0.5} {
+		out, err := Eval(t, s, fmt.Sprintf(`{"smiles":%q,"confidence":%g}`, smi, conf))
+		if err != nil {
+			t.Fatalf("confidence %g: %v", conf, err)
+		}
+		row := out.Results[0]
+		if v, _ := row.Get("confidence"); v != conf {
+			t.Errorf("confidence column %v, want %v", v, conf)
+		}
+		for i, p := range preds {
+			pre := ""
+			if len(s.Bundle.Tasks) > 1 {
+				pre = p.Task.Key + "_"
+			}
+			set, _ := row.Get(pre + "prediction_set")
+			pp, _ := row.Get(pre + "p_value_positive")
+			pn, _ := row.Get(pre + "p_value_negative")
+			if !p.Task.Available || !p.Task.Conformal.Ready() {
+				if set != nil || pp != nil || pn != nil {
+					t.Errorf("%s: task without conformal calibration answers %v %v %v", p.Task.Key, set, pp, pn)
+				}
+				if p.Task.Available && !strings.Contains(infos[i].Conformal, "no conformal calibration") {
+					t.Errorf("%s: task note %q does not say it has no conformal calibration", p.Task.Key, infos[i].Conformal)
+				}
+				continue
+			}
+			a := serve.Conformal(p, conf)
+			if !(a.PPositive > 0 && a.PPositive <= 1 && a.PNegative > 0 && a.PNegative <= 1) {
+				t.Errorf("%s: p-values %v %v", p.Task.Key, a.PPositive, a.PNegative)
+			}
+			labels, _ := set.([]string)
+			if fmt.Sprint(labels) != fmt.Sprint(a.Set) || pp != a.PPositive || pn != a.PNegative {
+				t.Errorf("%s at %g: set %v p %v %v, want %v p %v %v", p.Task.Key, conf, set, pp, pn, a.Set, a.PPositive, a.PNegative)
+			}
+			for _, l := range labels {
+				if l != p.Task.Positive && l != p.Task.Negative {
+					t.Errorf("%s: set label %q is not one of the task's", p.Task.Key, l)
+				}
+			}
+			if !strings.Contains(infos[i].Conformal, "measured coverage") {
+				t.Errorf("%s: task note %q does not state the measured coverage", p.Task.Key, infos[i].Conformal)
+			}
+		}
+	}
+	CheckJSON(t, s, fmt.Sprintf(`{"smiles":[%q,"CCO"],"confidence":0.95}`, smi))
+	_, err = Eval(t, s, `{"smiles":"CCO","confidence":1}`)
+	var e *abi.Error
+	if !errors.As(err, &e) || e.Kind != abi.KindInvalidInput || e.Field != "confidence" {
+		t.Errorf("confidence 1: %v", err)
+	}
 }
 
 // Probability returns the probability of the task with the given key for smiles.
