@@ -187,7 +187,8 @@ train-check:
 # postgresql for the DataStore tests (they start their own server; see
 # catalog/datastore/pgtest), haproxy for the cluster test (the load
 # balancer in front of three gateways), python3-rdflib for the DCAT tests, and bibutils,
-# python3-citeproc and libxml2-utils (xmllint) that read the citations. The tests
+# python3-citeproc and libxml2-utils (xmllint) that read the citations, and npm
+# (make web-vendor fetches tus-js-client for the resource form). The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
 	command -v chromium >/dev/null 2>&1 || echo chromium; \
@@ -199,7 +200,8 @@ MISSING_PKGS = $(strip $(shell \
 	python3 -c 'import rdflib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import rdflib' >/dev/null 2>&1 || echo python3-rdflib; \
 	command -v bib2xml >/dev/null 2>&1 || echo bibutils; \
 	python3 -c 'import citeproc' >/dev/null 2>&1 || /usr/bin/python3 -c 'import citeproc' >/dev/null 2>&1 || echo python3-citeproc; \
-	command -v xmllint >/dev/null 2>&1 || echo libxml2-utils))
+	command -v xmllint >/dev/null 2>&1 || echo libxml2-utils; \
+	command -v npm >/dev/null 2>&1 || echo npm))
 
 # The Debian packages of the benchmark peer (bench/peer-flask: the original
 # stack, Flask + RDKit + scikit-learn under gunicorn) that are not installed.
