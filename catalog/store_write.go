@@ -90,11 +90,14 @@ type recordKind[R storedRecord] struct {
 // update is lost.
 func mutate[R storedRecord](ctx context.Context, s *Service, k *recordKind[R], id string, change func(base R) (R, error)) (R, error) {
 	var zero R
+	// The wait counts from the write's arrival, not from when it got the
+	// record's lock: writers queued behind one that waits out another
+	// process's claim do not each wait writeWait again.
+	give := time.Now().Add(writeWait)
 	defer s.lockFor(id)()
 	// The read model is current (requests sync first and this process's
 	// writes to id are serialized); after a lost race, read the store.
 	base := k.cached(id)
-	give := time.Now().Add(writeWait)
 	for attempt := 0; attempt < maxAttempts || time.Now().Before(give); attempt++ {
 		if attempt > 0 || base == zero {
 			var err error
