@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"toxgate/internal/testenv"
 
 	"github.com/chromedp/chromedp"
 
@@ -23,7 +24,7 @@ import (
 func TestWebResourceUploadTus(t *testing.T) {
 	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
 	if resp, _, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/tus.min.js", nil, nil); err != nil || resp.StatusCode != 200 {
-		if os.Getenv("CI") == "true" {
+		if testenv.CI() {
 			t.Fatalf("the gateway serves no tus-js-client (make web-vendor): %v", err)
 		}
 		t.Skip("the gateway was built without tus-js-client (no npm): the form uploads with multipart")
