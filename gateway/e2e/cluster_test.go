@@ -74,7 +74,7 @@ func startCluster(t testing.TB) *cluster {
 		if errs[i] != nil {
 			t.Fatalf("gateway %d: %v", i, errs[i])
 		}
-		t.Cleanup(func() { g.Stop() })
+		t.Cleanup(func() { g.Close() })
 	}
 	c.lb = startBalancer(t, c.addrs)
 	for i := range c.gws {

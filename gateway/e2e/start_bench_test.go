@@ -51,7 +51,7 @@ func BenchmarkGatewayStart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer g.Stop()
+		defer g.Close()
 		until := func(path string) time.Duration {
 			deadline := time.Now().Add(10 * time.Minute)
 			for time.Now().Before(deadline) {

@@ -104,6 +104,7 @@ type Gateway struct {
 	exited  chan struct{}
 	waitErr error
 	stopped bool
+	ownsDir bool // DataDir was made by Launch; Close removes it
 }
 
 // Option changes how a gateway is started.
@@ -145,7 +146,7 @@ func WithoutReadyWait() Option { return func(c *startConfig) { c.noReady = true 
 // Start runs a gateway for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Gateway {
 	t.Helper()
-	g, err := Launch(Build(t), opts...)
+	g, err := Launch(Build(t), append([]Option{WithDataDir(t.TempDir())}, opts...)...)
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
@@ -155,17 +156,23 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 }
 
 // Launch starts a gateway outside of a test (for benchmarks and tools); the
-// caller must Stop it. Its data directory is a new temporary directory unless
-// WithDataDir is given.
+// caller must Close it. Its data directory is a new temporary directory,
+// which Close removes, unless WithDataDir is given.
 func Launch(bins Binaries, opts ...Option) (g *Gateway, err error) {
 	sc := startConfig{ready: readyWithin}
 	for _, o := range opts {
 		o(&sc)
 	}
-	if sc.dataDir == "" {
+	owned := sc.dataDir == ""
+	if owned {
 		if sc.dataDir, err = os.MkdirTemp("", "toxgate-gw-"); err != nil {
 			return nil, err
 		}
+		defer func() {
+			if err != nil {
+				_ = os.RemoveAll(sc.dataDir)
+			}
+		}()
 	}
 	modulesDir := bins.Modules
 	if _, err := os.Stat(modulesDir); err != nil || !sc.allModules {
@@ -190,7 +197,7 @@ func Launch(bins Binaries, opts ...Option) (g *Gateway, err error) {
 		"TOXGATE_CONFIG=",
 	)
 	env = append(env, sc.env...)
-	g = &Gateway{DataDir: sc.dataDir, Env: env, bins: bins}
+	g = &Gateway{DataDir: sc.dataDir, Env: env, bins: bins, ownsDir: owned}
 	g.fatalf = func(format string, args ...any) { err = fmt.Errorf(format, args...); panic(errLaunch) }
 	g.errorf = func(format string, args ...any) {}
 	defer func() {
@@ -209,18 +216,45 @@ var (
 	cacheDir  string
 )
 
-// sharedCacheDir is one wazero compilation cache for every gateway this
-// process starts, so that each module is compiled once per test process.
+// cacheKeep is how long an unused entry stays in the harness's compilation
+// cache: entries of modules no build produces any more go after it.
+const cacheKeep = 72 * time.Hour
+
+// sharedCacheDir is one wazero compilation cache for every gateway the
+// tests start (in the user's cache directory, like Go's build cache), so
+// that each module is compiled once, not once per test process. wazero
+// writes entries by rename, so processes share it safely; entries not
+// written within cacheKeep are removed when a process first uses it.
 func sharedCacheDir(fallback string) string {
 	cacheOnce.Do(func() {
-		if d, err := os.MkdirTemp("", "toxgate-harness-wazero-"); err == nil {
-			cacheDir = d
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return
 		}
+		d := filepath.Join(base, "toxgate", "test-wazero-cache")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return
+		}
+		pruneCache(d, time.Now().Add(-cacheKeep))
+		cacheDir = d
 	})
 	if cacheDir == "" {
 		return filepath.Join(fallback, "wazero-cache")
 	}
 	return cacheDir
+}
+
+// pruneCache removes the files under dir last written before cutoff.
+func pruneCache(dir string, cutoff time.Time) {
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().Before(cutoff) {
+			_ = os.Remove(path)
+		}
+		return nil
+	})
 }
 
 func pluginPrograms(b Binaries) string {
@@ -356,6 +390,18 @@ func (g *Gateway) Stop() int {
 	}
 	<-g.exited
 	return g.cmd.ProcessState.ExitCode()
+}
+
+// Close stops the gateway and removes the data directory Launch made for it
+// (a directory given with WithDataDir stays). It returns Stop's exit code.
+func (g *Gateway) Close() int {
+	code := g.Stop()
+	if g.ownsDir {
+		if err := os.RemoveAll(g.DataDir); err != nil {
+			g.errorf("harness: remove %s: %v", g.DataDir, err)
+		}
+	}
+	return code
 }
 
 // Wait waits for the process to exit by itself (after Signal) and returns its exit code.

@@ -79,13 +79,13 @@ func BenchmarkIdleRSS(b *testing.B) {
 		idle += settle(g)
 		first += float64(call(g).Microseconds()) / 1000
 		second += float64(call(g).Microseconds()) / 1000
-		g.Stop()
+		g.Close()
 		g, err = harness.Launch(bins, harness.WithAllModules(), harness.WithEnv("TOXGATE_MODULES_REQUIRE_TOKEN=false", "TOXGATE_MODULES_IDLE_RELEASE=-1s"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		warm += settle(g)
-		g.Stop()
+		g.Close()
 	}
 	n := float64(b.N)
 	b.ReportMetric(0, "ns/op")

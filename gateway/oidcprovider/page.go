@@ -11,7 +11,7 @@ import (
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · toxgate</title><link rel="stylesheet" href="/static/toxgate.css"></head>
-<body><main><div class="card narrow"><h1>{{.Title}}</h1><p>{{.Text}}</p><p><a href="/dashboard">Your toxgate dashboard</a></p></div></main></body></html>
+<body><main><div class="card narrow" id="provider-message"><h1>{{.Title}}</h1><p>{{.Text}}</p><p><a href="/dashboard">Your toxgate dashboard</a></p></div></main></body></html>
 `))
 
 // continueTemplate moves the browser on to the next step of a sign-in.

@@ -165,8 +165,8 @@ func TestOAuth2ProxyInChromium(t *testing.T) {
 
 	bctx, bob := browse("bob")
 	login(bob, "bob", "bob-password")
-	bob("refused", chromedp.WaitVisible(C("h1")))
-	if body := text(bctx, "body"); !strings.Contains(body, "admits only users with the role notebooks") {
+	bob("refused", chromedp.WaitVisible(C("#provider-message")))
+	if body := text(bctx, "#provider-message"); !strings.Contains(body, "admits only users with the role notebooks") {
 		t.Errorf("bob without the role sees %.500s", body)
 	}
 	if loc, _ := chromedp.Run(bctx, chromedp.Location()); strings.HasPrefix(loc, proxy) {

@@ -276,8 +276,7 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 		return err
 	}
 	defer func() {
-		gw.Stop()
-		os.RemoveAll(gw.DataDir)
+		gw.Close()
 	}()
 	env := &Env{Gateway: gw, BareURL: bareURL, Opts: loadgen.Options{Conns: conns, Duration: dur}}
 	var other *Env
@@ -294,8 +293,7 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 			return fmt.Errorf("-vs %s: %w", vs, err)
 		}
 		defer func() {
-			ogw.Stop()
-			os.RemoveAll(ogw.DataDir)
+			ogw.Close()
 		}()
 		other = &Env{Gateway: ogw, BareURL: bareURL, Opts: env.Opts}
 		fmt.Printf("each subject also on the gateway of %s (\"vs\"), alternating\n", vs)
@@ -401,8 +399,7 @@ func run(conns int, dur time.Duration, rounds int, only, vs string) error {
 		}
 		fmt.Println()
 		if env.Gateway != gw {
-			env.Gateway.Stop()
-			os.RemoveAll(env.Gateway.DataDir)
+			env.Gateway.Close()
 		}
 	}
 	if failed {
