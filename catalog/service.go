@@ -16,6 +16,7 @@ import (
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
 	"toxgate/catalog/filestore"
+	"toxgate/catalog/internal/groupcommit"
 	"toxgate/plugins/contract"
 )
 
@@ -90,7 +91,7 @@ type Service struct {
 	locks  map[string]*keyLock
 	// marks queues the changes waiting to be recorded in the change
 	// marker; one goroutine at a time records all of them (record).
-	marks markQueue
+	marks *groupcommit.Queue[changeEntry]
 	// lastMarker is the marker this process last wrote (nil: unknown);
 	// used only by the goroutine recording changes.
 	lastMarker *marker
@@ -185,6 +186,11 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
 		files: opts.Files, vs: newVersionStore(db)}
 	s.c.groups = newStoreGroups(&s.c, !opts.ConcurrentWrites)
+	s.marks = groupcommit.New(markerKeep, func(ctx context.Context, batch []changeEntry) []error {
+		ctx, cancel := context.WithTimeout(ctx, groupTimeout)
+		defer cancel()
+		return groupcommit.All(len(batch), s.recordAll(ctx, batch))
+	})
 	if s.files == nil {
 		fs, err := filestore.New(ctx, db, filestore.Config{Backend: filestore.BackendMongoDB}, opts.Logger)
 		if err != nil {

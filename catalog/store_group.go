@@ -10,13 +10,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"toxgate/catalog/internal/groupcommit"
 )
 
 // Group commit: concurrent writers of this process share store round
 // trips. Each insert into a grouped collection (the records' creations,
-// the claims, the activities) joins a queue; one goroutine at a time
-// takes everything queued and writes it with one unordered InsertMany,
-// then tells each writer the outcome of its own document. A writer
+// the claims, the activities) joins a queue (catalog/internal/groupcommit);
+// one goroutine at a time takes everything queued and writes it with one
+// unordered InsertMany, then tells each writer the outcome of its own
+// document. A writer
 // returns only once the InsertMany that held its document has been
 // acknowledged by the store (durable there), and a duplicate _id or name
 // is reported to the writer of that document alone, so the claim of a
@@ -49,19 +52,9 @@ type storeGroups struct {
 
 // insertGroup combines concurrent inserts into one collection.
 type insertGroup struct {
-	coll    *mongo.Collection
-	gate    *storeGroups
-	mu      sync.Mutex
-	pending []*pendingInsert
-	running bool
-}
-
-// pendingInsert is one document waiting for its batch; err is set and
-// done closed once the batch is written.
-type pendingInsert struct {
-	doc  any
-	err  error
-	done chan struct{}
+	coll *mongo.Collection
+	gate *storeGroups
+	q    groupcommit.Queue[any]
 }
 
 func newStoreGroups(c *recordStore, exclusive bool) *storeGroups {
@@ -72,6 +65,7 @@ func newStoreGroups(c *recordStore, exclusive bool) *storeGroups {
 	}{{&g.datasets, c.datasets}, {&g.orgs, c.orgs}, {&g.vocabs, c.vocabs}, {&g.claims, c.claims},
 		{&g.activity, c.activity}, {&g.actData, c.activityDataColl}} {
 		ig.g.coll, ig.g.gate = ig.coll, g
+		ig.g.q = groupcommit.Queue[any]{Max: groupMax, Write: ig.g.write}
 	}
 	return g
 }
@@ -113,73 +107,34 @@ func (c recordStore) insertOne(ctx context.Context, coll *mongo.Collection, doc 
 
 // insert queues doc and waits for its batch to be written.
 func (g *insertGroup) insert(ctx context.Context, doc any) error {
-	p := &pendingInsert{doc: doc, done: make(chan struct{})}
-	g.mu.Lock()
-	g.pending = append(g.pending, p)
-	if !g.running {
-		g.running = true
-		go g.drain(context.WithoutCancel(ctx))
-	}
-	g.mu.Unlock()
-	select {
-	case <-p.done:
-		return p.err
-	case <-ctx.Done():
+	err := g.q.Submit(ctx, doc)
+	if err != nil && err == ctx.Err() {
 		// the document may still be written; the write is not
 		// acknowledged
-		return fmt.Errorf("insert into %s: %w", g.coll.Name(), ctx.Err())
+		return fmt.Errorf("insert into %s: %w", g.coll.Name(), err)
 	}
+	return err
 }
 
-// drain writes the queued documents, batch after batch, until none is
-// left.
-func (g *insertGroup) drain(ctx context.Context) {
-	for {
-		g.mu.Lock()
-		n := min(len(g.pending), groupMax)
-		if n == 0 {
-			g.running = false
-			g.mu.Unlock()
-			return
-		}
-		batch := g.pending[:n:n]
-		g.pending = g.pending[n:]
-		g.mu.Unlock()
-		g.write(ctx, batch)
-	}
-}
-
-// write inserts one batch with one unordered InsertMany and hands each
-// document its outcome.
-func (g *insertGroup) write(ctx context.Context, batch []*pendingInsert) {
+// write inserts one batch with one unordered InsertMany and answers each
+// document's outcome.
+func (g *insertGroup) write(ctx context.Context, docs []any) []error {
 	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
-	docs := make([]any, len(batch))
-	for i, p := range batch {
-		docs[i] = p.doc
-	}
 	release := g.gate.lockGate()
 	_, err := g.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	release()
-	errs := make([]error, len(batch))
 	var bwe mongo.BulkWriteException
-	switch {
-	case err == nil:
-	case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
-		for _, we := range bwe.WriteErrors {
-			if we.Index >= 0 && we.Index < len(errs) {
-				errs[we.Index] = mongo.WriteException{WriteErrors: mongo.WriteErrors{we.WriteError}}
-			}
-		}
-	default:
-		for i := range errs {
-			errs[i] = err
+	if err == nil || !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+		return groupcommit.All(len(docs), err)
+	}
+	errs := make([]error, len(docs))
+	for _, we := range bwe.WriteErrors {
+		if we.Index >= 0 && we.Index < len(errs) {
+			errs[we.Index] = mongo.WriteException{WriteErrors: mongo.WriteErrors{we.WriteError}}
 		}
 	}
-	for i, p := range batch {
-		p.err = errs[i]
-		close(p.done)
-	}
+	return errs
 }
 
 // upsertNew writes doc under id, as a ReplaceOne with upsert would: as a

@@ -218,74 +218,16 @@ func isDup(err error) bool { return mongo.IsDuplicateKeyError(err) }
 // the changes queued while one is being written are recorded together by
 // the next, as one compare-and-set that raises the number by their count.
 func (s *Service) record(ctx context.Context, kind, id string) error {
-	return s.marks.add(ctx, changeEntry{Kind: kind, ID: id}, s.recordAll)
-}
-
-// markQueue is the queue of changes waiting for the marker.
-type markQueue struct {
-	mu      sync.Mutex
-	pending []*pendingMark
-	running bool
-}
-
-// pendingMark is one change waiting; err is set and done closed once it
-// is recorded.
-type pendingMark struct {
-	e    changeEntry
-	err  error
-	done chan struct{}
-}
-
-// add queues e and waits until write has recorded it.
-func (q *markQueue) add(ctx context.Context, e changeEntry, write func(context.Context, []changeEntry) error) error {
-	p := &pendingMark{e: e, done: make(chan struct{})}
-	q.mu.Lock()
-	q.pending = append(q.pending, p)
-	if !q.running {
-		q.running = true
-		go q.drain(context.WithoutCancel(ctx), write)
+	if err := s.marks.Submit(ctx, changeEntry{Kind: kind, ID: id}); err != nil {
+		return fmt.Errorf("record change of %s: %w", id, err)
 	}
-	q.mu.Unlock()
-	select {
-	case <-p.done:
-		return p.err
-	case <-ctx.Done():
-		return fmt.Errorf("record change of %s: %w", e.ID, ctx.Err())
-	}
-}
-
-// drain records the queued changes, markerKeep at a time, until none is
-// left.
-func (q *markQueue) drain(ctx context.Context, write func(context.Context, []changeEntry) error) {
-	for {
-		q.mu.Lock()
-		n := min(len(q.pending), markerKeep)
-		if n == 0 {
-			q.running = false
-			q.mu.Unlock()
-			return
-		}
-		batch := q.pending[:n:n]
-		q.pending = q.pending[n:]
-		q.mu.Unlock()
-		entries := make([]changeEntry, n)
-		for i, p := range batch {
-			entries[i] = p.e
-		}
-		wctx, cancel := context.WithTimeout(ctx, groupTimeout)
-		err := write(wctx, entries)
-		cancel()
-		for _, p := range batch {
-			p.err = err
-			close(p.done)
-		}
-	}
+	return nil
 }
 
 // recordAll raises the marker once for changes (at most markerKeep), their
 // numbers following the marker's in order. When no other process wrote in
 // between, this process's catalog is known to be current up to the new
-// sequence number and needs no reload. Only markQueue.drain calls it, one
+// sequence number and needs no reload. Only the marks queue calls it, one
 // call at a time.
 func (s *Service) recordAll(ctx context.Context, changes []changeEntry) error {
 	give := time.Now().Add(10 * time.Second)

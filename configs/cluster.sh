@@ -43,7 +43,9 @@ mkdir -p "$DIR/buckets/toxgate" "$DIR/s3-sidecar"
 	posix --sidecar "$DIR/s3-sidecar" "$DIR/buckets" >"$DIR/versitygw.log" 2>&1 &
 PIDS+=($!)
 
-for i in 1 2 3; do
+# start_gateway N: gateway N on 127.0.0.1:808N
+start_gateway() {
+	local i=$1
 	mkdir -p "$DIR/gw$i"
 	env TOXGATE_SERVER_ADDR=127.0.0.1:808$i TOXGATE_SERVER_PUBLIC_URL=http://127.0.0.1:8080 \
 		TOXGATE_SERVER_TRUSTED_PROXIES=127.0.0.1 \
@@ -56,36 +58,27 @@ for i in 1 2 3; do
 		TOXGATE_AUTH_ADMIN_PASSWORD="${TOXGATE_AUTH_ADMIN_PASSWORD:-}" \
 		"$BIN/toxgate" >"$DIR/gw$i.out" 2>"$DIR/gw$i.log" &
 	PIDS+=($!)
-done
+}
+alive() { for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a process exited:"; for f in "$DIR"/*.log; do echo "== $f"; tail -n 5 "$f"; done; exit 1; }; done; }
 
-cat >"$DIR/haproxy.cfg" <<CFG
-global
-  maxconn 4000
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 120s
-  timeout server 120s
-  retries 3
-  option redispatch 1
-  retry-on conn-failure empty-response
-frontend fe
-  bind 127.0.0.1:8080
-  default_backend gateways
-backend gateways
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  timeout check 2s
-  default-server inter 250ms fall 2 rise 2
-  server g1 127.0.0.1:8081 check
-  server g2 127.0.0.1:8082 check
-  server g3 127.0.0.1:8083 check
-listen stats
-  bind 127.0.0.1:8404
-  stats enable
-  stats uri /stats
-CFG
+# The first gateway compiles every model module into the shared compilation
+# cache (modules.cache_dir, ./data/wazero-cache); the others start once it
+# is ready and load the compiled code from there instead of compiling it
+# three times over.
+start_gateway 1
+echo "starting gateway 1 (the first start compiles every model module; later starts load them from ./data/wazero-cache)"
+until curl -fsS -o /dev/null http://127.0.0.1:8081/readyz 2>/dev/null; do alive; sleep 1; done
+start_gateway 2
+start_gateway 3
+
+# the balancer's configuration: deploy/haproxy/haproxy.cfg.tmpl with its
+# placeholders filled in
+SERVERS=""
+for i in 1 2 3; do SERVERS+="  server g$i 127.0.0.1:808$i check"$'\n'; done
+TMPL=$(cat "$(dirname "$0")/../deploy/haproxy/haproxy.cfg.tmpl")
+TMPL=${TMPL//'${FRONTEND}'/127.0.0.1:8080}
+TMPL=${TMPL//'${STATS}'/127.0.0.1:8404}
+printf '%s\n' "${TMPL//'${SERVERS}'/$SERVERS}" >"$DIR/haproxy.cfg"
 "$HAPROXY" -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
 PIDS+=($!)
 
@@ -93,7 +86,7 @@ echo "cluster in $DIR: PostgreSQL :54329, versitygw :7070, gateways :8081-8083 (
 echo "the first gateway to start prints the admin password: see $DIR/gw*.out"
 echo "waiting for the balancer to see all three ready (Ctrl-C stops everything)"
 until curl -fsS "http://127.0.0.1:8404/stats;csv" 2>/dev/null | awk -F, '$1=="gateways" && $2 ~ /^g/ && $18=="UP"' | wc -l | grep -q 3; do
-	for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a process exited:"; for f in "$DIR"/*.log; do echo "== $f"; tail -n 5 "$f"; done; exit 1; }; done
+	alive
 	sleep 1
 done
 echo "ready: http://127.0.0.1:8080"

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"toxgate/gateway/harness"
 	"toxgate/internal/testenv"
 )
 
@@ -30,10 +31,9 @@ type balancer struct {
 }
 
 // startBalancer runs HAProxy on two free loopback ports with one server
-// per address, health-checked on GET /readyz every 250 ms (down after 2
-// failed checks, up after 2 good ones; a check may take 2 s, so that a
-// busy gateway is not taken for a dead one). Connection failures and requests
-// a closing server never answered are retried on another server.
+// per address, configured from deploy/haproxy/haproxy.cfg.tmpl (the file
+// `make cluster` uses too): health checks on GET /readyz, retries of
+// requests a closing server never answered on another server.
 func startBalancer(t testing.TB, addrs []string) *balancer {
 	t.Helper()
 	bin := testenv.RequireTool(t, testenv.HAProxy)
@@ -42,30 +42,13 @@ func startBalancer(t testing.TB, addrs []string) *balancer {
 	for i, a := range addrs {
 		fmt.Fprintf(&servers, "  server g%d %s check\n", i, a)
 	}
-	cfg := fmt.Sprintf(`global
-  maxconn 2000
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 120s
-  timeout server 120s
-  retries 3
-  option redispatch 1
-  retry-on conn-failure empty-response
-frontend fe
-  bind %s
-  default_backend gateways
-backend gateways
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  timeout check 2s
-  default-server inter 250ms fall 2 rise 2
-%slisten stats
-  bind %s
-  stats enable
-  stats uri /stats
-`, fe, servers.String(), st)
+	tmpl, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "deploy", "haproxy", "haproxy.cfg.tmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := os.Expand(string(tmpl), func(k string) string {
+		return map[string]string{"FRONTEND": fe, "STATS": st, "SERVERS": servers.String()}[k]
+	})
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
