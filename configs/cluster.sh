@@ -74,7 +74,7 @@ start_gateway 3
 # the balancer's configuration: deploy/haproxy/haproxy.cfg.tmpl with its
 # placeholders filled in
 SERVERS=""
-for i in 1 2 3; do SERVERS+="  server g$i 127.0.0.1:808$i check"$'\n'; done
+for i in 1 2 3; do SERVERS+="  server g$i 127.0.0.1:808$i check cookie g$i"$'\n'; done
 TMPL=$(cat "$(dirname "$0")/../deploy/haproxy/haproxy.cfg.tmpl")
 TMPL=${TMPL//'${FRONTEND}'/127.0.0.1:8080}
 TMPL=${TMPL//'${STATS}'/127.0.0.1:8404}

@@ -40,7 +40,7 @@ func startBalancer(t testing.TB, addrs []string) *balancer {
 	fe, st := freeLoopback(t), freeLoopback(t)
 	var servers strings.Builder
 	for i, a := range addrs {
-		fmt.Fprintf(&servers, "  server g%d %s check\n", i, a)
+		fmt.Fprintf(&servers, "  server g%d %s check cookie g%d\n", i, a, i)
 	}
 	tmpl, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "deploy", "haproxy", "haproxy.cfg.tmpl"))
 	if err != nil {

@@ -244,6 +244,9 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 	jobID := out["id"].(string)
 	waitJob(t, c.gws[1], c.admin, jobID, 5*time.Minute, "running", state("running"))
 
+	// a resumable upload through the balancer, as a browser sends it
+	tusThroughBalancer(t, c, "cluster-jobs")
+
 	l := startLoad(c, 4)
 	defer func() {
 		if t.Failed() {
