@@ -146,12 +146,12 @@ func WithoutReadyWait() Option { return func(c *startConfig) { c.noReady = true 
 // Start runs a gateway for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Gateway {
 	t.Helper()
-	g, err := Launch(Build(t), append([]Option{WithDataDir(t.TempDir())}, opts...)...)
+	g, err := Launch(Build(t), opts...)
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
 	g.fatalf, g.errorf = t.Fatalf, t.Errorf
-	t.Cleanup(func() { g.Stop() })
+	t.Cleanup(func() { g.Close() })
 	return g
 }
 
@@ -394,11 +394,13 @@ func (g *Gateway) Stop() int {
 
 // Close stops the gateway and removes the data directory Launch made for it
 // (a directory given with WithDataDir stays). It returns Stop's exit code.
+// The removal is best effort: a process of a gateway killed earlier (its
+// plugin, say) may still be ending and writing there.
 func (g *Gateway) Close() int {
 	code := g.Stop()
 	if g.ownsDir {
-		if err := os.RemoveAll(g.DataDir); err != nil {
-			g.errorf("harness: remove %s: %v", g.DataDir, err)
+		for try := 0; try < 3 && os.RemoveAll(g.DataDir) != nil; try++ {
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	return code
