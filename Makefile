@@ -187,8 +187,9 @@ train-check:
 # postgresql for the DataStore tests (they start their own server; see
 # catalog/datastore/pgtest), haproxy for the cluster test (the load
 # balancer in front of three gateways), python3-rdflib for the DCAT tests, and bibutils,
-# python3-citeproc and libxml2-utils (xmllint) that read the citations, and npm
-# (make web-vendor fetches tus-js-client for the resource form). The tests
+# python3-citeproc and libxml2-utils (xmllint) that read the citations, npm
+# (make web-vendor fetches tus-js-client for the resource form), and podman
+# with runc, which load and run the container image. The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
 	command -v chromium >/dev/null 2>&1 || echo chromium; \
@@ -201,7 +202,9 @@ MISSING_PKGS = $(strip $(shell \
 	command -v bib2xml >/dev/null 2>&1 || echo bibutils; \
 	python3 -c 'import citeproc' >/dev/null 2>&1 || /usr/bin/python3 -c 'import citeproc' >/dev/null 2>&1 || echo python3-citeproc; \
 	command -v xmllint >/dev/null 2>&1 || echo libxml2-utils; \
-	command -v npm >/dev/null 2>&1 || echo npm))
+	command -v npm >/dev/null 2>&1 || echo npm; \
+	command -v podman >/dev/null 2>&1 || echo podman; \
+	command -v runc >/dev/null 2>&1 || echo runc))
 
 # The Debian packages of the benchmark peer (bench/peer-flask: the original
 # stack, Flask + RDKit + scikit-learn under gunicorn) that are not installed.

@@ -83,7 +83,8 @@ func TestImageConfigLoads(t *testing.T) {
 // image from them and the modules of the bin directory, writes the tarball
 // and the OCI layout, reads both back and checks what a container runtime
 // sees: user, entrypoint, port, volume, labels; static programs that run;
-// every module; CA certificates; no shell.
+// every module; CA certificates; no shell; and podman loads the tarball
+// and runs the gateway from it.
 func TestBuildImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway and the plugin statically (minutes on a cold cache)")
@@ -155,6 +156,9 @@ func TestBuildImage(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(got)) != "image-test" {
 		t.Errorf("toxgate --version from the image: %q, %v", got, err)
 	}
+
+	// A container engine loads the tarball and runs it.
+	runImage(t, tarPath)
 }
 
 // buildStatic builds pkg as a static program named n in bin.

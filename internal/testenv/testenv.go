@@ -73,7 +73,21 @@ var (
 	CACerts = Tool{Name: "CA certificates", Debian: "ca-certificates", find: findCACerts}
 	// HAProxy is the load balancer of the cluster test (its path).
 	HAProxy = Tool{Name: "haproxy", Debian: "haproxy", find: findHAProxy}
+	// Podman is a container engine that loads and runs the image (its
+	// path), with runc as its runtime.
+	Podman = Tool{Name: "podman with runc", Debian: "podman runc", find: findPodman}
 )
+
+func findPodman() (string, error) {
+	p, err := exec.LookPath("podman")
+	if err != nil {
+		return "", errors.New("no podman on PATH")
+	}
+	if _, err := exec.LookPath("runc"); err != nil {
+		return "", errors.New("no runc on PATH (podman's runtime here)")
+	}
+	return p, nil
+}
 
 func findHAProxy() (string, error) {
 	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
