@@ -41,15 +41,22 @@ var scriptJS []byte
 //go:embed static/favicon.svg
 var faviconSVG []byte
 
+//go:embed static/chem.js
+var chemJS []byte
+
 // vendorFS holds the browser libraries make web-vendor copied from npm
-// (static/vendor/tus.min.js: tus-js-client); a build without them serves
-// none, and the resource form uploads with its multipart form.
+// (static/vendor/tus.min.js: tus-js-client; static/vendor/openchemlib.js:
+// OpenChemLib JS); a build without them serves none: the resource form
+// uploads with its multipart form and SMILES show as text.
 //
 //go:embed static/vendor
 var vendorFS embed.FS
 
 // tusJS is tus-js-client's built file, or nil.
 var tusJS, _ = vendorFS.ReadFile("static/vendor/tus.min.js")
+
+// oclJS is OpenChemLib JS's built file (an ES module), or nil.
+var oclJS, _ = vendorFS.ReadFile("static/vendor/openchemlib.js")
 
 // Cookie names.
 const (
@@ -123,6 +130,10 @@ func New(o Options) (*Web, error) {
 	w := &Web{o: o, id: o.Identity, log: o.Logger, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{
 		"tusJS": func() bool { return tusJS != nil },
+		// chemJS: the pages can draw molecules (OpenChemLib is embedded).
+		"chemJS":   func() bool { return oclJS != nil },
+		"depict":   depictAttrs,
+		"isSMILES": smilesColumn,
 		"when": func(t *time.Time) string {
 			if t == nil {
 				return "never"
@@ -185,6 +196,10 @@ func (w *Web) Register(r *router.Router) {
 	static("/static/toxgate.js", "text/javascript; charset=utf-8", scriptJS)
 	if tusJS != nil {
 		static("/static/vendor/tus.min.js", "text/javascript; charset=utf-8", tusJS)
+	}
+	if oclJS != nil {
+		r.GET("/static/vendor/openchemlib.js", gzipStatic("text/javascript; charset=utf-8", oclJS))
+		static("/static/chem.js", "text/javascript; charset=utf-8", chemJS)
 	}
 	static("/favicon.svg", "image/svg+xml", faviconSVG)
 	static("/favicon.ico", "image/svg+xml", faviconSVG)

@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"toxgate/gateway/harness"
+	"toxgate/internal/testenv"
+)
+
+// needChemJS skips (fails on CI) when the gateway was built without
+// OpenChemLib JS (make web-vendor without npm).
+func needChemJS(t *testing.T, g *harness.Gateway) {
+	t.Helper()
+	resp, body, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/openchemlib.js", http.Header{"Accept-Encoding": {"gzip"}}, nil)
+	if err != nil || resp.StatusCode != 200 {
+		if testenv.CI() {
+			t.Fatalf("the gateway serves no OpenChemLib JS (make web-vendor): %v", err)
+		}
+		t.Skip("the gateway was built without OpenChemLib JS (no npm): SMILES show as text")
+	}
+	// Served compressed: the module is 1.1 MB, about 340 KB gzipped.
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(body) > 600<<10 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
+		t.Errorf("openchemlib.js: %s, %s, %d bytes", resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"), len(body))
+	}
+}
+
+// cspWatch makes the tab record every Content-Security-Policy violation of
+// the pages it opens (in window.__csp), from before the pages' own scripts.
+func cspWatch(tb *tab) {
+	tb.do("watch CSP violations", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.__csp = []; document.addEventListener("securitypolicyviolation", function (e) { window.__csp.push(e.violatedDirective + " " + e.blockedURI + " " + e.sourceFile + ":" + e.lineNumber); });`})
+		return err
+	}))
+}
+
+func cspViolations(tb *tab) []string {
+	return eval[[]string](tb, `window.__csp || []`)
+}
+
+// Pictures of molecules in a real browser: the DataStore preview of a
+// table with a SMILES column draws each readable SMILES above its text
+// (which stays), leaves a SMILES the library cannot read and one past the
+// length bound as text, and the page keeps its strict CSP.
+func TestWebMoleculeDrawingsInPreview(t *testing.T) {
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
+	needChemJS(t, g)
+	f := seedCatalog(t, g)
+	long := strings.Repeat("C", 301)
+	csv := []byte("compound,SMILES,note\nethanol,CCO,ok\nphenol,c1ccccc1O,ok\nbroken,C1CC((X,unreadable\nlong," + long + ",too long\ncaffeine,Cn1cnc2c1c(=O)n(C)c(=O)n2C,ok\n")
+	res := uploadResource(t, g, f.editor, "herg-public", "smiles-table.csv", csv)
+	waitFor(t, 60*time.Second, "the CSV loaded into the DataStore", func() bool {
+		_, out := ckan(t, g, "resource_show", f.editor, map[string]any{"id": res["id"]})
+		r, _ := out["result"].(map[string]any)
+		return r != nil && r["datastore_active"] == true
+	})
+
+	b := newBrowser(t)
+	anon := b.tab(g, "anonymous")
+	cspWatch(anon)
+	anon.open(fmt.Sprintf("/dataset/herg-public/resource/%s", res["id"]))
+	if !strings.Contains(anon.text("#preview-note"), "DataStore") {
+		t.Fatalf("the preview is not the DataStore table: %q", anon.text("#preview-note"))
+	}
+	waitFor(t, 60*time.Second, "three drawings in the preview", func() bool {
+		return eval[int](anon, `document.querySelectorAll("#preview-table img.depiction").length`) == 3 &&
+			eval[int](anon, `document.querySelectorAll("#preview-table .smiles-bad").length`) == 1
+	})
+	rows := eval[[]string](anon, `Array.from(document.querySelectorAll("#preview-table tr")).slice(1).map(function (tr) {
+		var td = tr.children[1], img = td.querySelector("img.depiction");
+		return td.textContent.trim() + "|" + (img ? (img.naturalWidth > 0 && img.getAttribute("src").indexOf("data:image/svg+xml") === 0 ? "drawn" : "broken image") : "text") +
+			"|" + (td.querySelector(".smiles-bad") ? "bad" : "") })`)
+	want := []string{"CCO|drawn|", "c1ccccc1O|drawn|", "C1CC((X|text|bad", long + "|text|", "Cn1cnc2c1c(=O)n(C)c(=O)n2C|drawn|"}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("preview SMILES cells:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	if n := eval[int](anon, `document.querySelectorAll("#preview-table td:not(:nth-child(2)) img").length`); n != 0 {
+		t.Errorf("%d drawings outside the SMILES column", n)
+	}
+	if v := cspViolations(anon); len(v) > 0 {
+		t.Errorf("CSP violations on the resource page: %v", v)
+	}
+	anon.shot("smiles-preview", 1280)
+	anon.shot("smiles-preview", 390)
+	if !anon.fitsPhone() {
+		t.Errorf("the preview with drawings is wider than a 390 px phone: %v", anon.overflowing())
+	}
+
+	// Without JavaScript the same page shows every SMILES as text.
+	resp, body, err := g.Do(context.Background(), http.MethodGet, fmt.Sprintf("/dataset/herg-public/resource/%s", res["id"]), nil, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resource page: %v %v", err, resp)
+	}
+	for _, s := range []string{"CCO", "c1ccccc1O", "C1CC((X", long} {
+		if !bytes.Contains(body, []byte(">"+s+"<")) {
+			t.Errorf("the page's markup lacks the SMILES text %q", s)
+		}
+	}
+	if bytes.Contains(body, []byte(`data-depict>`+long)) {
+		t.Error("a SMILES past the length bound is marked for drawing")
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe") {
+		t.Errorf("CSP %q", csp)
+	}
+}
+
+// A model page draws what is typed in its SMILES box, its structure editor
+// puts a drawn structure into the box, the prediction runs on it, and the
+// result table draws the structures it answers.
+func TestWebModelStructureEditor(t *testing.T) {
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+modulesDir(t, "herg")))
+	needChemJS(t, g)
+	admin := adminToken(t, g)
+	provision(t, g, admin, "mia", "mia-password-1", true, "models")
+	b := newBrowser(t)
+	mia := b.tab(g, "member")
+	cspWatch(mia)
+	mia.login("mia", "mia-password-1")
+	mia.open("/models/herg")
+	const box, drawings = "#smiles-list", "#depict-run-form-0-f_smiles"
+	mia.do("type two SMILES, one unreadable", chromedp.WaitVisible(chromedp.CSS(drawings+"")), chromedp.Clear(chromedp.CSS(box)),
+		chromedp.SendKeys(chromedp.CSS(box), "c1ccccc1O\nC1CC((X"))
+	waitFor(t, 30*time.Second, "the typed SMILES drawn", func() bool {
+		return eval[string](mia, `Array.from(document.querySelectorAll("`+drawings+` figure")).map(function (f) {
+			var img = f.querySelector("img"); return f.textContent + ":" + (img && img.naturalWidth > 0 ? "drawn" : f.classList.contains("smiles-bad") ? "bad" : "none") }).join(",")`) ==
+			"c1ccccc1O:drawn,C1CC((X:bad"
+	})
+
+	// The editor: empty box, open it, draw a bond with a click on the
+	// canvas (the editor's default tool), use it.
+	eval[bool](mia, `(function () { var b = document.querySelector("`+box+`"); b.value = ""; b.dispatchEvent(new Event("input")); return true; })()`)
+	mia.do("open the editor", chromedp.Click(chromedp.CSS("#draw-run-form-0-f_smiles")), chromedp.WaitVisible(chromedp.CSS("#editor-run-form-0-f_smiles [data-openchemlib-canvas-editor]")))
+	mia.shot("editor", 1280)
+	mia.do("draw on the canvas", chromedp.Click(chromedp.CSS("#editor-run-form-0-f_smiles .chem-editor-canvas")))
+	mia.do("use the structure", chromedp.Click(chromedp.CSS("#use-run-form-0-f_smiles")))
+	got := eval[string](mia, `document.querySelector("`+box+`").value`)
+	t.Logf("the editor gave %q", got)
+	if got == "" {
+		t.Fatalf("the editor put nothing into the SMILES box (note %q)", mia.text("#editor-run-form-0-f_smiles .hint"))
+	}
+	mia.do("run hERG on the drawn structure", chromedp.Click(chromedp.CSS("#run-0")), chromedp.WaitVisible(chromedp.CSS("#result-table")))
+	if cell := mia.text("#result-table tr:nth-child(2) td"); cell != got {
+		t.Errorf("the result's first cell %q, want the editor's SMILES %q", cell, got)
+	}
+	waitFor(t, 30*time.Second, "the result's structure drawn", func() bool {
+		return eval[bool](mia, `(function () { var i = document.querySelector("#result-table img.depiction"); return !!i && i.naturalWidth > 0; })()`)
+	})
+	if v := cspViolations(mia); len(v) > 0 {
+		t.Errorf("CSP violations on the model page: %v", v)
+	}
+	mia.shot("result", 1280)
+	mia.shot("result", 390)
+	if !mia.fitsPhone() {
+		t.Errorf("the model page with drawings is wider than a 390 px phone: %v", mia.overflowing())
+	}
+}
