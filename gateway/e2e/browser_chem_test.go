@@ -17,16 +17,30 @@ import (
 	"toxgate/internal/testenv"
 )
 
-// needChemJS skips (fails on CI) when the gateway was built without
-// OpenChemLib JS (make web-vendor without npm).
-func needChemJS(t *testing.T, g *harness.Gateway) {
+// chemServed reports whether the gateway serves OpenChemLib JS; on CI it
+// must (make web-vendor).
+func chemServed(t *testing.T, g *harness.Gateway) bool {
 	t.Helper()
-	resp, body, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/openchemlib.js", http.Header{"Accept-Encoding": {"gzip"}}, nil)
+	resp, _, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/openchemlib.js", http.Header{"Accept-Encoding": {"gzip"}}, nil)
 	if err != nil || resp.StatusCode != 200 {
 		if testenv.CI() {
 			t.Fatalf("the gateway serves no OpenChemLib JS (make web-vendor): %v", err)
 		}
+		return false
+	}
+	return true
+}
+
+// needChemJS skips (fails on CI) when the gateway was built without
+// OpenChemLib JS (make web-vendor without npm).
+func needChemJS(t *testing.T, g *harness.Gateway) {
+	t.Helper()
+	if !chemServed(t, g) {
 		t.Skip("the gateway was built without OpenChemLib JS (no npm): SMILES show as text")
+	}
+	resp, body, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/openchemlib.js", http.Header{"Accept-Encoding": {"gzip"}}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Served compressed: the module is 1.1 MB, about 340 KB gzipped.
 	if resp.Header.Get("Content-Encoding") != "gzip" || len(body) > 600<<10 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
@@ -136,24 +150,37 @@ func TestWebModelStructureEditor(t *testing.T) {
 			"c1ccccc1O:drawn,C1CC((X:bad"
 	})
 
-	// The editor: empty box, open it, draw a bond with a click on the
-	// canvas (the editor's default tool), use it.
-	eval[bool](mia, `(function () { var b = document.querySelector("`+box+`"); b.value = ""; b.dispatchEvent(new Event("input")); return true; })()`)
-	mia.do("open the editor", chromedp.Click(chromedp.CSS("#draw-run-form-0-f_smiles")), chromedp.WaitVisible(chromedp.CSS("#editor-run-form-0-f_smiles [data-openchemlib-canvas-editor]")))
+	// The editor opens with the box's first structure; the box emptied,
+	// a click on the canvas draws a bond (the editor's default tool) on a
+	// fresh drawing, and "Use this structure" puts its SMILES into the box.
+	mia.do("open the editor", chromedp.Click(chromedp.CSS("#draw-run-form-0-f_smiles")),
+		chromedp.WaitVisible(chromedp.CSS("#editor-run-form-0-f_smiles [data-openchemlib-canvas-editor]")))
 	mia.shot("editor", 1280)
+	mia.shot("editor", 390)
+	eval[bool](mia, `(function () { var b = document.querySelector("`+box+`"); b.value = ""; b.dispatchEvent(new Event("input")); return true; })()`)
+	mia.do("use the structure loaded from the box", chromedp.Click(chromedp.CSS("#use-run-form-0-f_smiles")))
+	if got := eval[string](mia, `document.querySelector("`+box+`").value`); got != "Oc1ccccc1" {
+		t.Errorf("the editor opened on the box's SMILES gave %q, want phenol Oc1ccccc1", got)
+	}
+	// A structure drawn on a cleared canvas goes to a new line of the batch
+	// box.
+	mia.do("open the editor again", chromedp.Click(chromedp.CSS("#draw-run-form-0-f_smiles")),
+		chromedp.WaitVisible(chromedp.CSS("#editor-run-form-0-f_smiles [data-openchemlib-canvas-editor]")))
+	mia.do("clear the drawing", chromedp.Click(chromedp.CSS("#clear-run-form-0-f_smiles")))
 	mia.do("draw on the canvas", chromedp.Click(chromedp.CSS("#editor-run-form-0-f_smiles .chem-editor-canvas")))
-	mia.do("use the structure", chromedp.Click(chromedp.CSS("#use-run-form-0-f_smiles")))
-	got := eval[string](mia, `document.querySelector("`+box+`").value`)
-	t.Logf("the editor gave %q", got)
-	if got == "" {
-		t.Fatalf("the editor put nothing into the SMILES box (note %q)", mia.text("#editor-run-form-0-f_smiles .hint"))
+	mia.do("use the drawn structure", chromedp.Click(chromedp.CSS("#use-run-form-0-f_smiles")))
+	if got := eval[string](mia, `document.querySelector("`+box+`").value`); got != "Oc1ccccc1\nCC" {
+		t.Fatalf("the SMILES box holds %q, want phenol then the drawn ethane CC (note %q)", got, mia.text("#editor-run-form-0-f_smiles .hint"))
 	}
-	mia.do("run hERG on the drawn structure", chromedp.Click(chromedp.CSS("#run-0")), chromedp.WaitVisible(chromedp.CSS("#result-table")))
-	if cell := mia.text("#result-table tr:nth-child(2) td"); cell != got {
-		t.Errorf("the result's first cell %q, want the editor's SMILES %q", cell, got)
+	waitFor(t, 30*time.Second, "the box's structures drawn", func() bool {
+		return eval[string](mia, `Array.from(document.querySelectorAll("`+drawings+` figure")).map(function (f) { return f.textContent + (f.querySelector("img") ? ":drawn" : ""); }).join(",")`) == "Oc1ccccc1:drawn,CC:drawn"
+	})
+	mia.do("run hERG on the structures", chromedp.Click(chromedp.CSS("#run-0")), chromedp.WaitVisible(chromedp.CSS("#result-table")))
+	if cells := eval[string](mia, `Array.from(document.querySelectorAll("#result-table tr td:first-child")).map(function (td) { return td.textContent.trim(); }).join(",")`); cells != "Oc1ccccc1,CC" {
+		t.Errorf("the result's SMILES %q, want the box's Oc1ccccc1,CC", cells)
 	}
-	waitFor(t, 30*time.Second, "the result's structure drawn", func() bool {
-		return eval[bool](mia, `(function () { var i = document.querySelector("#result-table img.depiction"); return !!i && i.naturalWidth > 0; })()`)
+	waitFor(t, 30*time.Second, "the result's structures drawn", func() bool {
+		return eval[int](mia, `Array.from(document.querySelectorAll("#result-table img.depiction")).filter(function (i) { return i.naturalWidth > 0; }).length`) == 2
 	})
 	if v := cspViolations(mia); len(v) > 0 {
 		t.Errorf("CSP violations on the model page: %v", v)

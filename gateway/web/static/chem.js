@@ -31,7 +31,8 @@ function svgURL(smiles, w, h) {
     if (mol.getAllAtoms() === 0) {
       return "";
     }
-    const svg = mol.toSVG(w, h, undefined, { autoCrop: true, autoCropMargin: 6, suppressChiralText: true });
+    // Bonds at most a sixth of the width: a small molecule stays small.
+    const svg = mol.toSVG(w, h, undefined, { maxAVBL: Math.round(w / 6), suppressChiralText: true });
     return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
   } catch (e) {
     return "";
@@ -143,6 +144,11 @@ Array.prototype.forEach.call(document.querySelectorAll("[data-smiles-input]"), (
     use.type = "button";
     use.id = "use-" + key;
     use.textContent = "Use this structure";
+    const clear = document.createElement("button");
+    clear.type = "button";
+    clear.className = "secondary";
+    clear.id = "clear-" + key;
+    clear.textContent = "Clear";
     const close = document.createElement("button");
     close.type = "button";
     close.className = "secondary";
@@ -151,6 +157,7 @@ Array.prototype.forEach.call(document.querySelectorAll("[data-smiles-input]"), (
     note.className = "hint";
     note.setAttribute("role", "status");
     bar.appendChild(use);
+    bar.appendChild(clear);
     bar.appendChild(close);
     bar.appendChild(note);
     panel.appendChild(host);
@@ -191,6 +198,10 @@ Array.prototype.forEach.call(document.querySelectorAll("[data-smiles-input]"), (
       redraw();
       panel.hidden = true;
       input.focus();
+    });
+    clear.addEventListener("click", () => {
+      editor.clearAll();
+      note.textContent = "";
     });
     close.addEventListener("click", () => {
       panel.hidden = true;
