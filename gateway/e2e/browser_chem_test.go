@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +61,11 @@ func cspWatch(tb *tab) {
 }
 
 func cspViolations(tb *tab) []string {
-	return eval[[]string](tb, `window.__csp || []`)
+	tb.b.t.Helper()
+	if !eval[bool](tb, `Array.isArray(window.__csp)`) {
+		tb.b.t.Fatal("the CSP watch is not installed in the page")
+	}
+	return eval[[]string](tb, `window.__csp`)
 }
 
 // Pictures of molecules in a real browser: the DataStore preview of a
@@ -104,6 +110,9 @@ func TestWebMoleculeDrawingsInPreview(t *testing.T) {
 	if v := cspViolations(anon); len(v) > 0 {
 		t.Errorf("CSP violations on the resource page: %v", v)
 	}
+	// The watch sees a violation when there is one: an inline style.
+	eval[bool](anon, `(function () { document.querySelector("main").setAttribute("style", "color: red"); return true; })()`)
+	waitFor(t, 10*time.Second, "the CSP watch reports an inline style", func() bool { return len(cspViolations(anon)) > 0 })
 	anon.shot("smiles-preview", 1280)
 	anon.shot("smiles-preview", 390)
 	if !anon.fitsPhone() {
@@ -128,7 +137,8 @@ func TestWebMoleculeDrawingsInPreview(t *testing.T) {
 	}
 }
 
-// A model page draws what is typed in its SMILES box, its structure editor
+// A model page draws what is typed in its SMILES box (or read into it from
+// a file), its structure editor
 // puts a drawn structure into the box, the prediction runs on it, and the
 // result table draws the structures it answers.
 func TestWebModelStructureEditor(t *testing.T) {
@@ -148,6 +158,16 @@ func TestWebModelStructureEditor(t *testing.T) {
 		return eval[string](mia, `Array.from(document.querySelectorAll("`+drawings+` figure")).map(function (f) {
 			var img = f.querySelector("img"); return f.textContent + ":" + (img && img.naturalWidth > 0 ? "drawn" : f.classList.contains("smiles-bad") ? "bad" : "none") }).join(",")`) ==
 			"c1ccccc1O:drawn,C1CC((X:bad"
+	})
+
+	// A file of SMILES read into the box is drawn too.
+	list := filepath.Join(t.TempDir(), "batch.smi")
+	if err := os.WriteFile(list, []byte("c1ccccc1O\nCCN(CC)CC\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mia.do("choose a file of SMILES", chromedp.SetUploadFiles(chromedp.CSS("#smiles-file"), []string{list}))
+	waitFor(t, 30*time.Second, "the file's SMILES drawn", func() bool {
+		return eval[string](mia, `Array.from(document.querySelectorAll("`+drawings+` figure")).map(function (f) { return f.textContent + (f.querySelector("img") ? ":drawn" : ""); }).join(",")`) == "c1ccccc1O:drawn,CCN(CC)CC:drawn"
 	})
 
 	// The editor opens with the box's first structure; the box emptied,

@@ -4,7 +4,8 @@
 // paths (dataset search with facets, dataset, resource with preview,
 // organizations, and the editing forms) and a page per model (card, input
 // form, results). Pages are html/template with an embedded style sheet and
-// one small script (no external CDN; every page works without JavaScript);
+// one small script, plus a drawing script for molecules on pages that show
+// SMILES (no external CDN; every page works without JavaScript);
 // cookies are HttpOnly and SameSite, Secure behind TLS; every form carries a
 // CSRF token. Catalog and model pages act through Backend with the session
 // user's identity, under the same rules as the API. See README.md.
