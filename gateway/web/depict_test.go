@@ -67,7 +67,9 @@ func TestTemplatesMarkSMILES(t *testing.T) {
 	pages := map[string]any{
 		"resource": resourceData{D: d, R: d.Resources[0], Preview: &preview{Header: []string{"name", "smiles"}, Rows: [][]string{{"CCO", "CCO"}, {"x", evil}}}},
 		"model": modelData{M: ModelInfo{Name: "m"}, Routes: []modelRouteView{{Path: "/m", Fields: []ModelField{{Name: "smiles", List: true}}}},
-			CanRun: true, Result: &modelResult{Columns: []string{"smiles", "p"}, Rows: [][]string{{"c1ccccc1O", "0.5"}}}},
+			CanRun: true, Result: &modelResult{Columns: []string{"smiles", "p"}, Rows: [][]string{{"c1ccccc1O", "0.5"}},
+				Summary:  [][2]string{{"input_smiles", "CCN"}, {"note", "CCC"}},
+				Resolved: []Resolved{{Input: "caffeine", SMILES: "Cn1cnc2c1c(=O)n(C)c(=O)n2C"}, {Input: "long", SMILES: strings.Repeat("C", DepictMaxSMILES+1)}}}},
 	}
 	for page, data := range pages {
 		var buf bytes.Buffer
@@ -80,7 +82,9 @@ func TestTemplatesMarkSMILES(t *testing.T) {
 		}
 		want := map[string][]string{
 			"resource": {`<td>CCO</td><td><span class="smiles" data-depict>CCO</span></td>`, `data-depict>&lt;img src=x`},
-			"model":    {`<td><span class="smiles" data-depict>c1ccccc1O</span></td><td>0.5</td>`, `data-smiles-input`},
+			"model": {`<td><span class="smiles" data-depict>c1ccccc1O</span></td><td>0.5</td>`, `data-smiles-input`,
+				`<td><span class="smiles" data-depict>CCN</span></td>`, `<td>CCC</td>`,
+				`<code class="break smiles" data-depict>Cn1cnc2c1c(=O)n(C)c(=O)n2C</code>`, `<code class="break">` + strings.Repeat("C", DepictMaxSMILES+1) + `</code>`},
 		}[page]
 		for _, s := range want {
 			if !strings.Contains(html, s) {

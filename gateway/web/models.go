@@ -66,7 +66,7 @@ type modelData struct {
 func (d modelData) Chem() bool {
 	for _, rt := range d.Routes {
 		for _, f := range rt.Fields {
-			if smilesColumn(f.Name) {
+			if isStructureField(f) {
 				return true
 			}
 		}

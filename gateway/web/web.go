@@ -132,9 +132,11 @@ func New(o Options) (*Web, error) {
 	funcs := template.FuncMap{
 		"tusJS": func() bool { return tusJS != nil },
 		// chemJS: the pages can draw molecules (OpenChemLib is embedded).
-		"chemJS":   func() bool { return oclJS != nil },
-		"depict":   depictAttrs,
-		"isSMILES": smilesColumn,
+		"chemJS":     func() bool { return oclJS != nil },
+		"depict":     depictAttrs,
+		"isSMILES":   smilesColumn,
+		"depictable": depictable,
+		"structure":  isStructureField,
 		"when": func(t *time.Time) string {
 			if t == nil {
 				return "never"

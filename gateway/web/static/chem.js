@@ -53,9 +53,11 @@ function picture(smiles, w, h) {
   return img;
 }
 
-function unreadable(el) {
+function unreadable(el, smiles, why) {
   el.classList.add("smiles-bad");
-  el.title = "Not drawn: not a SMILES the drawing library reads.";
+  el.title = smiles.length > maxSMILES
+    ? "Not drawn: longer than " + maxSMILES + " characters."
+    : "Not drawn: not a SMILES the drawing library reads" + (why || ".");
 }
 
 // Cells and values the server marked (data-depict): drawn a few at a time
@@ -71,7 +73,7 @@ function drawSome(start) {
       el.classList.add("drawn");
       el.insertBefore(img, el.firstChild);
     } else {
-      unreadable(el);
+      unreadable(el, smiles);
     }
   }
   if (end < marked.length) {
@@ -110,7 +112,7 @@ Array.prototype.forEach.call(document.querySelectorAll("[data-smiles-input]"), (
       if (img) {
         fig.appendChild(img);
       } else {
-        unreadable(fig);
+        unreadable(fig, smiles, " (a name or identifier is resolved when the model runs).");
       }
       const cap = document.createElement("figcaption");
       cap.textContent = smiles.length > 80 ? smiles.slice(0, 79) + "…" : smiles;
