@@ -119,6 +119,30 @@ func TestWebMoleculeDrawingsInPreview(t *testing.T) {
 		t.Errorf("the preview with drawings is wider than a 390 px phone: %v", anon.overflowing())
 	}
 
+	// A table of three SMILES columns: 50 rows a page, 150 SMILES, of
+	// which the server marks 100 (DepictPerTable) and the page draws those.
+	var wide strings.Builder
+	wide.WriteString("smiles_a,smiles_b,smiles_c\n")
+	for i := range 60 {
+		fmt.Fprintf(&wide, "%s,%s,%s\n", strings.Repeat("C", i%7+1), "c1ccccc1"+strings.Repeat("C", i%5), "CC(=O)O")
+	}
+	wideRes := uploadResource(t, g, f.editor, "herg-public", "wide.csv", []byte(wide.String()))
+	waitFor(t, 60*time.Second, "the wide CSV loaded into the DataStore", func() bool {
+		_, out := ckan(t, g, "resource_show", f.editor, map[string]any{"id": wideRes["id"]})
+		r, _ := out["result"].(map[string]any)
+		return r != nil && r["datastore_active"] == true
+	})
+	anon.open(fmt.Sprintf("/dataset/herg-public/resource/%s", wideRes["id"]))
+	waitFor(t, 60*time.Second, "the marked cells drawn", func() bool {
+		return eval[int](anon, `document.querySelectorAll("#preview-table img.depiction").length`) == 100
+	})
+	if n := eval[int](anon, `document.querySelectorAll("#preview-table td").length`); n != 150 {
+		t.Errorf("%d cells in the wide preview, want 150", n)
+	}
+	if n := eval[int](anon, `document.querySelectorAll("#preview-table [data-depict]").length`); n != 100 {
+		t.Errorf("%d cells marked, want the bound 100", n)
+	}
+
 	// Without JavaScript the same page shows every SMILES as text.
 	resp, body, err := g.Do(context.Background(), http.MethodGet, fmt.Sprintf("/dataset/herg-public/resource/%s", res["id"]), nil, nil)
 	if err != nil || resp.StatusCode != 200 {
