@@ -47,7 +47,7 @@ function picture(smiles, w, h) {
   const img = document.createElement("img");
   img.className = "depiction";
   img.src = src;
-  img.alt = "Structure of " + smiles;
+  img.alt = ""; // the SMILES text next to it says the same to a screen reader
   img.width = w;
   img.height = h;
   return img;
