@@ -228,17 +228,19 @@ bench-deps:
 		echo "note: installing $$PKGS failed: the peer's scenario skips"
 
 # web-vendor copies the browser libraries pinned in gateway/web/vendor
-# (package.json, package-lock.json: tus-js-client) into
+# (package.json, package-lock.json: tus-js-client, openchemlib) into
 # gateway/web/static/vendor, which the gateway embeds and serves (no CDN).
 # Without npm it says so and the build goes on: the resource form then
-# uploads with its multipart form.
-WEB_VENDOR := gateway/web/static/vendor/tus.min.js
+# uploads with its multipart form, and SMILES show as text (no drawings,
+# no structure editor).
+WEB_VENDOR := gateway/web/static/vendor/tus.min.js gateway/web/static/vendor/openchemlib.js
 web-vendor:
-	@if [ -f $(WEB_VENDOR) ] && [ $(WEB_VENDOR) -nt gateway/web/vendor/package-lock.json ]; then exit 0; fi; \
-	if ! command -v npm >/dev/null 2>&1; then echo "note: no npm: the web form uploads without tus-js-client (multipart)"; exit 0; fi; \
+	@stale=; for f in $(WEB_VENDOR); do [ -f $$f ] && [ $$f -nt gateway/web/vendor/package-lock.json ] || stale=1; done; [ -n "$$stale" ] || exit 0; \
+	if ! command -v npm >/dev/null 2>&1; then echo "note: no npm: the web pages go without tus-js-client (multipart uploads) and openchemlib (SMILES as text)"; exit 0; fi; \
 	(cd gateway/web/vendor && npm ci --no-audit --no-fund --ignore-scripts >/dev/null) && \
-	cp gateway/web/vendor/node_modules/tus-js-client/dist/tus.min.js $(WEB_VENDOR) || \
-	echo "note: npm ci failed: the web form uploads without tus-js-client (multipart)"
+	cp gateway/web/vendor/node_modules/tus-js-client/dist/tus.min.js gateway/web/static/vendor/tus.min.js && \
+	cp gateway/web/vendor/node_modules/openchemlib/dist/openchemlib.js gateway/web/static/vendor/openchemlib.js || \
+	echo "note: npm ci failed: the web pages go without tus-js-client (multipart uploads) and openchemlib (SMILES as text)"
 
 # s3-server builds the S3-compatible server of the file store's tests
 # (Versity's versitygw, pinned) from the Go module proxy into bin/tools,

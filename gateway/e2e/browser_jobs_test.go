@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -92,6 +93,17 @@ func TestWebScoringJobPage(t *testing.T) {
 	mia.do("open the result", chromedp.Click(chromedp.CSS("#job-result-link")), chromedp.WaitReady(chromedp.CSS("#preview")))
 	if head := mia.text("#preview-table tr"); !strings.Contains(head, "compound") || !strings.Contains(head, "smiles") || !strings.Contains(head, "probability") || !strings.Contains(head, "error") {
 		t.Errorf("the result's header %q: want the input columns, then the model's and error", head)
+	}
+	// The result's SMILES are drawn; "C1CC" (a ring never closed) stays text.
+	if chemServed(t, g) {
+		waitFor(t, 60*time.Second, "the result's structures drawn", func() bool {
+			return eval[bool](mia, `(function () { var m = document.querySelectorAll("#preview-table [data-depict]");
+				return m.length > 0 && document.querySelectorAll("#preview-table [data-depict].drawn img.depiction, #preview-table [data-depict].smiles-bad").length === m.length; })()`)
+		})
+		if bad := eval[string](mia, `Array.from(new Set(Array.from(document.querySelectorAll("#preview-table .smiles-bad")).map(function (e) { return e.textContent.trim(); }))).join(",")`); bad != "C1CC" {
+			t.Errorf("SMILES left as text in the result: %q, want C1CC", bad)
+		}
+		mia.shot("job-result", 1280)
 	}
 	mia.open("/jobs")
 	if href := eval[string](mia, `document.querySelector("a.job-link").getAttribute("href")`); href != jobURL {

@@ -61,6 +61,19 @@ type modelData struct {
 	Ran       int // index of the route that ran
 }
 
+// Chem reports whether the page shows or takes SMILES (a SMILES field, a
+// result with SMILES): only then does it load the drawing script.
+func (d modelData) Chem() bool {
+	for _, rt := range d.Routes {
+		for _, f := range rt.Fields {
+			if isStructureField(f) {
+				return true
+			}
+		}
+	}
+	return d.Result != nil && (len(d.Result.Resolved) > 0 || len(d.Result.Rows) > 0 || len(d.Result.Summary) > 0)
+}
+
 type cardSection struct {
 	Title string
 	Body  template.HTML

@@ -4,7 +4,8 @@
 // paths (dataset search with facets, dataset, resource with preview,
 // organizations, and the editing forms) and a page per model (card, input
 // form, results). Pages are html/template with an embedded style sheet and
-// one small script (no external CDN; every page works without JavaScript);
+// one small script, plus a drawing script for molecules on pages that show
+// SMILES (no external CDN; every page works without JavaScript);
 // cookies are HttpOnly and SameSite, Secure behind TLS; every form carries a
 // CSRF token. Catalog and model pages act through Backend with the session
 // user's identity, under the same rules as the API. See README.md.
@@ -41,15 +42,22 @@ var scriptJS []byte
 //go:embed static/favicon.svg
 var faviconSVG []byte
 
+//go:embed static/chem.js
+var chemJS []byte
+
 // vendorFS holds the browser libraries make web-vendor copied from npm
-// (static/vendor/tus.min.js: tus-js-client); a build without them serves
-// none, and the resource form uploads with its multipart form.
+// (static/vendor/tus.min.js: tus-js-client; static/vendor/openchemlib.js:
+// OpenChemLib JS); a build without them serves none: the resource form
+// uploads with its multipart form and SMILES show as text.
 //
 //go:embed static/vendor
 var vendorFS embed.FS
 
 // tusJS is tus-js-client's built file, or nil.
 var tusJS, _ = vendorFS.ReadFile("static/vendor/tus.min.js")
+
+// oclJS is OpenChemLib JS's built file (an ES module), or nil.
+var oclJS, _ = vendorFS.ReadFile("static/vendor/openchemlib.js")
 
 // Cookie names.
 const (
@@ -123,6 +131,12 @@ func New(o Options) (*Web, error) {
 	w := &Web{o: o, id: o.Identity, log: o.Logger, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{
 		"tusJS": func() bool { return tusJS != nil },
+		// chemJS: the pages can draw molecules (OpenChemLib is embedded).
+		"chemJS":     func() bool { return oclJS != nil },
+		"depict":     depictAttrs,
+		"isSMILES":   smilesColumn,
+		"depictable": depictable,
+		"structure":  isStructureField,
 		"when": func(t *time.Time) string {
 			if t == nil {
 				return "never"
@@ -185,6 +199,10 @@ func (w *Web) Register(r *router.Router) {
 	static("/static/toxgate.js", "text/javascript; charset=utf-8", scriptJS)
 	if tusJS != nil {
 		static("/static/vendor/tus.min.js", "text/javascript; charset=utf-8", tusJS)
+	}
+	if oclJS != nil {
+		r.GET("/static/vendor/openchemlib.js", gzipStatic("text/javascript; charset=utf-8", oclJS))
+		static("/static/chem.js", "text/javascript; charset=utf-8", chemJS)
 	}
 	static("/favicon.svg", "image/svg+xml", faviconSVG)
 	static("/favicon.ico", "image/svg+xml", faviconSVG)

@@ -109,7 +109,10 @@
       var box = document.getElementById("smiles-list");
       if (!f || !box) { return; }
       var rd = new FileReader();
-      rd.onload = function () { box.value = String(rd.result); };
+      rd.onload = function () {
+        box.value = String(rd.result);
+        box.dispatchEvent(new Event("input", { bubbles: true })); // redraws its molecules
+      };
       rd.readAsText(f);
     });
   }
