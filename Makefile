@@ -188,7 +188,8 @@ train-check:
 # catalog/datastore/pgtest), haproxy for the cluster test (the load
 # balancer in front of three gateways), python3-rdflib for the DCAT tests, and bibutils,
 # python3-citeproc and libxml2-utils (xmllint) that read the citations, npm
-# (make web-vendor fetches tus-js-client for the resource form), and podman
+# (make web-vendor fetches tus-js-client for the resource form and OpenChemLib
+# JS for the molecule drawings), and podman
 # with runc, which load and run the container image. The tests
 # look for the same things (internal/testenv).
 MISSING_PKGS = $(strip $(shell \
