@@ -1,19 +1,10 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"toxgate/gateway/harness"
-	"toxgate/internal/testenv"
 )
 
 // An upload from the resource form that stops after its first part (the
@@ -22,26 +13,7 @@ import (
 // fingerprint it kept in localStorage) instead of creating another, and
 // the resource gets the whole file.
 func TestWebResourceUploadResumesAfterReload(t *testing.T) {
-	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
-	if resp, _, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/tus.min.js", nil, nil); err != nil || resp.StatusCode != 200 {
-		if testenv.CI() {
-			t.Fatalf("the gateway serves no tus-js-client (make web-vendor): %v", err)
-		}
-		t.Skip("the gateway was built without tus-js-client (no npm): the form uploads with multipart")
-	}
-	f := seedCatalog(t, g)
-	b := newBrowser(t)
-	ed := b.tab(g, "editor")
-	ed.login("eddie", f.passwords["eddie"])
-	var data bytes.Buffer
-	data.WriteString("well,compound,viability\n")
-	for i := 0; data.Len() < 3<<20; i++ {
-		fmt.Fprintf(&data, "%d,RESUME-%d,%.4f\n", i, i%97, float64(i%991)/991)
-	}
-	file := filepath.Join(t.TempDir(), "resumed plate.csv")
-	if err := os.WriteFile(file, data.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	g, f, ed, file, data := tusFormFixture(t, "resumed plate.csv", 3<<20)
 
 	// First visit: the upload goes in parts of 1 MiB and is cut off after
 	// the first, as when the tab is closed or the connection dies for good.
@@ -83,7 +55,7 @@ func TestWebResourceUploadResumesAfterReload(t *testing.T) {
 			res = r.(map[string]any)
 		}
 	}
-	if res == nil || res["hash"] != "sha256:"+sha(data.Bytes()) || res["size"] != float64(data.Len()) {
+	if res == nil || res["hash"] != "sha256:"+sha(data) || res["size"] != float64(len(data)) {
 		t.Fatalf("the resumed resource: %v", res)
 	}
 }

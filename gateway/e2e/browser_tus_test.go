@@ -22,26 +22,7 @@ import (
 // from the upload directory, and tus-js-client's stored fingerprint (its
 // way to resume after a reload) is removed on success.
 func TestWebResourceUploadTus(t *testing.T) {
-	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
-	if resp, _, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/tus.min.js", nil, nil); err != nil || resp.StatusCode != 200 {
-		if testenv.CI() {
-			t.Fatalf("the gateway serves no tus-js-client (make web-vendor): %v", err)
-		}
-		t.Skip("the gateway was built without tus-js-client (no npm): the form uploads with multipart")
-	}
-	f := seedCatalog(t, g)
-	b := newBrowser(t)
-	ed := b.tab(g, "editor")
-	ed.login("eddie", f.passwords["eddie"])
-	var data bytes.Buffer
-	data.WriteString("well,compound,viability\n")
-	for i := 0; data.Len() < 2<<20; i++ {
-		fmt.Fprintf(&data, "%d,TUS-%d,%.4f\n", i, i%89, float64(i%997)/997)
-	}
-	file := filepath.Join(t.TempDir(), "tus plate.csv")
-	if err := os.WriteFile(file, data.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	g, f, ed, file, data := tusFormFixture(t, "tus plate.csv", 2<<20)
 	ed.open("/dataset/herg-public/resource/new")
 	if !eval[bool](ed, `typeof window.tus === "object" && window.tus.isSupported`) {
 		t.Fatal("the resource form did not load tus-js-client")
@@ -63,14 +44,41 @@ func TestWebResourceUploadTus(t *testing.T) {
 			res = r.(map[string]any)
 		}
 	}
-	if res == nil || res["url_type"] != "upload" || res["hash"] != "sha256:"+sha(data.Bytes()) || !strings.HasSuffix(res["url"].(string), "tus-plate.csv") {
+	if res == nil || res["url_type"] != "upload" || res["hash"] != "sha256:"+sha(data) || !strings.HasSuffix(res["url"].(string), "tus-plate.csv") {
 		t.Fatalf("the form's resource: %v", res)
 	}
-	if got := downloadIs(t, g, f.editor, res["id"].(string)); !bytes.Equal(got, data.Bytes()) {
+	if got := downloadIs(t, g, f.editor, res["id"].(string)); !bytes.Equal(got, data) {
 		t.Fatal("download differs")
 	}
 	left, _ := filepath.Glob(filepath.Join(g.DataDir, "uploads", "*.info"))
 	if len(left) != 0 {
 		t.Fatalf("uploads left after the attach: %v", left)
 	}
+}
+
+// tusFormFixture starts a gateway serving tus-js-client (skipping without
+// it outside CI), seeds the catalog, logs the editor in and writes a CSV
+// file of about size bytes named name.
+func tusFormFixture(t *testing.T, name string, size int) (*harness.Gateway, *webFixture, *tab, string, []byte) {
+	t.Helper()
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
+	if resp, _, err := g.Do(context.Background(), http.MethodGet, "/static/vendor/tus.min.js", nil, nil); err != nil || resp.StatusCode != 200 {
+		if testenv.CI() {
+			t.Fatalf("the gateway serves no tus-js-client (make web-vendor): %v", err)
+		}
+		t.Skip("the gateway was built without tus-js-client (no npm): the form uploads with multipart")
+	}
+	f := seedCatalog(t, g)
+	ed := newBrowser(t).tab(g, "editor")
+	ed.login("eddie", f.passwords["eddie"])
+	var data bytes.Buffer
+	data.WriteString("well,compound,viability\n")
+	for i := 0; data.Len() < size; i++ {
+		fmt.Fprintf(&data, "%d,TUS-%d,%.4f\n", i, i%89, float64(i%997)/997)
+	}
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, data.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return g, f, ed, file, data.Bytes()
 }
