@@ -112,7 +112,7 @@ bench: build bench-deps
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog at scale, in process: memory per dataset, indexing vs the index snapshot, package_search / package_show vs a map lookup, 10,000 and 100,000 datasets"
 	$(BENCH) -bench 'Scale' -benchtime 1x -timeout 60m ./catalog/ -args -scale=10000,100000
-	@echo "== cluster: store cost per catalog write, PostgreSQL vs embedded SQLite; HAProxy overhead (direct vs balanced, same run) and kill -9 to routed around"
+	@echo "== cluster: store cost per catalog write, PostgreSQL vs embedded SQLite (alternating rounds); HAProxy overhead (direct vs balanced, same run) and kill -9 to routed around"
 	$(BENCH) -bench 'CatalogWriteStore' -benchtime 200x ./catalog/
 	$(BENCH) -bench 'ClusterBalancer' -benchtime 1x -timeout 30m ./gateway/e2e/
 	@echo "== catalog files: upload and download of a 512 MiB file vs a local copy, peak RSS of gateway + plugin"
