@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"sync"
 
 	"toxgate/catalog/ckan"
 )
@@ -21,9 +22,16 @@ type GenerateOptions struct {
 	// datasets.
 	Seed int64
 	// Progress, when set, is called after each dataset with the number
-	// handled so far.
+	// handled so far (from one goroutine at a time).
 	Progress func(done int)
+	// Writers is how many datasets are written at once (0: DefaultGenerateWriters);
+	// concurrent writes share store round trips (group commit).
+	Writers int
 }
+
+// DefaultGenerateWriters is how many datasets Generate writes at once
+// unless told otherwise: enough for group commit to write them in batches.
+const DefaultGenerateWriters = 32
 
 // GenerateStats counts what Generate wrote.
 type GenerateStats struct {
@@ -71,32 +79,87 @@ func (s *Service) Generate(ctx context.Context, o GenerateOptions) (GenerateStat
 		st.Organizations++
 	}
 	tags := rand.NewZipf(rng, 1.2, 1, uint64(len(genTags)-1))
-	for i := 1; i <= o.Datasets; i++ {
-		if err := ctx.Err(); err != nil {
-			return st, fmt.Errorf("generate: %w", err)
+	writers := o.Writers
+	if writers <= 0 {
+		writers = DefaultGenerateWriters
+	}
+	// The datasets are drawn in order from the seeded generator here, and
+	// validated and written by the writers, whose concurrent inserts the
+	// store's group commit batches.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan map[string]any, writers)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		handled  int
+		wg       sync.WaitGroup
+	)
+	done := func(private, created bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+			return
 		}
-		data := genDataset(rng, tags, i, orgs)
-		if s.st.datasetNamed(data["name"].(string)) != nil {
-			st.Existing++
-		} else {
-			at := now()
-			in, verr := viewed2(s.st, func() (datasetInput, *ckan.Error) {
-				return s.st.buildDataset(sys, data, nil, at, true)
-			})
-			if verr != nil {
-				return st, fmt.Errorf("generate: dataset %s: %w", data["name"], verr)
-			}
-			if err := s.insertDataset(ctx, in.d); err != nil {
-				return st, fmt.Errorf("generate: dataset %s: %w", data["name"], err)
-			}
+		if created {
 			st.Datasets++
-			if in.d.Private {
+			if private {
 				st.Private++
 			}
+		} else {
+			st.Existing++
 		}
+		handled++
 		if o.Progress != nil {
-			o.Progress(i)
+			o.Progress(handled)
 		}
+	}
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for data := range work {
+				if ctx.Err() != nil {
+					continue
+				}
+				at := now()
+				in, verr := viewed2(s.st, func() (datasetInput, *ckan.Error) {
+					return s.st.buildDataset(sys, data, nil, at, true)
+				})
+				if verr != nil {
+					done(false, false, fmt.Errorf("generate: dataset %s: %w", data["name"], verr))
+					continue
+				}
+				if err := s.insertDataset(ctx, in.d); err != nil {
+					done(false, false, fmt.Errorf("generate: dataset %s: %w", data["name"], err))
+					continue
+				}
+				done(in.d.Private, true, nil)
+			}
+		}()
+	}
+	for i := 1; i <= o.Datasets && ctx.Err() == nil; i++ {
+		data := genDataset(rng, tags, i, orgs)
+		if s.st.datasetNamed(data["name"].(string)) != nil {
+			done(false, false, nil)
+			continue
+		}
+		select {
+		case work <- data:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return st, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("generate: %w", err)
 	}
 	return st, nil
 }

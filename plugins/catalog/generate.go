@@ -18,7 +18,7 @@ import (
 	"toxgate/plugins/contract"
 )
 
-const generateUsage = `usage: toxgate-catalog generate --datasets N [--organizations K] [--seed S] [--quiet]
+const generateUsage = `usage: toxgate-catalog generate --datasets N [--organizations K] [--seed S] [--writers W] [--quiet]
 
 Fills the catalog in the MongoDB database named by TOXGATE_MONGODB_URI and
 TOXGATE_MONGODB_DATABASE with N generated datasets (see catalog.Generate).
@@ -35,12 +35,13 @@ func generateCommand(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Datasets, "datasets", 0, "how many datasets")
 	fs.IntVar(&o.Organizations, "organizations", 0, "how many organizations (0: one per 500 datasets, at least 3)")
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed (the same seed makes the same catalog)")
+	fs.IntVar(&o.Writers, "writers", catalog.DefaultGenerateWriters, "datasets written at once (their store round trips are shared)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || o.Datasets <= 0 || o.Datasets > catalog.MaxGenerateDatasets || o.Organizations < 0 {
-		fmt.Fprintf(stderr, "toxgate catalog generate: --datasets must be between 1 and %d\n", catalog.MaxGenerateDatasets)
+	if fs.NArg() > 0 || o.Datasets <= 0 || o.Datasets > catalog.MaxGenerateDatasets || o.Organizations < 0 || o.Writers < 1 || o.Writers > 1024 {
+		fmt.Fprintf(stderr, "toxgate catalog generate: --datasets must be between 1 and %d, --writers between 1 and 1024\n", catalog.MaxGenerateDatasets)
 		fs.Usage()
 		return 2
 	}

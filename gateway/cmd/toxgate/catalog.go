@@ -22,7 +22,7 @@ import (
 )
 
 const catalogUsage = `usage: toxgate [-config file] catalog import --from URL [flags]
-       toxgate [-config file] catalog generate --datasets N [--organizations K] [--seed S] [--quiet]
+       toxgate [-config file] catalog generate --datasets N [--organizations K] [--seed S] [--writers W] [--quiet]
 
 generate fills the configured store's catalog with N realistic datasets
 (gen-0000001, ...: organizations, tags with a long tail, extras, link
