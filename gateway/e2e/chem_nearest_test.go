@@ -19,8 +19,9 @@ import (
 // without the flag (same bytes), with the nearest training compounds (one
 // list for hERG's domain, one per task for DICTrank's), whose similarities
 // are the row's nearest_similarities, at most 5, each with its training
-// SMILES and experimental label; without the flag a row has none, and the
-// CSV answer keeps its columns either way.
+// SMILES and experimental label, also for the longest SMILES accepted;
+// without the flag a row has none, and the CSV answer keeps its columns
+// either way.
 func TestModelsAnswerNearestCompounds(t *testing.T) {
 	g, _ := modelsGateway(t, []string{"herg", "dictrank"},
 		harness.WithEnv("TOXGATE_MODULES_BATCH_SLICE_ITEMS=2", "TOXGATE_CATALOG_PUBLISH_MODELS=false"))
@@ -83,6 +84,10 @@ func TestModelsAnswerNearestCompounds(t *testing.T) {
 		}
 		if route == "/hERG/evaluate" && !strings.Contains(string(n.Results[0]), `"nearest_compounds":[{"smiles":"CC(=O)Oc1ccccc1C(=O)O","similarity":1,"labels":{"hERG":"non-blocker"}}`) {
 			t.Errorf("aspirin, a training compound, is not its own nearest compound with its label: %s", n.Results[0])
+		}
+		long, _ := json.Marshal(map[string]any{"smiles": strings.Repeat("C", 4000), "nearest_compounds": true})
+		if code, _, out := postJSON(t, g, route, string(long), tok.Clone()); code != 200 || !bytes.Contains(out, []byte("nearest_compounds")) {
+			t.Fatalf("%s: the longest SMILES with nearest_compounds: %d %.300s", route, code, out)
 		}
 		h := tok.Clone()
 		h.Set("Accept", "text/csv")
