@@ -93,6 +93,10 @@ type modelResult struct {
 	Filename string
 	// Resolved are the inputs resolved from names or identifiers.
 	Resolved []Resolved
+	// Nearest are the nearest training compounds of the rows (takeNearest);
+	// NearestMore says that rows past the listed ones have some too.
+	Nearest     []nearestRow
+	NearestMore bool
 }
 
 // ModelPage serves GET /models/{name} for a browser.
@@ -523,6 +527,7 @@ func resultOf(status int, out []byte, rt ModelRoute) *modelResult {
 		}
 	}
 	if rows, ok := top[tableField].([]any); ok && tableField != "" {
+		res.Nearest, res.NearestMore = takeNearest(rows)
 		res.Columns, res.Rows = tableOf(rows, cell)
 	}
 	if svg, ok := top["plot_svg"].(string); ok && strings.Contains(svg, "<svg") {

@@ -23,7 +23,7 @@ func init() {
 			Data:        "tox21.csv NR-AhR (MoleculeNet Tox21, 90% share) merged with the same assay's ToxCast record (TOX21_AhR_LUC_Agonist) for further structures; standardised (largest fragment), duplicates merged, conflicting duplicates dropped.",
 			Method:      "Morgan radius-2 counts (2048, log2(1+count)) + 26 descriptors from sdk/chem; L2 logistic regression vs gradient-boosted trees chosen by 5-fold CV (class-balanced weights); threshold maximises balanced accuracy on out-of-fold predictions.",
 			Validation:  s.Validation(),
-			Limitations: "In AD when at least 3 training structures have Dice > 0.3 (Morgan r3, 1024 bits). Luciferase reporter assay: autofluorescent/cytotoxic compounds can be false positives; no potency is predicted; the original platform used Mordred descriptors, not reproduced.",
+			Limitations: "In AD when at least 3 training structures have Dice > 0.3 (Morgan r3, 1024 bits). Luciferase reporter assay: autofluorescent/cytotoxic compounds can be false positives; no potency is predicted; the original platform used Mordred descriptors, not reproduced. Nearest training compounds: with \"nearest_compounds\": true (the model page asks for it) each answer names the training compounds behind nearest_similarities with their SMILES, similarity and experimental label; the page lists them under the result table.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Tox21 Data Challenge / MoleculeNet Tox21", "modules/ahr/MODEL_CARD.md"},
 			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",

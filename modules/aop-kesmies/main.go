@@ -23,7 +23,7 @@ func init() {
 			Data:        "ALTERNATIVE platform training sets (ai-ml-api @ c244065f): MIE 208 rows, KE1 576 rows, KE2 4504 rows (90% share); standardised, duplicates merged, conflicts dropped.",
 			Method:      "Morgan radius-2 counts (2048) + 26 descriptors; per task, L2 logistic regression, gradient-boosted trees or Tanimoto kNN chosen by 5-fold CV with class-balanced weights; Platt-calibrated probabilities; threshold maximises out-of-fold balanced accuracy.",
 			Validation:  s.Validation(),
-			Limitations: "Each task has its own AD (at least 3 training structures with Dice > 0.3, Morgan r3 1024 bits). The MIE set is tiny (208 structures, 79% positive) so its figures are uncertain. The original used CDDD embeddings with KNN/LR/XGBoost, not reproduced.",
+			Limitations: "Each task has its own AD (at least 3 training structures with Dice > 0.3, Morgan r3 1024 bits). The MIE set is tiny (208 structures, 79% positive) so its figures are uncertain. The original used CDDD embeddings with KNN/LR/XGBoost, not reproduced. Nearest training compounds: with \"nearest_compounds\": true (the model page asks for it) each answer names the training compounds behind nearest_similarities with their SMILES, similarity and experimental label; the page lists them under the result table.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Viganò E.L., Ballabio D., Roncaglioni A., Toxics 2024, 12(1):87, doi 10.3390/toxics12010087", "modules/aop-kesmies/MODEL_CARD.md"},
 			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",

@@ -23,7 +23,7 @@ func init() {
 			Data:        "Per task (documented in the response and MODEL_CARD.md): apical (ALTERNATIVE), AhR (Tox21), endothelial (ToxCast BioMAP 3C), hERG (TDC hERG_Karim), mitochondrial dysfunction (KE2 + MMP_ratio + SR-MMP), oxidative stress (KE1 + SR-ARE); merged by structure, conflicts dropped per task.",
 			Method:      "Morgan radius-2 counts (2048) + 26 standardised descriptors into an MLP (128-32 ReLU, dropout 0.2, one sigmoid per available task, masked class-balanced cross-entropy, AdamW); 5-fold CV random and scaffold; per-task threshold maximises out-of-fold balanced accuracy.",
 			Validation:  s.Validation(),
-			Limitations: "One AD over all training structures (at least 3 with Dice > 0.3, Morgan r3 1024 bits). Five tasks have no public data and are never guessed. The original was a CDDD mixture-of-experts network (Viganò et al. 2025), not reproduced.",
+			Limitations: "One AD over all training structures (at least 3 with Dice > 0.3, Morgan r3 1024 bits). Five tasks have no public data and are never guessed. The original was a CDDD mixture-of-experts network (Viganò et al. 2025), not reproduced. Nearest training compounds: with \"nearest_compounds\": true (the model page asks for it) each answer names the training compounds behind nearest_similarities with their SMILES, similarity and experimental label; the page lists them under the result table.",
 			Units:       map[string]string{"probability": "1 (fraction)", "nearest_similarities": "Dice similarity, 0-1"},
 			References:  []string{"Viganò E.L. et al., J Cheminform 2025, doi 10.1186/s13321-025-01072-7", "modules/multitask/MODEL_CARD.md"},
 			License:     "model weights Apache-2.0; data licences in modules/internal/data/SOURCES.md",

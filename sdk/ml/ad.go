@@ -3,6 +3,7 @@ package ml
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -20,6 +21,10 @@ type ADSet struct {
 	// at least MinNeighbours references have Dice similarity above Threshold.
 	Threshold     float64
 	MinNeighbours int
+	// SMILES names the training compound of each reference, in the order of
+	// FP and Pop (the SMILES of the training data); nil in a bundle that
+	// carries none. Task.ADLabels holds their experimental labels.
+	SMILES []string
 
 	// rest8 is the bit count of words 8-15 of each 16-word reference (see
 	// prepare); nil when the set is not prepared.
@@ -39,13 +44,7 @@ func NewADSet(fps [][]uint64, threshold float64, minNeighbours int) *ADSet {
 		return a
 	}
 	a.Words = len(fps[0])
-	idx := make([]int, len(fps))
-	pops := make([]uint16, len(fps))
-	for i, fp := range fps {
-		idx[i] = i
-		pops[i] = uint16(popcount(fp))
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return pops[idx[x]] < pops[idx[y]] })
+	idx, pops := adOrder(fps)
 	a.FP = make([]uint64, 0, len(fps)*a.Words)
 	a.Pop = make([]uint16, len(fps))
 	for k, i := range idx {
@@ -54,6 +53,37 @@ func NewADSet(fps [][]uint64, threshold float64, minNeighbours int) *ADSet {
 	}
 	a.prepare()
 	return a
+}
+
+// adOrder returns the reference order of fps (the input indices sorted
+// stably by bit count) and their bit counts.
+func adOrder(fps [][]uint64) (idx []int, pops []uint16) {
+	idx = make([]int, len(fps))
+	pops = make([]uint16, len(fps))
+	for i, fp := range fps {
+		idx[i] = i
+		pops[i] = uint16(popcount(fp))
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return pops[idx[x]] < pops[idx[y]] })
+	return idx, pops
+}
+
+// ReferenceOrder returns, for each reference of the set in its order, the
+// index in fps of its fingerprint, where fps are the fingerprints the set
+// was built from (NewADSet), in the same order; it fails when they are not
+// (another number, or another fingerprint at any position), so that names
+// attached by that order are the references' own.
+func (a *ADSet) ReferenceOrder(fps [][]uint64) ([]int, error) {
+	if len(fps) != a.Len() {
+		return nil, fmt.Errorf("ml: AD set has %d references, given %d fingerprints", a.Len(), len(fps))
+	}
+	idx, _ := adOrder(fps)
+	for k, i := range idx {
+		if len(fps[i]) != a.Words || !slices.Equal(fps[i], a.FP[k*a.Words:(k+1)*a.Words]) {
+			return nil, fmt.Errorf("ml: AD reference %d differs from fingerprint %d of the given set", k, i)
+		}
+	}
+	return idx, nil
 }
 
 // prepare computes the partial bit counts that the 1024-bit scan bounds with.
@@ -86,6 +116,9 @@ type Domain struct {
 	InDomain bool `json:"in_domain"`
 	// Nearest are the Dice similarities of the MinNeighbours nearest references, descending.
 	Nearest []float64 `json:"nearest_similarities"`
+	// Refs are the indices of those references in the set (ADSet.SMILES),
+	// aligned with Nearest; among equal similarities, the one the search met first.
+	Refs []int `json:"-"`
 }
 
 // Check finds the nearest references of the query fingerprint q: the
@@ -94,17 +127,20 @@ type Domain struct {
 // current k-th best (Dice ≤ 2·min(a,b)/(a+b)). All give the same values.
 func (a *ADSet) Check(q []uint64) Domain {
 	k := max(a.MinNeighbours, 1)
-	top := make([]float64, k) // descending; -1 marks an empty slot
+	buf := make([]float64, 2*k)
+	top := buf[:k:k] // descending; -1 marks an empty slot
+	ids := buf[k:]   // the reference index of each slot of top
 	for i := range top {
 		top[i] = -1
 	}
+	tl := topList{top, ids}
 	nq := popcount(q)
 	if nq > 0 && a.sliced != nil && len(q) == a.Words {
-		a.searchSliced(q, nq, top)
+		a.searchSliced(q, nq, tl)
 	} else if a.Words == 16 && len(q) == 16 && nq > 0 && a.rest8 != nil {
-		a.search16((*[16]uint64)(q), nq, top)
+		a.search16((*[16]uint64)(q), nq, tl)
 	} else if a.Words == 16 && len(q) == 16 {
-		a.scan16((*[16]uint64)(q), nq, top)
+		a.scan16((*[16]uint64)(q), nq, tl)
 	} else {
 		w := a.Words
 		for i, p := range a.Pop {
@@ -112,37 +148,50 @@ func (a *ADSet) Check(q []uint64) Domain {
 			for j, x := range a.FP[i*w : (i+1)*w] {
 				and += bits.OnesCount64(x & q[j])
 			}
-			insert(top, and, nq+int(p))
+			tl.insert(and, nq+int(p), i)
 		}
 	}
-	dom := Domain{Nearest: make([]float64, 0, k)}
-	for _, s := range top {
+	dom := Domain{Nearest: make([]float64, 0, k), Refs: make([]int, 0, k)}
+	for j, s := range top {
 		if s >= 0 {
 			dom.Nearest = append(dom.Nearest, round4(s))
+			dom.Refs = append(dom.Refs, int(ids[j]))
 		}
 	}
 	dom.InDomain = len(dom.Nearest) >= a.MinNeighbours && top[a.MinNeighbours-1] > a.Threshold
 	return dom
 }
 
-// insert puts the Dice similarity 2·and/d into the descending top list if it beats the last.
-func insert(top []float64, and, d int) {
+// topList is the descending list of the best similarities found so far
+// (sim, -1 in an empty slot) and the reference index of each (ref, as float64
+// so that both share one allocation).
+type topList struct {
+	sim, ref []float64
+}
+
+// insert puts the Dice similarity 2·and/d of reference i into the descending
+// top list if it beats the last.
+func (t topList) insert(and, d, i int) {
 	if d == 0 {
 		return
 	}
+	top := t.sim
 	k := len(top)
 	if s := 2 * float64(and) / float64(d); s > top[k-1] {
 		j := k - 1
 		for j > 0 && top[j-1] < s {
 			top[j] = top[j-1]
+			t.ref[j] = t.ref[j-1]
 			j--
 		}
 		top[j] = s
+		t.ref[j] = float64(i)
 	}
 }
 
 // scan16 is the 1024-bit scan with the query held in locals.
-func (a *ADSet) scan16(q *[16]uint64, nq int, top []float64) {
+func (a *ADSet) scan16(q *[16]uint64, nq int, tl topList) {
+	top := tl.sim
 	q0, q1, q2, q3, q4, q5, q6, q7 := q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]
 	q8, q9, q10, q11, q12, q13, q14, q15 := q[8], q[9], q[10], q[11], q[12], q[13], q[14], q[15]
 	k := len(top)
@@ -162,7 +211,7 @@ func (a *ADSet) scan16(q *[16]uint64, nq int, top []float64) {
 			bits.OnesCount64(r[12]&q12) + bits.OnesCount64(r[13]&q13) + bits.OnesCount64(r[14]&q14) +
 			bits.OnesCount64(r[15]&q15)
 		if float64(2*and) > top[k-1]*d {
-			insert(top, and, nq+int(p))
+			tl.insert(and, nq+int(p), i)
 		}
 	}
 }
@@ -193,7 +242,8 @@ func round4(x float64) float64 {
 // (Measured in wazero: the query read through the array pointer beats holding
 // it in 16 locals, which the Go wasm backend spills, and one early exit beats
 // two.)
-func (a *ADSet) search16(q *[16]uint64, nq int, top []float64) {
+func (a *ADSet) search16(q *[16]uint64, nq int, tl topList) {
+	top := tl.sim
 	qr8 := popcount(q[8:16])
 	k := len(top)
 	fp, pop, rest8 := a.FP, a.Pop, a.rest8
@@ -249,7 +299,7 @@ func (a *ADSet) search16(q *[16]uint64, nq int, top []float64) {
 				bits.OnesCount64(r[11]&q[11]) + bits.OnesCount64(r[12]&q[12]) + bits.OnesCount64(r[13]&q[13]) +
 				bits.OnesCount64(r[14]&q[14]) + bits.OnesCount64(r[15]&q[15])
 			if float64(2*and) > flim {
-				insert(top, and, d)
+				tl.insert(and, d, i)
 				flim = top[k-1] * float64(d)
 			}
 		}

@@ -8,18 +8,50 @@ import (
 	"testing"
 )
 
-// topOf runs one of the 1024-bit scans and returns its raw top list.
-func topOf(a *ADSet, q []uint64, search bool) []float64 {
-	top := []float64{-1, -1, -1}
+// newTop is an empty top list of k slots.
+func newTop(k int) topList {
+	tl := topList{make([]float64, k), make([]float64, k)}
+	for i := range tl.sim {
+		tl.sim[i] = -1
+	}
+	return tl
+}
+
+// topOf runs one of the 1024-bit scans and returns its raw top list, after
+// checking that each slot's reference has the slot's similarity.
+func topOf(t *testing.T, a *ADSet, q []uint64, search bool) []float64 {
+	t.Helper()
+	tl := newTop(3)
 	nq := popcount(q)
 	if search && a.sliced != nil {
-		a.searchSliced(q, nq, top)
+		a.searchSliced(q, nq, tl)
 	} else if search {
-		a.search16((*[16]uint64)(q), nq, top)
+		a.search16((*[16]uint64)(q), nq, tl)
 	} else {
-		a.scan16((*[16]uint64)(q), nq, top)
+		a.scan16((*[16]uint64)(q), nq, tl)
 	}
-	return top
+	checkRefs(t, a, q, tl)
+	return tl.sim
+}
+
+// checkRefs fails unless every filled slot of tl names a reference whose
+// Dice similarity with q is the slot's.
+func checkRefs(t *testing.T, a *ADSet, q []uint64, tl topList) {
+	t.Helper()
+	for j, s := range tl.sim {
+		if s < 0 {
+			continue
+		}
+		i := int(tl.ref[j])
+		r := a.FP[i*a.Words : (i+1)*a.Words]
+		and := 0
+		for w := range r {
+			and += popcount([]uint64{r[w] & q[w]})
+		}
+		if d := 2 * float64(and) / float64(popcount(q)+int(a.Pop[i])); d != s {
+			t.Fatalf("slot %d names reference %d with Dice %v, slot holds %v", j, i, d, s)
+		}
+	}
 }
 
 func sameTop(t *testing.T, a *ADSet, q []uint64, what string) {
@@ -27,7 +59,7 @@ func sameTop(t *testing.T, a *ADSet, q []uint64, what string) {
 	if popcount(q) == 0 {
 		return
 	}
-	want, got := topOf(a, q, false), topOf(a, q, true)
+	want, got := topOf(t, a, q, false), topOf(t, a, q, true)
 	for i := range want {
 		if want[i] != got[i] {
 			t.Fatalf("%s: sliced search %v, scan16 %v", what, got, want)
@@ -35,7 +67,7 @@ func sameTop(t *testing.T, a *ADSet, q []uint64, what string) {
 	}
 	sl := a.sliced
 	a.sliced = nil
-	got = topOf(a, q, true)
+	got = topOf(t, a, q, true)
 	a.sliced = sl
 	for i := range want {
 		if want[i] != got[i] {
@@ -151,14 +183,12 @@ func TestADSlicedSmallAndSparseSets(t *testing.T) {
 			if popcount(q) == 0 {
 				continue
 			}
-			want := make([]float64, k)
-			got := make([]float64, k)
-			for i := range want {
-				want[i], got[i] = -1, -1
-			}
+			want, got := newTop(k), newTop(k)
 			a.scan16((*[16]uint64)(q), popcount(q), want)
 			a.searchSliced(q, popcount(q), got)
-			if !slices.Equal(want, got) {
+			checkRefs(t, a, q, want)
+			checkRefs(t, a, q, got)
+			if !slices.Equal(want.sim, got.sim) {
 				t.Fatalf("n=%d k=%d: sliced %v, scan %v", n, k, got, want)
 			}
 		}

@@ -70,7 +70,8 @@ type slicedScratch struct {
 var slicedPool = sync.Pool{New: func() any { return new(slicedScratch) }}
 
 // searchSliced fills top as a full scan would, for a query with nq > 0 bits.
-func (a *ADSet) searchSliced(q []uint64, nq int, top []float64) {
+func (a *ADSet) searchSliced(q []uint64, nq int, tl topList) {
+	top := tl.sim
 	x := a.sliced
 	sc := slicedPool.Get().(*slicedScratch)
 	defer slicedPool.Put(sc)
@@ -129,7 +130,7 @@ func (a *ADSet) searchSliced(q []uint64, nq int, top []float64) {
 		}
 		x.count(w, qb, c)
 		if kth < 0 {
-			a.insertMask(w, c, ^uint64(0), nq, top)
+			a.insertMask(w, c, ^uint64(0), nq, tl)
 			continue
 		}
 		pmin := int(x.pmin[w])
@@ -141,14 +142,14 @@ func (a *ADSet) searchSliced(q []uint64, nq int, top []float64) {
 			t++
 		}
 		if m := geMask(c, t); m != 0 {
-			a.insertMask(w, c, m, nq, top)
+			a.insertMask(w, c, m, nq, tl)
 		}
 	}
 }
 
 // insertMask inserts the references of block w selected by m, with
 // bit-sliced counts c.
-func (a *ADSet) insertMask(w int, c []uint64, m uint64, nq int, top []float64) {
+func (a *ADSet) insertMask(w int, c []uint64, m uint64, nq int, tl topList) {
 	if w == a.sliced.blocks-1 {
 		m &= a.sliced.last
 	}
@@ -160,7 +161,7 @@ func (a *ADSet) insertMask(w int, c []uint64, m uint64, nq int, top []float64) {
 		for s, cs := range c {
 			and |= int(cs>>j&1) << s
 		}
-		insert(top, and, nq+int(pop[j]))
+		tl.insert(and, nq+int(pop[j]), w*64+j)
 	}
 }
 

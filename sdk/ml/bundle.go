@@ -52,6 +52,10 @@ type Task struct {
 	// Conformal gives class p-values and prediction sets; nil in a bundle
 	// trained without it, whose task then answers no p-values.
 	Conformal *Conformal
+	// ADLabels are the experimental labels of the references of AD set
+	// Task.AD, in its order: 1 positive, 0 negative, -1 not measured for
+	// this task; nil when the set names no compounds (ADSet.SMILES).
+	ADLabels []int8
 }
 
 // DataSummary counts the curated training data of a task.
@@ -96,10 +100,14 @@ func DecodeBundle(data []byte) (*Bundle, error) {
 	if err := gob.NewDecoder(zr).Decode(&b); err != nil {
 		return nil, fmt.Errorf("ml: decoding bundle: %w", err)
 	}
-	for _, a := range b.AD {
-		if a != nil {
-			a.prepare()
+	for i, a := range b.AD {
+		if a == nil {
+			continue
 		}
+		if a.SMILES != nil && len(a.SMILES) != a.Len() {
+			return nil, fmt.Errorf("ml: bundle %s: AD set %d names %d compounds for %d references", b.Name, i, len(a.SMILES), a.Len())
+		}
+		a.prepare()
 	}
 	for i, t := range b.Tasks {
 		if !t.Available {
@@ -108,6 +116,9 @@ func DecodeBundle(data []byte) (*Bundle, error) {
 		if t.Model < 0 || t.Model >= len(b.Models) || t.AD < 0 || t.AD >= len(b.AD) ||
 			t.Output < 0 || t.Output >= b.Models[t.Model].Outputs {
 			return nil, fmt.Errorf("ml: bundle %s: task %d (%s) points outside the bundle", b.Name, i, t.Key)
+		}
+		if t.ADLabels != nil && (b.AD[t.AD] == nil || len(t.ADLabels) != b.AD[t.AD].Len()) {
+			return nil, fmt.Errorf("ml: bundle %s: task %d (%s) has %d reference labels for its AD set", b.Name, i, t.Key, len(t.ADLabels))
 		}
 	}
 	return &b, nil
@@ -155,4 +166,53 @@ func (b *Bundle) Predict(x Sparse, fp []uint64, dense []float32) []Prediction {
 		preds[i].Domain = *doms[t.AD]
 	}
 	return preds
+}
+
+// AttachCompounds names the references of AD set ad: fps are the
+// fingerprints the set was built from (NewADSet), in the same order,
+// smiles the compound of each, and labels[t], for every available task t
+// of the set, the experimental label of each (1 positive, 0 negative, NaN
+// not measured). It fails, changing nothing, when fps are not the set's.
+func (b *Bundle) AttachCompounds(ad int, fps [][]uint64, smiles []string, labels map[int][]float32) error {
+	if ad < 0 || ad >= len(b.AD) || b.AD[ad] == nil {
+		return fmt.Errorf("ml: bundle %s has no AD set %d", b.Name, ad)
+	}
+	a := b.AD[ad]
+	if len(smiles) != len(fps) {
+		return fmt.Errorf("ml: bundle %s: %d compounds for %d fingerprints", b.Name, len(smiles), len(fps))
+	}
+	order, err := a.ReferenceOrder(fps)
+	if err != nil {
+		return fmt.Errorf("ml: bundle %s AD set %d: %w", b.Name, ad, err)
+	}
+	tasks := map[int][]int8{}
+	for t := range b.Tasks {
+		task := &b.Tasks[t]
+		if !task.Available || task.AD != ad {
+			continue
+		}
+		y, ok := labels[t]
+		if !ok || len(y) != len(fps) {
+			return fmt.Errorf("ml: bundle %s: no labels of task %s for the compounds of AD set %d", b.Name, task.Key, ad)
+		}
+		l := make([]int8, len(order))
+		for k, i := range order {
+			switch {
+			case y[i] != y[i]: // NaN
+				l[k] = -1
+			case y[i] > 0.5:
+				l[k] = 1
+			}
+		}
+		tasks[t] = l
+	}
+	names := make([]string, len(order))
+	for k, i := range order {
+		names[k] = smiles[i]
+	}
+	a.SMILES = names
+	for t, l := range tasks {
+		b.Tasks[t].ADLabels = l
+	}
+	return nil
 }

@@ -4,6 +4,7 @@
 //
 //	GOMAXPROCS=2 go run ./modules/internal/train            # every model
 //	GOMAXPROCS=2 go run ./modules/internal/train -only herg # one model
+//	GOMAXPROCS=2 go run ./modules/internal/train -compounds # name the training compounds of the committed bundles
 //
 // Each model gets 5-fold cross-validation with random and Bemis–Murcko
 // scaffold splits; the learner with the best random-split ROC-AUC is kept,
@@ -28,6 +29,9 @@ var (
 	only    = flag.String("only", "", "comma-separated model names to train (default all)")
 	seed    = flag.Int64("seed", 20240501, "random seed")
 	folds   = flag.Int("folds", 5, "cross-validation folds")
+	// compounds attaches the training compounds to the committed bundles
+	// instead of training (attachModule).
+	compounds = flag.Bool("compounds", false, "attach the training compounds and their labels to the committed bundles' AD sets, without retraining")
 )
 
 // trainer trains one module's bundle.
@@ -60,7 +64,12 @@ func main() {
 		}
 		start := time.Now()
 		log.Printf("== %s", t.name)
-		if err := t.run(); err != nil {
+		run := t.run
+		if *compounds {
+			name := t.name
+			run = func() error { return attachModule(name) }
+		}
+		if err := run(); err != nil {
 			log.Fatalf("train: %s: %v", t.name, err)
 		}
 		log.Printf("== %s done in %s", t.name, time.Since(start).Round(time.Second))

@@ -34,6 +34,9 @@ func perTask(name string, defs []taskDef, sets []*ml.Dataset, specs func(*ml.Dat
 		b.AD = append(b.AD, adSet(sets[i], 0.3, 0))
 		b.Tasks = append(b.Tasks, task)
 	}
+	if err := attachCompounds(b, perTaskSets(sets)); err != nil {
+		return err
+	}
 	return writeBundle(name, b)
 }
 
@@ -51,17 +54,26 @@ func classicBalanced(ds *ml.Dataset) []ml.Spec {
 	return specs
 }
 
-func trainAHR() error {
+// ahrData curates the AhR training set.
+func ahrData() (*ml.Dataset, error) {
 	recs, err := readCSV("tox21.csv", "smiles", "NR-AhR")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	more, err := readCSV("toxcast_subset.csv", "smiles", "TOX21_AhR_LUC_Agonist")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ds := ml.Curate(feat, []string{"AhR"}, append(recs, more...))
 	log.Printf("AhR: %d records -> %d structures", len(recs)+len(more), len(ds.X))
+	return ds, nil
+}
+
+func trainAHR() error {
+	ds, err := ahrData()
+	if err != nil {
+		return err
+	}
 	return perTask("ahr", []taskDef{{
 		Key: "AhR", Title: "Aryl hydrocarbon receptor agonist",
 		Definition: "Active in the Tox21 AhR agonist luciferase assay (tox21 NR-AhR, with the same assay's ToxCast record TOX21_AhR_LUC_Agonist for structures outside the MoleculeNet Tox21 set).",
@@ -70,12 +82,21 @@ func trainAHR() error {
 	}}, []*ml.Dataset{ds}, classicBalanced)
 }
 
-func trainDICTrank() error {
+// dictrankData curates the apical and DICTrank training sets.
+func dictrankData() ([]*ml.Dataset, error) {
 	apical, err := single("alternative_apical_cardiotox_train.csv", "smiles", "labels", "apical")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dict, err := single("dictrank_train.csv", "Standardized_SMILES", "DICTrank", "DICTrank")
+	if err != nil {
+		return nil, err
+	}
+	return []*ml.Dataset{apical, dict}, nil
+}
+
+func trainDICTrank() error {
+	sets, err := dictrankData()
 	if err != nil {
 		return err
 	}
@@ -86,10 +107,11 @@ func trainDICTrank() error {
 		{Key: "DICTrank", Title: "FDA DICTrank cardiotoxicity concern", Positive: "concern", Negative: "no concern",
 			Definition: "FDA Drug-Induced Cardiotoxicity Rank: 1 = most or less concern, 0 = no concern (Seal et al. 2024 binarisation; ambiguous drugs excluded).",
 			Source:     "dictrank_train.csv (authors' training split)"},
-	}, []*ml.Dataset{apical, dict}, classicBalanced)
+	}, sets, classicBalanced)
 }
 
-func trainKEsMIEs() error {
+// kesmiesData curates the MIE, KE1 and KE2 training sets.
+func kesmiesData() ([]*ml.Dataset, error) {
 	var sets []*ml.Dataset
 	for _, f := range []struct{ file, task string }{
 		{"alternative_aop_MIE_mito_complex_inhibition_train.csv", "MIE"},
@@ -98,9 +120,17 @@ func trainKEsMIEs() error {
 	} {
 		ds, err := single(f.file, "smiles", "labels", f.task)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sets = append(sets, ds)
+	}
+	return sets, nil
+}
+
+func trainKEsMIEs() error {
+	sets, err := kesmiesData()
+	if err != nil {
+		return err
 	}
 	return perTask("aop-kesmies", aopDefs, sets, classicBalanced)
 }
@@ -122,7 +152,9 @@ func mlpSpec(hidden []int, epochs int) ml.Spec {
 	return ml.Spec{Kind: ml.KindMLP, Hidden: hidden, Epochs: epochs, Rate: 1e-3, L2: 1e-4, Dropout: 0.2, Balanced: true, Seed: *seed}
 }
 
-func trainMitDys() error {
+// mitdysData curates the three mitochondrial-dysfunction label sets as one
+// multi-task set.
+func mitdysData() (*ml.Dataset, error) {
 	tasks := []string{"KE2", "MMP_ratio", "SR-MMP"}
 	var recs []ml.Record
 	for i, src := range []struct{ file, smi, col string }{
@@ -132,12 +164,21 @@ func trainMitDys() error {
 	} {
 		r, err := readCSV(src.file, src.smi, src.col)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		recs = append(recs, widen(r, i, len(tasks))...)
 	}
 	ds := ml.Curate(feat, tasks, recs)
 	log.Printf("MitDys: %d records -> %d structures", len(recs), len(ds.X))
+	return ds, nil
+}
+
+func trainMitDys() error {
+	ds, err := mitdysData()
+	if err != nil {
+		return err
+	}
+	tasks := ds.Tasks
 	spec := mlpSpec([]int{128, 32}, 25)
 	res, thr, cal, conf, err := cvMulti(ds, spec, tasks)
 	if err != nil {
@@ -165,6 +206,9 @@ func trainMitDys() error {
 			Positive: def.Positive, Negative: def.Negative, Available: true, Model: 0, Output: t, AD: 0,
 			Threshold: thr[t], Calibration: cal[t], Learner: spec.String(), CV: res[t], Data: ds.Summary(t, def.Source), Conformal: conf[t]})
 	}
+	if err := attachCompounds(b, mitdysSets(ds)); err != nil {
+		return err
+	}
 	return writeBundle("aop-mitdys", b)
 }
 
@@ -173,7 +217,7 @@ var clinicalDef = taskDef{Key: "CT_TOX", Title: "Clinical-trial toxicity", Posit
 	Source:     "clintox.csv CT_TOX"}
 
 func trainClinical() error {
-	ds, err := single("clintox.csv", "smiles", "CT_TOX", "CT_TOX")
+	ds, err := clinicalData()
 	if err != nil {
 		return err
 	}
@@ -183,8 +227,12 @@ func trainClinical() error {
 		return err
 	}
 	ad := adSet(ds, 0.3, 0)
-	if err := writeBundle("clinicaldata", &ml.Bundle{Name: "clinicaldata-ml", Version: "1.0.0", Featurizer: feat,
-		Models: []*ml.Model{mML}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tML}}); err != nil {
+	bML := &ml.Bundle{Name: "clinicaldata-ml", Version: "1.0.0", Featurizer: feat,
+		Models: []*ml.Model{mML}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tML}}
+	if err := attachCompounds(bML, oneSet(ds)); err != nil {
+		return err
+	}
+	if err := writeBundle("clinicaldata", bML); err != nil {
 		return err
 	}
 	// AI: a multi-task neural network (CT_TOX with FDA_APPROVED and the 12
@@ -217,8 +265,17 @@ func trainClinical() error {
 	if err != nil {
 		return err
 	}
-	return writeBundleAs("clinicaldata", "weights-aop.gob.gz", "CV-aop.md", &ml.Bundle{Name: "clinicaldata-aop", Version: "1.0.0",
-		Featurizer: feat, Models: []*ml.Model{mAOP}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tAOP}})
+	bAOP := &ml.Bundle{Name: "clinicaldata-aop", Version: "1.0.0",
+		Featurizer: feat, Models: []*ml.Model{mAOP}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tAOP}}
+	if err := attachCompounds(bAOP, oneSet(ds)); err != nil {
+		return err
+	}
+	return writeBundleAs("clinicaldata", "weights-aop.gob.gz", "CV-aop.md", bAOP)
+}
+
+// clinicalData curates the ClinTox CT_TOX set of the ML and AOP models.
+func clinicalData() (*ml.Dataset, error) {
+	return single("clintox.csv", "smiles", "CT_TOX", "CT_TOX")
 }
 
 func writeBundleAs(module, weights, report string, b *ml.Bundle) error {
@@ -271,18 +328,11 @@ var tox21Tasks = []string{"NR-AR", "NR-AR-LBD", "NR-AhR", "NR-Aromatase", "NR-ER
 // clinicalAI trains the /clinicaldata/ai network: output 0 is CT_TOX, the
 // others are auxiliary tasks that shape the shared hidden layers.
 func clinicalAI() (*ml.Bundle, error) {
-	tasks := append([]string{"CT_TOX", "FDA_APPROVED"}, tox21Tasks...)
-	ct, err := readCSV("clintox.csv", "smiles", "CT_TOX", "FDA_APPROVED")
+	ds, err := clinicalAIData()
 	if err != nil {
 		return nil, err
 	}
-	tx, err := readCSV("tox21.csv", "smiles", tox21Tasks...)
-	if err != nil {
-		return nil, err
-	}
-	recs := append(widen(ct, 0, len(tasks)), widen(tx, 2, len(tasks))...)
-	ds := ml.Curate(feat, tasks, recs)
-	log.Printf("clinical AI: %d records -> %d structures", len(recs), len(ds.X))
+	tasks := ds.Tasks
 	wide := mlpSpec([]int{256, 64}, 15)
 	wide.Dropout = 0.5
 	var best *ml.Task
@@ -311,6 +361,25 @@ func clinicalAI() (*ml.Bundle, error) {
 		return nil, err
 	}
 	log.Printf("%-10s chosen: %s, threshold %.3f", "CT_TOX/ai", best.Learner, best.Threshold)
-	return &ml.Bundle{Name: "clinicaldata-ai", Version: "1.0.0", Featurizer: feat, Models: []*ml.Model{m},
-		AD: []*ml.ADSet{adSet(ds, 0.3, 0)}, Tasks: []ml.Task{*best}}, nil
+	b := &ml.Bundle{Name: "clinicaldata-ai", Version: "1.0.0", Featurizer: feat, Models: []*ml.Model{m},
+		AD: []*ml.ADSet{adSet(ds, 0.3, 0)}, Tasks: []ml.Task{*best}}
+	return b, attachCompounds(b, oneSet(ds))
+}
+
+// clinicalAIData curates ClinTox (CT_TOX, FDA_APPROVED) with the 12 Tox21
+// tasks as one multi-task set; CT_TOX is task 0.
+func clinicalAIData() (*ml.Dataset, error) {
+	tasks := append([]string{"CT_TOX", "FDA_APPROVED"}, tox21Tasks...)
+	ct, err := readCSV("clintox.csv", "smiles", "CT_TOX", "FDA_APPROVED")
+	if err != nil {
+		return nil, err
+	}
+	tx, err := readCSV("tox21.csv", "smiles", tox21Tasks...)
+	if err != nil {
+		return nil, err
+	}
+	recs := append(widen(ct, 0, len(tasks)), widen(tx, 2, len(tasks))...)
+	ds := ml.Curate(feat, tasks, recs)
+	log.Printf("clinical AI: %d records -> %d structures", len(recs), len(ds.X))
+	return ds, nil
 }

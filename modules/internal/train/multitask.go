@@ -56,7 +56,9 @@ var multitaskTasks = []mtTask{
 		reason: "no public compound-level labels in the project's data (5-HT2B agonism, the known mechanism, is not among the ToxCast columns available)"},
 }
 
-func trainMultitask() error {
+// multitaskData curates the labels of the available multitask tasks as one
+// multi-task set, its columns in the order of the available tasks.
+func multitaskData() (*ml.Dataset, error) {
 	var avail []int // indices into multitaskTasks of the trained tasks
 	for i, t := range multitaskTasks {
 		if t.reason == "" {
@@ -71,13 +73,22 @@ func trainMultitask() error {
 		for _, src := range t.sources {
 			r, err := readSource(src)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			recs = append(recs, widen(r, out, len(avail))...)
 		}
 	}
 	ds := ml.Curate(feat, keys, recs)
 	log.Printf("Multitask: %d records -> %d structures", len(recs), len(ds.X))
+	return ds, nil
+}
+
+func trainMultitask() error {
+	ds, err := multitaskData()
+	if err != nil {
+		return err
+	}
+	keys := ds.Tasks
 	spec := mlpSpec([]int{128, 32}, 15)
 	res, thr, cal, conf, err := cvMulti(ds, spec, keys)
 	if err != nil {
@@ -87,7 +98,7 @@ func trainMultitask() error {
 	if err != nil {
 		return err
 	}
-	all := make([]int, len(avail))
+	all := make([]int, len(keys))
 	for k := range all {
 		all[k] = k
 	}
@@ -113,6 +124,9 @@ func trainMultitask() error {
 			out++
 		}
 		b.Tasks = append(b.Tasks, task)
+	}
+	if err := attachCompounds(b, multitaskSets(ds)); err != nil {
+		return err
 	}
 	return writeBundle("multitask", b)
 }

@@ -219,13 +219,8 @@ func f3(x float64) string {
 // adSet builds the applicability-domain set of the rows labelled for any of tasks.
 func adSet(ds *ml.Dataset, threshold float64, tasks ...int) *ml.ADSet {
 	var fps [][]uint64
-	for r, yr := range ds.Y {
-		for _, t := range tasks {
-			if !math.IsNaN(float64(yr[t])) {
-				fps = append(fps, ds.FP[r])
-				break
-			}
-		}
+	for _, r := range adRows(ds, tasks...) {
+		fps = append(fps, ds.FP[r])
 	}
 	return ml.NewADSet(fps, threshold, 3)
 }

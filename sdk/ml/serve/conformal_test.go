@@ -49,6 +49,13 @@ func newTestServer(t testing.TB) *Server {
 	b := &ml.Bundle{Name: "t", Version: "1.0.0", Featurizer: ml.DefaultFeaturizer, Models: []*ml.Model{m, m},
 		AD:    []*ml.ADSet{ml.NewADSet(ds.FP, 0.3, 3)},
 		Tasks: []ml.Task{task("with", 0, ml.FitConformal(y, p, 1)), task("without", 1, nil)}}
+	labels := make([]float32, len(ds.Y))
+	for i, yr := range ds.Y {
+		labels[i] = yr[0]
+	}
+	if err := b.AttachCompounds(0, ds.FP, ds.SMILES, map[int][]float32{0: labels, 1: labels}); err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
 	if err := b.Encode(&buf); err != nil {
 		t.Fatal(err)

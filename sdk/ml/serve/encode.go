@@ -18,6 +18,7 @@ import (
 type rowKeys struct {
 	pred, label, prob, ad, near []byte
 	set, ppos, pneg             []byte
+	compounds                   []byte
 }
 
 // prepareEncoding precomputes the answer's head and the encoded column names;
@@ -44,9 +45,10 @@ func (s *Server) prepareEncoding() {
 		}
 		s.keys[i] = rowKeys{key(name), key(pre + "label"), key(pre + "probability"),
 			key(pre + "applicability_domain"), key(pre + "nearest_similarities"),
-			key(pre + "prediction_set"), key(pre + "p_value_positive"), key(pre + "p_value_negative")}
+			key(pre + "prediction_set"), key(pre + "p_value_positive"), key(pre + "p_value_negative"),
+			key(pre + "nearest_compounds")}
 	}
-	s.sharedKeys = rowKeys{ad: key("applicability_domain"), near: key("nearest_similarities")}
+	s.sharedKeys = rowKeys{ad: key("applicability_domain"), near: key("nearest_similarities"), compounds: key("nearest_compounds")}
 	s.confKey = key("confidence")
 	head, err := json.Marshal(Output{Model: s.Bundle.Name, Version: s.Bundle.Version, Tasks: s.Tasks(), Results: []Row{}})
 	if err != nil || len(head) < 3 || string(head[len(head)-3:]) != "[]}" {
@@ -85,7 +87,7 @@ func (s *Server) EvaluateJSON(in Input) (module.RawJSON, error) {
 			continue
 		}
 		var ok bool
-		if buf, ok = s.appendRow(buf, smi, preds, conf); !ok {
+		if buf, ok = s.appendRow(buf, smi, preds, conf, in.NearestCompounds); !ok {
 			return s.evaluateWithEncodingJSON(in) // a value encoding/json refuses: its error
 		}
 	}
@@ -106,8 +108,8 @@ func (s *Server) evaluateWithEncodingJSON(in Input) (module.RawJSON, error) {
 
 // appendRow appends the row that Row would lay out for preds, as
 // Row.MarshalJSON encodes it; ok is false for a value encoding/json refuses
-// (NaN or infinite probability).
-func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction, confidence float64) ([]byte, bool) {
+// (NaN or infinite probability). nearest adds the nearest compounds.
+func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction, confidence float64, nearest bool) ([]byte, bool) {
 	b = append(b, `{"smiles":`...)
 	b = appendString(b, smiles)
 	ok := true
@@ -157,7 +159,31 @@ func (s *Server) appendRow(b []byte, smiles string, preds []ml.Prediction, confi
 		b = appendFloat(append(b, k.pneg...), c.PNegative, &ok)
 	}
 	b = appendFloat(append(b, s.confKey...), confidence, &ok)
+	if nearest {
+		b = s.appendNearestMembers(b, preds, &ok)
+	}
 	return append(b, '}'), ok
+}
+
+// appendNearestMembers appends the members setNearest sets.
+func (s *Server) appendNearestMembers(b []byte, preds []ml.Prediction, ok *bool) []byte {
+	if s.sharedAD >= 0 {
+		for i := range preds {
+			if preds[i].Task.Available {
+				return s.appendNearest(b, s.sharedKeys.compounds, s.sharedAD, &preds[i].Domain, ok)
+			}
+		}
+		return b
+	}
+	for i := range preds {
+		p := &preds[i]
+		if !p.Task.Available {
+			b = append(append(b, s.keys[i].compounds...), "null"...)
+			continue
+		}
+		b = s.appendNearest(b, s.keys[i].compounds, p.Task.AD, &p.Domain, ok)
+	}
+	return b
 }
 
 func appendDomain(b []byte, k *rowKeys, d *ml.Domain, ok *bool) []byte {

@@ -41,6 +41,9 @@ type Input struct {
 	// Confidence is the confidence level of the conformal prediction sets,
 	// in (0,1); nil means DefaultConfidence.
 	Confidence *float64 `json:"confidence,omitempty"`
+	// NearestCompounds asks each row for the nearest training compounds
+	// (nearest_compounds, see NearestCompound).
+	NearestCompounds bool `json:"nearest_compounds,omitempty"`
 }
 
 // confidence returns the requested confidence level, or an invalid-input
@@ -59,8 +62,10 @@ func (in Input) confidence() (float64, error) {
 // InputSchema is the JSON Schema of Input.
 // A list's items have no length bounds in it: an empty or too long SMILES
 // of a list gets its row's error (Predict checks), as an unreadable one does.
-var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]},"confidence":{"description":"confidence level of the conformal prediction sets (prediction_set holds the classes whose p-value exceeds 1 - confidence); default %g","type":"number","exclusiveMinimum":0,"exclusiveMaximum":1,"default":%g}}}`,
-	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch, DefaultConfidence, DefaultConfidence)
+// nearest_compounds has the example true, which the web page's form takes
+// as its value, so that a run from the page shows the nearest compounds.
+var InputSchema = fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["smiles"],"properties":{"smiles":{"description":"a SMILES string, or a list of up to %d SMILES for batch scoring (each at most %d characters)","oneOf":[{"type":"string","minLength":1,"maxLength":%d},{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"string"}}]},"confidence":{"description":"confidence level of the conformal prediction sets (prediction_set holds the classes whose p-value exceeds 1 - confidence); default %g","type":"number","exclusiveMinimum":0,"exclusiveMaximum":1,"default":%g},"nearest_compounds":{"description":"also answer, in each row, nearest_compounds: the training compounds behind nearest_similarities (at most %d), with their SMILES, Dice similarity and experimental labels","type":"boolean","default":false,"examples":[true]}}}`,
+	MaxBatch, MaxSMILESLength, MaxSMILESLength, MaxBatch, DefaultConfidence, DefaultConfidence, MaxNearestCompounds)
 
 // Example is the original platform's example request.
 const Example = `{"smiles":"C2C(N=Cc1ccccc1)=C(N(N2c3ccccc3)C)C"}`
@@ -341,7 +346,7 @@ func (s *Server) Evaluate(in Input) (Output, error) {
 	dense := make([]float32, s.maxFeatures())
 	single := len(fields) == 1 && fields[0] == "smiles"
 	for i, smi := range list {
-		row, err := s.RowAt(smi, dense, conf)
+		row, err := s.rowWith(smi, dense, conf, in.NearestCompounds)
 		if err != nil {
 			if single {
 				return Output{}, module.InvalidInput(fields[i], "%v", err)
@@ -405,6 +410,11 @@ func (s *Server) Row(smiles string, dense []float32) (Row, error) {
 
 // RowAt is Row with prediction sets at confidence.
 func (s *Server) RowAt(smiles string, dense []float32, confidence float64) (Row, error) {
+	return s.rowWith(smiles, dense, confidence, false)
+}
+
+// rowWith is RowAt, with the nearest training compounds when nearest is set.
+func (s *Server) rowWith(smiles string, dense []float32, confidence float64, nearest bool) (Row, error) {
 	preds, err := s.Predict(smiles, dense)
 	if err != nil {
 		return Row{}, err
@@ -458,6 +468,9 @@ func (s *Server) RowAt(smiles string, dense []float32, confidence float64) (Row,
 		r.Set(pre+"p_value_negative", c.PNegative)
 	}
 	r.Set("confidence", confidence)
+	if nearest {
+		s.setNearest(&r, preds)
+	}
 	return r, nil
 }
 
@@ -505,6 +518,28 @@ func (s *Server) maxFeatures() int {
 		n = max(n, m.NumFeatures)
 	}
 	return n
+}
+
+// setNearest sets the nearest_compounds member(s) of a row: one for a
+// shared AD set, one per task otherwise (null for an unavailable task).
+func (s *Server) setNearest(r *Row, preds []ml.Prediction) {
+	if s.sharedAD >= 0 {
+		for i := range preds {
+			if preds[i].Task.Available {
+				r.Set("nearest_compounds", s.Nearest(s.sharedAD, preds[i].Domain))
+				return
+			}
+		}
+		return
+	}
+	for i := range preds {
+		p := &preds[i]
+		if !p.Task.Available {
+			r.Set(s.prefix(p.Task)+"nearest_compounds", nil)
+			continue
+		}
+		r.Set(s.prefix(p.Task)+"nearest_compounds", s.Nearest(p.Task.AD, p.Domain))
+	}
 }
 
 func adText(d ml.Domain) string {
@@ -589,7 +624,7 @@ func (s *Server) OutputDescription() string {
 	var sb strings.Builder
 	sb.WriteString("model, version, tasks (definition, threshold, learner, AD rule) and results: one row per input SMILES with ")
 	sb.WriteString(strings.Join(s.columns, ", "))
-	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures; p_value_positive and p_value_negative are the Mondrian conformal p-values of the two classes, and prediction_set lists the class labels whose p-value exceeds 1 - confidence (the request's confidence, default 0.9): one label, both (uncertain) or none (unlike the training data); they are null for a task without conformal calibration (tasks[].conformal says so, or states the measured coverage). A SMILES of a list that cannot be read leaves its row in place with only smiles and error {message, field, position}; the other rows are scored (a single SMILES that cannot be read is refused with 422). CSV on Accept: text/csv, with an error column.")
+	sb.WriteString(". prediction/<task> is 1 (positive label) or 0, or \"not available\" for a task without public training data; probability is the model's calibrated-by-CV score in [0,1], positive at or above the task threshold; applicability_domain is \"in AD\" or \"out AD\"; nearest_similarities are the Dice similarities of the nearest training structures; p_value_positive and p_value_negative are the Mondrian conformal p-values of the two classes, and prediction_set lists the class labels whose p-value exceeds 1 - confidence (the request's confidence, default 0.9): one label, both (uncertain) or none (unlike the training data); they are null for a task without conformal calibration (tasks[].conformal says so, or states the measured coverage). With \"nearest_compounds\": true in the request, each row also ends with nearest_compounds (<task>_nearest_compounds for per-task domains): the training compounds behind nearest_similarities, in the same order (at most 5), each {smiles, similarity, labels: {task: experimental label}}, null for a model that carries no training compounds. A SMILES of a list that cannot be read leaves its row in place with only smiles and error {message, field, position}; the other rows are scored (a single SMILES that cannot be read is refused with 422). CSV on Accept: text/csv, with an error column.")
 	return sb.String()
 }
 
