@@ -92,12 +92,16 @@ type Query struct {
 	fromPos []int32
 	fromMsk []uint64
 	checks  [][]qcheck
-	nrec    int // recursive patterns in the whole query (memo size)
-	recID   int // this pattern's id when it is recursive
-	feat    Features
-	anchor  bool // recursive: atom 0 is matched first, on the anchor
-	smiles  bool // built from a molecule (QueryFromMol)
-	nAtomsT int  // atoms of the pattern and of its recursive patterns
+	// per atom: on a cycle of the pattern (a ring atom is needed), and
+	// its number of pattern neighbours (the least degree of its image)
+	needRing []bool
+	minDeg   []uint8
+	nrec     int // recursive patterns in the whole query (memo size)
+	recID    int // this pattern's id when it is recursive
+	feat     Features
+	anchor   bool // recursive: atom 0 is matched first, on the anchor
+	smiles   bool // built from a molecule (QueryFromMol)
+	nAtomsT  int  // atoms of the pattern and of its recursive patterns
 }
 
 // qcheck is a bond to an earlier position the candidate must have.

@@ -10,11 +10,27 @@ import (
 var ErrStepBudget = errors.New("chem: substructure search exceeded its step budget")
 
 // compile builds the adjacency, the search plan and the features.
+// A bond on a cycle of the pattern can only map to a ring bond (the images
+// of a cycle's atoms are distinct, so they form a cycle), so its mask keeps
+// ring bonds only and its atoms need ring atoms; an atom needs at least as
+// many neighbours as it has in the pattern.
 func (q *Query) compile() {
 	q.adj = make([][]int, len(q.atoms))
 	for k, b := range q.bonds {
 		q.adj[b.a] = append(q.adj[b.a], k)
 		q.adj[b.b] = append(q.adj[b.b], k)
+	}
+	q.needRing = make([]bool, len(q.atoms))
+	q.minDeg = make([]uint8, len(q.atoms))
+	for k, c := range q.cycleBonds() {
+		if c {
+			b := &q.bonds[k]
+			b.mask &= maskRingOnly
+			q.needRing[b.a], q.needRing[b.b] = true, true
+		}
+	}
+	for i := range q.atoms {
+		q.minDeg[i] = clamp8(len(q.adj[i]))
 	}
 	q.plan()
 	q.feat = q.patternFeatures()
@@ -434,6 +450,9 @@ func (mt *Matcher) search(q *Query, t *Target, depth int, anchor int32) (bool, e
 // atom qa): its bonds to the images of earlier neighbours exist and match,
 // and the atom expression holds.
 func (mt *Matcher) fits(q *Query, t *Target, depth, k, qa int, j int32) (bool, error) {
+	if a := &t.at[j]; a.deg < q.minDeg[qa] || (q.needRing[qa] && !a.ring) {
+		return false, nil
+	}
 	img := mt.lv[depth].img
 	for _, c := range q.checks[k] {
 		o := img[c.pos]
