@@ -130,11 +130,12 @@ type tatom struct {
 // Target is a molecule prepared for substructure matching, with a compact
 // binary form (MarshalBinary) for indexes that keep many.
 type Target struct {
-	at    []tatom
-	start []int32 // neighbours of atom i: nb[start[i]:start[i+1]]
-	nb    []int32
-	bt    []uint8 // bondIndex of the bond to that neighbour
-	feat  Features
+	at     []tatom
+	start  []int32 // neighbours of atom i: nb[start[i]:start[i+1]]
+	nb     []int32
+	bt     []uint8 // bondIndex of the bond to that neighbour
+	feat   Features
+	featOK bool // feat is computed (on the first Features call)
 	// bonds as stored: (a, b, bondIndex)
 	ba, bb []int32
 	bk     []uint8
@@ -179,8 +180,10 @@ func clamp8(v int) uint8 {
 	return uint8(v)
 }
 
-// link builds the adjacency, degrees and features from atoms and bonds.
+// link builds the adjacency, degrees and ring connectivity from atoms and
+// bonds.
 func (t *Target) link() {
+	t.featOK = false
 	n := len(t.at)
 	t.start = grow(t.start, n+1)
 	clear(t.start)
@@ -203,22 +206,31 @@ func (t *Target) link() {
 		t.start[b]--
 		t.nb[t.start[b]], t.bt[t.start[b]] = a, kind
 	}
+	for i := range t.at {
+		t.at[i].deg = clamp8(int(t.start[i+1] - t.start[i]))
+	}
+	for k, kind := range t.bk {
+		if kind&1 == 1 {
+			t.at[t.ba[k]].x++
+			t.at[t.bb[k]].x++
+		}
+	}
+}
+
+// features counts the target's features.
+func (t *Target) features() Features {
 	var f Features
 	for i := range t.at {
 		a := &t.at[i]
-		a.deg = clamp8(int(t.start[i+1] - t.start[i]))
 		arom := 0
 		if a.arom {
 			arom = 1
 		}
 		f.addAtom(int(a.z), arom, a.ring, int(a.chg))
 	}
-	for k, kind := range t.bk {
-		ring := kind&1 == 1
-		if ring {
+	for _, kind := range t.bk {
+		if kind&1 == 1 {
 			f.inc(FeatRingBond)
-			t.at[t.ba[k]].x++
-			t.at[t.bb[k]].x++
 		}
 		switch BondOrder(kind >> 1) {
 		case BondDouble:
@@ -229,14 +241,19 @@ func (t *Target) link() {
 			f.inc(FeatAromBond)
 		}
 	}
-	t.feat = f
+	return f
 }
 
 // NumAtoms is the number of atoms of the target.
 func (t *Target) NumAtoms() int { return len(t.at) }
 
 // Features returns the target's counts (see Features).
-func (t *Target) Features() Features { return t.feat }
+func (t *Target) Features() Features {
+	if !t.featOK {
+		t.feat, t.featOK = t.features(), true
+	}
+	return t.feat
+}
 
 // Target flags in the binary form.
 const (
@@ -311,6 +328,15 @@ func (t *Target) UnmarshalBinary(b []byte) error {
 	}
 	t.ba, t.bb, t.bk = grow(t.ba, int(nb)), grow(t.bb, int(nb)), grow(t.bk, int(nb))
 	for j := range t.ba {
+		if len(b) >= 3 && b[0] < 0x80 && b[1] < 0x80 { // both atoms below 128: one byte each
+			a, c := uint64(b[0]), uint64(b[1])
+			if a >= n || c >= n || a == c {
+				return bad
+			}
+			t.ba[j], t.bb[j], t.bk[j] = int32(a), int32(c), b[2]
+			b = b[3:]
+			continue
+		}
 		a, k1 := binary.Uvarint(b)
 		if k1 <= 0 {
 			return bad
