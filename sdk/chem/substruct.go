@@ -128,7 +128,7 @@ type tatom struct {
 }
 
 // Target is a molecule prepared for substructure matching, with a compact
-// binary form (MarshalBinary) for indexes that keep many.
+// binary form (AppendBinary) for indexes that keep many.
 type Target struct {
 	at     []tatom
 	start  []int32 // neighbours of atom i: nb[start[i]:start[i+1]]
@@ -136,37 +136,43 @@ type Target struct {
 	bt     []uint8 // bondIndex of the bond to that neighbour
 	feat   Features
 	featOK bool // feat is computed (on the first Features call)
-	// bonds as stored: (a, b, bondIndex)
-	ba, bb []int32
-	bk     []uint8
 }
+
+// maxTargetAtoms bounds the atoms of a target (indices are 16-bit in the
+// compact form); NewTarget leaves the atoms beyond it out.
+const maxTargetAtoms = 65535
 
 // NewTarget prepares m for matching.
 func NewTarget(m *Mol) *Target {
 	t := &Target{}
-	n := len(m.atoms)
+	n := min(len(m.atoms), maxTargetAtoms)
 	t.at = make([]tatom, n)
 	rmin := make([]int, n)
 	for _, r := range m.rings {
 		for _, a := range r {
-			if rmin[a] == 0 || len(r) < rmin[a] {
+			if int(a) < n && (rmin[a] == 0 || len(r) < rmin[a]) {
 				rmin[a] = len(r)
 			}
 		}
 	}
-	for i := range m.atoms {
+	t.start = make([]int32, n+1)
+	for i := 0; i < n; i++ {
 		a := &m.atoms[i]
 		th := a.TotalHs()
 		t.at[i] = tatom{z: a.z, arom: a.arom, ring: m.atomRingCt[i] > 0, chg: a.charge, iso: a.isotope,
 			hs: clamp8(th + m.hNeighbors(i)), conn: clamp8(m.Degree(i) + th),
 			val: clamp8(int(a.expVal) + int(a.implicitH)), rc: clamp8(int(m.atomRingCt[i])), rmin: clamp8(rmin[i])}
+		for k, j := range m.Neighbors(i) {
+			if int(j) >= n || len(t.nb)-int(t.start[i]) == 255 {
+				continue // beyond the form's bounds (no real molecule)
+			}
+			b := &m.bonds[m.BondsOf(i)[k]]
+			t.nb = append(t.nb, j)
+			t.bt = append(t.bt, uint8(bondIndex(b.order, b.inRing)))
+		}
+		t.start[i+1] = int32(len(t.nb))
 	}
-	for _, b := range m.bonds {
-		t.ba = append(t.ba, b.a)
-		t.bb = append(t.bb, b.b)
-		t.bk = append(t.bk, uint8(bondIndex(b.order, b.inRing)))
-	}
-	t.link()
+	t.derive()
 	return t
 }
 
@@ -180,40 +186,17 @@ func clamp8(v int) uint8 {
 	return uint8(v)
 }
 
-// link builds the adjacency, degrees and ring connectivity from atoms and
-// bonds.
-func (t *Target) link() {
+// derive sets the degrees and ring connectivities from the adjacency.
+func (t *Target) derive() {
 	t.featOK = false
-	n := len(t.at)
-	t.start = grow(t.start, n+1)
-	clear(t.start)
 	for i := range t.at {
-		t.at[i].deg, t.at[i].x = 0, 0
-	}
-	for k := range t.ba {
-		t.start[t.ba[k]]++
-		t.start[t.bb[k]]++
-	}
-	for i := 1; i <= n; i++ {
-		t.start[i] += t.start[i-1]
-	}
-	t.nb = grow(t.nb, 2*len(t.ba))
-	t.bt = grow(t.bt, 2*len(t.ba))
-	for k := len(t.ba) - 1; k >= 0; k-- {
-		a, b, kind := t.ba[k], t.bb[k], t.bk[k]
-		t.start[a]--
-		t.nb[t.start[a]], t.bt[t.start[a]] = b, kind
-		t.start[b]--
-		t.nb[t.start[b]], t.bt[t.start[b]] = a, kind
-	}
-	for i := range t.at {
-		t.at[i].deg = clamp8(int(t.start[i+1] - t.start[i]))
-	}
-	for k, kind := range t.bk {
-		if kind&1 == 1 {
-			t.at[t.ba[k]].x++
-			t.at[t.bb[k]].x++
+		a := &t.at[i]
+		a.deg = clamp8(int(t.start[i+1] - t.start[i]))
+		x := 0
+		for _, k := range t.bt[t.start[i]:t.start[i+1]] {
+			x += int(k & 1)
 		}
+		a.x = clamp8(x)
 	}
 }
 
@@ -227,18 +210,22 @@ func (t *Target) features() Features {
 			arom = 1
 		}
 		f.addAtom(int(a.z), arom, a.ring, int(a.chg))
-	}
-	for _, kind := range t.bk {
-		if kind&1 == 1 {
-			f.inc(FeatRingBond)
-		}
-		switch BondOrder(kind >> 1) {
-		case BondDouble:
-			f.inc(FeatDouble)
-		case BondTriple:
-			f.inc(FeatTriple)
-		case BondAromatic:
-			f.inc(FeatAromBond)
+		for x := t.start[i]; x < t.start[i+1]; x++ {
+			if t.nb[x] < int32(i) {
+				continue // each bond once
+			}
+			kind := t.bt[x]
+			if kind&1 == 1 {
+				f.inc(FeatRingBond)
+			}
+			switch BondOrder(kind >> 1) {
+			case BondDouble:
+				f.inc(FeatDouble)
+			case BondTriple:
+				f.inc(FeatTriple)
+			case BondAromatic:
+				f.inc(FeatAromBond)
+			}
 		}
 	}
 	return f
@@ -262,16 +249,15 @@ const (
 	tfIso
 )
 
-// MarshalBinary appends the compact form: atom and bond counts, per atom
-// element, flags, charge, H count, connections, valence, ring count and
-// smallest ring (isotope when set), per bond its atoms and kind. Degrees,
-// ring connectivity and features are derived again when read.
-func (t *Target) MarshalBinary() ([]byte, error) { return t.AppendBinary(nil), nil }
-
-// AppendBinary appends the compact form (MarshalBinary) to b.
+// AppendBinary appends the compact form to b: the atom count, then per
+// atom its element, flags, charge, H count, connections, valence, ring
+// count, smallest ring, degree and ring bonds (and isotope when set), then
+// each atom's neighbours in order as (atom, bond kind), atoms in one byte
+// when the molecule has at most 256 of them, else two. Features are
+// counted again when asked for.
 func (t *Target) AppendBinary(b []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(t.at)))
-	b = binary.AppendUvarint(b, uint64(len(t.ba)))
+	n := len(t.at)
+	b = binary.AppendUvarint(b, uint64(n))
 	for _, a := range t.at {
 		fl := byte(0)
 		if a.arom {
@@ -283,40 +269,48 @@ func (t *Target) AppendBinary(b []byte) []byte {
 		if a.iso != 0 {
 			fl |= tfIso
 		}
-		b = append(b, a.z, fl, byte(a.chg), a.hs, a.conn, a.val, a.rc, a.rmin)
+		b = append(b, a.z, fl, byte(a.chg), a.hs, a.conn, a.val, a.rc, a.rmin, a.deg, a.x)
 		if a.iso != 0 {
 			b = binary.AppendUvarint(b, uint64(a.iso))
 		}
 	}
-	for k := range t.ba {
-		b = binary.AppendUvarint(b, uint64(t.ba[k]))
-		b = binary.AppendUvarint(b, uint64(t.bb[k]))
-		b = append(b, t.bk[k])
+	for x, j := range t.nb {
+		if n > 256 {
+			b = append(b, byte(j>>8))
+		}
+		b = append(b, byte(j), t.bt[x])
 	}
 	return b
 }
 
+// errBadTarget is the error of malformed compact input.
+var errBadTarget = errors.New("chem: malformed target")
+
 // UnmarshalBinary reads the compact form into t, reusing its memory.
 func (t *Target) UnmarshalBinary(b []byte) error {
-	bad := errors.New("chem: malformed target")
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
+	bad := errBadTarget
+	n64, k := uint64(0), 1
+	if len(b) > 0 && b[0] < 0x80 {
+		n64 = uint64(b[0])
+	} else {
+		n64, k = binary.Uvarint(b)
+	}
+	if k <= 0 || n64 > uint64(len(b)) || n64 > maxTargetAtoms {
 		return bad
 	}
+	n := int(n64)
 	b = b[k:]
-	nb, k := binary.Uvarint(b)
-	if k <= 0 || nb > uint64(len(b)) {
-		return bad
-	}
-	b = b[k:]
-	t.at = grow(t.at, int(n))
+	t.at = grow(t.at, n)
+	t.start = grow(t.start, n+1)
+	t.start[0] = 0
 	for i := range t.at {
-		if len(b) < 8 {
+		if len(b) < 10 {
 			return bad
 		}
 		fl := b[1]
-		t.at[i] = tatom{z: b[0], arom: fl&tfArom != 0, ring: fl&tfRing != 0, chg: int8(b[2]), hs: b[3], conn: b[4], val: b[5], rc: b[6], rmin: b[7]}
-		b = b[8:]
+		t.at[i] = tatom{z: b[0], arom: fl&tfArom != 0, ring: fl&tfRing != 0, chg: int8(b[2]), hs: b[3], conn: b[4], val: b[5], rc: b[6], rmin: b[7], deg: b[8], x: b[9]}
+		t.start[i+1] = t.start[i] + int32(b[8])
+		b = b[10:]
 		if fl&tfIso != 0 {
 			v, k := binary.Uvarint(b)
 			if k <= 0 || v > 0xffff {
@@ -326,32 +320,28 @@ func (t *Target) UnmarshalBinary(b []byte) error {
 			b = b[k:]
 		}
 	}
-	t.ba, t.bb, t.bk = grow(t.ba, int(nb)), grow(t.bb, int(nb)), grow(t.bk, int(nb))
-	for j := range t.ba {
-		if len(b) >= 3 && b[0] < 0x80 && b[1] < 0x80 { // both atoms below 128: one byte each
-			a, c := uint64(b[0]), uint64(b[1])
-			if a >= n || c >= n || a == c {
-				return bad
-			}
-			t.ba[j], t.bb[j], t.bk[j] = int32(a), int32(c), b[2]
-			b = b[3:]
-			continue
-		}
-		a, k1 := binary.Uvarint(b)
-		if k1 <= 0 {
-			return bad
-		}
-		c, k2 := binary.Uvarint(b[k1:])
-		if k2 <= 0 || len(b) <= k1+k2 || a >= n || c >= n || a == c {
-			return bad
-		}
-		t.ba[j], t.bb[j], t.bk[j] = int32(a), int32(c), b[k1+k2]
-		b = b[k1+k2+1:]
+	m := int(t.start[n])
+	w := 2
+	if n > 256 {
+		w = 3
 	}
-	if len(b) != 0 {
+	if len(b) != m*w {
 		return bad
 	}
-	t.link()
+	t.nb = grow(t.nb, m)
+	t.bt = grow(t.bt, m)
+	for x := 0; x < m; x++ {
+		j := int32(b[0])
+		if w == 3 {
+			j = j<<8 | int32(b[1])
+		}
+		if int(j) >= n {
+			return bad
+		}
+		t.nb[x], t.bt[x] = j, b[w-1]
+		b = b[w:]
+	}
+	t.featOK = false
 	return nil
 }
 
