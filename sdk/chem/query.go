@@ -96,6 +96,12 @@ type Query struct {
 	// its number of pattern neighbours (the least degree of its image)
 	needRing []bool
 	minDeg   []uint8
+	// per atom: the element (0 any) and aromaticity (-1 either) every
+	// atom it accepts has, checked before its expression, and whether
+	// the expression tests nothing more
+	needZ    []int16
+	needArom []int8
+	simple   []bool
 	nrec     int // recursive patterns in the whole query (memo size)
 	recID    int // this pattern's id when it is recursive
 	feat     Features

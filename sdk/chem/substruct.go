@@ -29,11 +29,43 @@ func (q *Query) compile() {
 			q.needRing[b.a], q.needRing[b.b] = true, true
 		}
 	}
-	for i := range q.atoms {
+	q.needZ = make([]int16, len(q.atoms))
+	q.needArom = make([]int8, len(q.atoms))
+	q.simple = make([]bool, len(q.atoms))
+	for i, e := range q.atoms {
 		q.minDeg[i] = clamp8(len(q.adj[i]))
+		f := exprFacts(e)
+		q.needZ[i], q.needArom[i] = int16(f.z), int8(f.arom)
+		q.simple[i] = isSimple(e)
 	}
 	q.plan()
 	q.feat = q.patternFeatures()
+}
+
+// isSimple reports whether e tests nothing but an element and
+// aromaticity (what the facts pre-check in fits already decides).
+func isSimple(e *qexpr) bool {
+	switch e.op {
+	case 'p':
+		return e.prim == qTrue || e.prim == qZ && e.val > 0 || e.prim == qArom
+	case '&':
+		z, ar := 0, 0
+		for _, k := range e.kids {
+			if k.op != 'p' {
+				return false
+			}
+			switch {
+			case k.prim == qZ && k.val > 0:
+				z++
+			case k.prim == qArom:
+				ar++
+			default:
+				return false
+			}
+		}
+		return z <= 1 && ar <= 1
+	}
+	return false
 }
 
 // selectivity ranks how few atoms an expression is likely to accept.
@@ -466,7 +498,9 @@ func (mt *Matcher) search(q *Query, t *Target, depth int, anchor int32) (bool, e
 // atom qa): its bonds to the images of earlier neighbours exist and match,
 // and the atom expression holds.
 func (mt *Matcher) fits(q *Query, t *Target, depth, k, qa int, j int32) (bool, error) {
-	if a := &t.at[j]; a.deg < q.minDeg[qa] || (q.needRing[qa] && !a.ring) {
+	a := &t.at[j]
+	if a.deg < q.minDeg[qa] || (q.needRing[qa] && !a.ring) ||
+		(q.needZ[qa] > 0 && int16(a.z) != q.needZ[qa]) || (q.needArom[qa] >= 0 && a.arom != (q.needArom[qa] == 1)) {
 		return false, nil
 	}
 	img := mt.lv[depth].img
@@ -482,6 +516,9 @@ func (mt *Matcher) fits(q *Query, t *Target, depth, k, qa int, j int32) (bool, e
 		if !found {
 			return false, nil
 		}
+	}
+	if q.simple[qa] {
+		return true, nil
 	}
 	return mt.eval(q.atoms[qa], t, depth, j)
 }
