@@ -363,7 +363,20 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		}
 	}
 	if !m.batch {
+		// a smiles property's cells may be names and identifiers too
+		var resolved []*resolution
+		col, hasSMILES := m.cols["smiles"]
+		if hasSMILES {
+			resolved = s.resolveCells(ctx, j, rows, col, items)
+		}
 		for i, row := range rows {
+			if items[i] != "" {
+				continue
+			}
+			if hasSMILES && resolved[i] != nil {
+				row = append([]string(nil), row...)
+				row[col] = resolved[i].SMILES
+			}
 			body, err := m.rowInput(row)
 			if err != nil {
 				items[i] = rowError(err.Error())
@@ -378,6 +391,11 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 				return nil, 0, err
 			}
 			items[i] = string(out)
+		}
+		for i, r := range resolved {
+			if r != nil && items[i] != "" {
+				items[i] = withResolution(items[i], r)
+			}
 		}
 		return items, countErrors(items), nil
 	}
