@@ -12,11 +12,12 @@ import (
 	"toxgate/catalog/chemindex"
 	"toxgate/catalog/ckan"
 	"toxgate/catalog/datastore"
+	"toxgate/sdk/chem"
 )
 
 func init() {
 	register("compound_resolve", true, "Resolve a compound name, synonym, CAS number, DTXSID, InChIKey or SMILES to its structure and identifiers, with the source of each.", compoundResolve)
-	registerDS("structure_search", true, "Find the DataStore rows holding a structure: exact, or similar above a Tanimoto threshold (Morgan r=2, 2048 bits).", structureSearch)
+	registerDS("structure_search", true, "Find the DataStore rows holding a structure: exact, similar above a Tanimoto threshold (Morgan r=2, 2048 bits), or containing a substructure (SMARTS, or a molecule).", structureSearch)
 	registerDS("compound_dictionary_register", false, "Register (or, with registered=false, unregister) a DataStore table as a compound dictionary the resolver reads.", compoundDictionaryRegister)
 }
 
@@ -133,19 +134,25 @@ func structureSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 	if strings.TrimSpace(q) == "" {
 		q, _ = r.Data["q"].(string)
 	}
-	if strings.TrimSpace(q) == "" {
-		return nil, ckan.FieldError("smiles", ckan.MsgMissing)
-	}
+	smarts, _ := r.Data["smarts"].(string)
 	mode, _ := r.Data["mode"].(string)
 	if mode == "" {
 		mode = string(chemindex.ModeSimilarity)
+		if strings.TrimSpace(smarts) != "" {
+			mode = string(chemindex.ModeSubstructure)
+		}
 	}
 	switch chemindex.Mode(mode) {
 	case chemindex.ModeExact, chemindex.ModeSimilarity:
-	case "substructure":
-		return nil, ckan.FieldError("mode", "substructure search is not available: the chemistry toolkit (sdk/chem) matches only tree-shaped SMARTS without ring closures; use exact or similarity")
+		if strings.TrimSpace(q) == "" {
+			return nil, ckan.FieldError("smiles", ckan.MsgMissing)
+		}
+	case chemindex.ModeSubstructure:
+		if strings.TrimSpace(q) == "" && strings.TrimSpace(smarts) == "" {
+			return nil, ckan.FieldError("smarts", "Missing value: give smarts (a SMARTS pattern) or smiles (a molecule, name or identifier)")
+		}
 	default:
-		return nil, ckan.FieldError("mode", "Value must be one of ['exact', 'similarity']")
+		return nil, ckan.FieldError("mode", "Value must be one of ['exact', 'similarity', 'substructure']")
 	}
 	threshold, err := floatParam(r.Data, "threshold", structureSearchDefaultSim, 0.05, 1)
 	if err != nil {
@@ -165,9 +172,19 @@ func structureSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, resolution, err := res.ResolveStructure(q)
+	var (
+		st         *chemindex.Structure
+		resolution *chemindex.Resolution
+		pattern    *chem.Query
+	)
+	if mode == string(chemindex.ModeSubstructure) {
+		st, resolution, pattern, err = substructurePattern(res, q, smarts)
+	} else {
+		st, resolution, err = res.ResolveStructure(q)
+		err = chemQueryError("smiles", err)
+	}
 	if err != nil {
-		return nil, chemQueryError("smiles", err)
+		return nil, err
 	}
 	complete := s.chem.fresh(ctx)
 	// the tables the caller may read, decided once under the catalog's lock
@@ -191,15 +208,33 @@ func structureSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 		}
 	})
 	found := s.chem.idx.Search(chemindex.Query{Structure: st, Mode: chemindex.Mode(mode), Threshold: threshold, Limit: limit,
+		Pattern: pattern, Steps: chemindex.SubstructureSteps,
 		Allow: func(id string) bool { _, ok := allowed[id]; return ok }})
+	if errors.Is(found.Err, chem.ErrStepBudget) {
+		return nil, ckan.ValidationMessage(fmt.Sprintf("the substructure pattern needs more than %d search steps over the indexed rows; make it more specific", chemindex.SubstructureSteps))
+	} else if found.Err != nil {
+		return nil, found.Err
+	}
 	results := make([]map[string]any, 0, len(found.Hits))
 	for _, h := range found.Hits {
 		p := allowed[h.Resource]
-		results = append(results, map[string]any{
+		hit := map[string]any{
 			"resource_id": h.Resource, "resource_name": p.resName, "package_id": p.pkgID, "package_name": p.pkgName,
 			"package_title": p.pkgTitle, "column": h.Column, "_id": h.RowID, "smiles": h.SMILES,
-			"similarity": math.Round(h.Similarity*1e4) / 1e4,
-		})
+		}
+		if st != nil {
+			hit["similarity"] = math.Round(h.Similarity*1e4) / 1e4
+		}
+		results = append(results, hit)
+	}
+	if st == nil {
+		src := strings.TrimSpace(smarts)
+		if src == "" {
+			src = strings.TrimSpace(q)
+		}
+		out := map[string]any{"query": map[string]any{"input": src, "kind": "smarts"}, "mode": mode, "limit": limit,
+			"count": found.Total, "results": results, "index_complete": complete}
+		return out, nil
 	}
 	query := map[string]any{"input": q, "kind": resolution.Kind, "standardized_smiles": st.SMILES,
 		"structure_key": st.Key, "formula": st.Formula}
@@ -213,6 +248,33 @@ func structureSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 		out["threshold"] = threshold
 	}
 	return out, nil
+}
+
+// substructurePattern reads the pattern of a substructure search: smarts
+// as SMARTS, else q resolved (a SMILES, name or identifier) to its
+// standardized structure, used as a molecule pattern (RDKit's rules for a
+// molecule as a query); hits are then ranked by similarity to it. A q that
+// resolves to nothing but reads as SMARTS is taken as SMARTS.
+func substructurePattern(res *chemindex.Resolver, q, smarts string) (*chemindex.Structure, *chemindex.Resolution, *chem.Query, error) {
+	if strings.TrimSpace(smarts) != "" {
+		p, err := chem.ParseSMARTS(strings.TrimSpace(smarts))
+		if err != nil {
+			return nil, nil, nil, ckan.FieldError("smarts", err.Error())
+		}
+		return nil, nil, p, nil
+	}
+	st, resolution, err := res.ResolveStructure(q)
+	if err != nil {
+		if p, perr := chem.ParseSMARTS(strings.TrimSpace(q)); perr == nil {
+			return nil, nil, p, nil
+		}
+		return nil, nil, nil, chemQueryError("smiles", err)
+	}
+	m, err := chem.ParseSMILES(st.SMILES)
+	if err != nil {
+		return nil, nil, nil, ckan.FieldError("smiles", err.Error())
+	}
+	return st, resolution, chem.QueryFromMol(m), nil
 }
 
 func compoundDictionaryRegister(ctx context.Context, s *Service, r *Request) (any, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"toxgate/internal/cputime"
+	"toxgate/sdk/chem"
 )
 
 // benchRows is the size of the benchmark's index.
@@ -75,7 +76,9 @@ func benchIndex(b *testing.B) (*Index, []*Structure) {
 // BenchmarkStructureSearch reports the p50 and p90 (wall time) and the CPU
 // time per query of a similarity search (threshold 0.7, limit 100) over
 // 1,000,000 indexed rows with the bit-count prefilter, beside a plain scan
-// of every row in the same run, and an exact search. The CPU figure is the
+// of every row in the same run, an exact search, and substructure searches
+// (SMARTS and molecule patterns) with the count screen beside a plain scan
+// matching every row. The CPU figure is the
 // process's (getrusage), which stays meaningful on a shared machine.
 func BenchmarkStructureSearch(b *testing.B) {
 	ix, queries := benchIndex(b)
@@ -108,4 +111,58 @@ func BenchmarkStructureSearch(b *testing.B) {
 	run("similarity-0.7-plain-scan", Query{Mode: ModeSimilarity, Threshold: 0.7, Limit: 100, NoPrefilter: true})
 	run("similarity-0.4-prefilter", Query{Mode: ModeSimilarity, Threshold: 0.4, Limit: 100})
 	run("exact", Query{Mode: ModeExact, Limit: 100})
+	// substructure: SMARTS patterns from broad to narrow, and shipped
+	// compounds as molecule patterns, with the count screen and as a plain
+	// scan matching every row
+	var pats []*chem.Query
+	for _, s := range benchPatterns {
+		q, err := chem.ParseSMARTS(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pats = append(pats, q)
+	}
+	var mols []*chem.Query
+	for _, st := range queries[:10] {
+		m, err := chem.ParseSMILES(st.SMILES)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mols = append(mols, chem.QueryFromMol(m))
+	}
+	runSub := func(name string, pats []*chem.Query, noPre bool) {
+		b.Run(name, func(b *testing.B) {
+			var d []time.Duration
+			hits := 0
+			cpu0 := cputime.Process()
+			for i := 0; i < b.N; i++ {
+				for _, p := range pats {
+					t0 := time.Now()
+					r := ix.Search(Query{Mode: ModeSubstructure, Pattern: p, Limit: 100, Steps: SubstructureSteps, NoPrefilter: noPre})
+					d = append(d, time.Since(t0))
+					if r.Err != nil {
+						b.Fatalf("%s: %v", p, r.Err)
+					}
+					hits += r.Total
+				}
+			}
+			b.ReportMetric((cputime.Process()-cpu0)*1000/float64(len(d)), "cpu-ms/query")
+			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+			b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(d[len(d)*9/10].Microseconds())/1000, "p90-ms")
+			b.ReportMetric(float64(hits)/float64(len(d)), "hits/query")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	runSub("substructure-smarts-screen", pats, false)
+	runSub("substructure-smarts-plain-scan", pats, true)
+	runSub("substructure-molecule-screen", mols, false)
+	runSub("substructure-molecule-plain-scan", mols, true)
+}
+
+// benchPatterns are the benchmark's SMARTS patterns: common groups and
+// toxicophores, from ones most rows hold to rare ones.
+var benchPatterns = []string{
+	"c1ccccc1", "C(=O)[OX2H1]", "[N+](=O)[O-]", "c1ccc2ccccc2c1", "[Cl,Br,I]c", "C1CCCCC1",
+	"[#6]1~[#6]~[#6]~[#6]~[#6]~1", "O=C-N", "[SX4](=O)(=O)", "N=N", "[$(C=O)]O[CH3]", "c1ccncc1",
 }

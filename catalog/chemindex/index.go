@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+
+	"toxgate/sdk/chem"
 )
 
 // Row is one row of a table with a SMILES value.
@@ -30,6 +32,11 @@ type segment struct {
 	keys     []uint64 // first 8 bytes of the structure key
 	smiles   []string
 	invalid  int // rows whose SMILES did not parse
+	// substructure: each row's molecule in sdk/chem's compact form
+	// (graphs[goff[i]:goff[i+1]]) and its screen counts (featWords words)
+	graphs []byte
+	goff   []uint32
+	feats  []uint64
 }
 
 // Index holds the standardized structures of every indexed table column.
@@ -83,7 +90,12 @@ func (ix *Index) SetTable(resource, column string, rows []PreparedRow, invalid i
 	seg := &segment{resource: resource, column: column, invalid: invalid,
 		fps: make([]uint64, 0, len(rows)*fpWords), counts: make([]uint16, len(rows)),
 		rowIDs: make([]int64, len(rows)), keys: make([]uint64, len(rows)), smiles: make([]string, len(rows)),
-		start: make([]int32, FPBits+2)}
+		start: make([]int32, FPBits+2), goff: make([]uint32, 1, len(rows)+1), feats: make([]uint64, 0, len(rows)*featWords)}
+	size := 0
+	for _, r := range rows {
+		size += len(r.st.target)
+	}
+	seg.graphs = make([]byte, 0, size)
 	hist := make([]int32, FPBits+2)
 	for i, r := range rows {
 		seg.fps = append(seg.fps, r.st.FP[:]...)
@@ -93,6 +105,9 @@ func (ix *Index) SetTable(resource, column string, rows []PreparedRow, invalid i
 		seg.rowIDs[i] = r.ID
 		seg.keys[i] = keyBits(r.st.Key)
 		seg.smiles[i] = r.SMILES
+		seg.graphs = append(seg.graphs, r.st.target...)
+		seg.goff = append(seg.goff, uint32(len(seg.graphs)))
+		seg.feats = appendFeatureWords(seg.feats, &r.st.feat)
 	}
 	for c := 1; c < len(hist); c++ {
 		hist[c] += hist[c-1]
@@ -151,6 +166,9 @@ type Mode string
 const (
 	ModeExact      Mode = "exact"
 	ModeSimilarity Mode = "similarity"
+	// ModeSubstructure answers the rows whose molecule (every fragment)
+	// holds Query.Pattern.
+	ModeSubstructure Mode = "substructure"
 )
 
 // Query is a structure search.
@@ -165,6 +183,13 @@ type Query struct {
 	Allow func(resource string) bool
 	// NoPrefilter scans every row (the baseline the benchmark compares).
 	NoPrefilter bool
+	// Pattern is the substructure pattern (substructure mode); Structure
+	// may then be nil, else hits carry their similarity to it.
+	Pattern *chem.Query
+	// Steps bounds the search steps of a substructure search over every
+	// row (shared out among the cores that run it); past it the search
+	// ends with chem.ErrStepBudget in Result.Err.
+	Steps int64
 }
 
 // Hit is a matching row.
@@ -181,6 +206,9 @@ type Result struct {
 	Hits []Hit
 	// Total is the number of matching rows (hits beyond Limit included).
 	Total int
+	// Err is chem.ErrStepBudget when a substructure search ran out of
+	// steps (Hits and Total are then incomplete).
+	Err error
 }
 
 // parallelRows is the index size from which a search runs on every core.
@@ -204,10 +232,11 @@ func (ix *Index) Search(q Query) Result {
 	if rows < parallelRows || workers < 2 || len(segs) < 2 {
 		h := &hitHeap{}
 		total := 0
+		w := newWorker(&q, q.Steps)
 		for _, s := range segs {
-			total += s.search(&q, h)
+			total += s.search(&q, h, w)
 		}
-		return Result{Hits: h.sorted(), Total: total}
+		return Result{Hits: h.sorted(), Total: total, Err: w.err}
 	}
 	// the largest tables first, each to the least loaded worker
 	sort.Slice(segs, func(i, j int) bool { return len(segs[i].rowIDs) > len(segs[j].rowIDs) })
@@ -225,31 +254,40 @@ func (ix *Index) Search(q Query) Result {
 	}
 	heaps := make([]hitHeap, workers)
 	totals := make([]int, workers)
+	scratch := make([]*worker, workers)
 	var wg sync.WaitGroup
 	for w := range parts {
+		scratch[w] = newWorker(&q, q.Steps/int64(workers))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for _, s := range parts[w] {
-				totals[w] += s.search(&q, &heaps[w])
+				totals[w] += s.search(&q, &heaps[w], scratch[w])
 			}
 		}()
 	}
 	wg.Wait()
 	h := &hitHeap{}
 	total := 0
+	var err error
 	for w := range heaps {
+		if scratch[w].err != nil {
+			err = scratch[w].err
+		}
 		total += totals[w]
 		for _, hh := range heaps[w] {
 			h.offer(hh, q.Limit)
 		}
 	}
-	return Result{Hits: h.sorted(), Total: total}
+	return Result{Hits: h.sorted(), Total: total, Err: err}
 }
 
 // search adds the segment's matches to h (the best q.Limit kept) and
 // returns how many rows matched.
-func (s *segment) search(q *Query, h *hitHeap) int {
+func (s *segment) search(q *Query, h *hitHeap, w *worker) int {
+	if q.Mode == ModeSubstructure {
+		return s.searchSub(q, h, w)
+	}
 	qfp := (*[fpWords]uint64)(&q.Structure.FP)
 	qc := q.Structure.FP.Count()
 	key := keyBits(q.Structure.Key)
@@ -360,9 +398,10 @@ func (ix *Index) Resources(q Query) []string {
 	ix.mu.RUnlock()
 	q.Limit = 1
 	var out []string
+	w := newWorker(&q, q.Steps)
 	for _, s := range segs {
 		h := &hitHeap{}
-		if s.search(&q, h) > 0 {
+		if s.search(&q, h, w) > 0 {
 			out = append(out, s.resource)
 		}
 	}

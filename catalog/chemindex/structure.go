@@ -58,6 +58,11 @@ type Structure struct {
 	Formula string
 	// FP is the parent fragment's Morgan fingerprint.
 	FP Fingerprint
+
+	// target is the whole molecule (every fragment) in sdk/chem's compact
+	// form for substructure matching, feat its screen counts.
+	target []byte
+	feat   chem.Features
 }
 
 // keyRadius is the Morgan radius of the connectivity key.
@@ -73,11 +78,12 @@ func Standardize(smiles string) (*Structure, error) {
 	if len(smiles) > MaxQueryLength {
 		return nil, fmt.Errorf("SMILES of %d bytes, at most %d", len(smiles), MaxQueryLength)
 	}
-	parent, m, err := largestFragment(smiles)
+	parent, m, whole, err := largestFragment(smiles)
 	if err != nil {
 		return nil, err
 	}
-	st := &Structure{SMILES: parent, Formula: m.Formula()}
+	tg := chem.NewTarget(whole)
+	st := &Structure{SMILES: parent, Formula: m.Formula(), target: tg.AppendBinary(nil), feat: tg.Features()}
 	fp := chem.Morgan(m, 2, FPBits)
 	copy(st.FP[:], fp.Words())
 	st.Key = connectivityKey(m, st.Formula)
@@ -85,27 +91,28 @@ func Standardize(smiles string) (*Structure, error) {
 }
 
 // largestFragment parses s and returns the fragment with the most heavy
-// atoms (the first of equals), as text and molecule. A SMILES whose
-// fragments do not parse alone (a ring bond across a dot) is kept whole.
-func largestFragment(s string) (string, *chem.Mol, error) {
+// atoms (the first of equals), as text and molecule, and the whole
+// molecule. A SMILES whose fragments do not parse alone (a ring bond
+// across a dot) is kept whole.
+func largestFragment(s string) (string, *chem.Mol, *chem.Mol, error) {
 	whole, err := chem.ParseSMILES(s)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if !strings.Contains(s, ".") {
-		return s, whole, nil
+		return s, whole, whole, nil
 	}
 	best, bestMol, bestN := "", (*chem.Mol)(nil), -1
 	for _, part := range strings.Split(s, ".") {
 		m, err := chem.ParseSMILES(part)
 		if err != nil {
-			return s, whole, nil
+			return s, whole, whole, nil
 		}
 		if n := m.NumHeavyAtoms(); n > bestN {
 			best, bestMol, bestN = part, m, n
 		}
 	}
-	return best, bestMol, nil
+	return best, bestMol, whole, nil
 }
 
 // connectivityKey hashes the formula and the sorted unfolded Morgan

@@ -236,7 +236,7 @@ func TestStructureSearchGateway(t *testing.T) {
 		// bad input: clear 409s, never 5xx
 		for _, bad := range []map[string]any{
 			{}, {"smiles": "C1CC"}, {"smiles": "aspirin", "mode": "nope"}, {"smiles": "aspirin", "threshold": 2},
-			{"smiles": "aspirin", "limit": 100000}, {"smiles": "aspirin", "mode": "substructure"}, {"smiles": "50-78-3"},
+			{"smiles": "aspirin", "limit": 100000}, {"smiles": "50-78-3"},
 			{"smiles": strings.Repeat("C", 5000)},
 		} {
 			if code, out := s.call("", "structure_search", bad); code != 409 || out["success"] != false {
@@ -244,4 +244,90 @@ func TestStructureSearchGateway(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSubstructureSearchGateway searches tables of several datasets, one
+// private, by SMARTS (ring closures, aromatic against aliphatic, charges,
+// ring bonds) and by a molecule or a name, as a member and anonymously,
+// before and after an upsert and a delete; bad patterns are clear 409s.
+func TestSubstructureSearchGateway(t *testing.T) {
+	s := newSite(t, nil)
+	s.ok(s.admin, "package_create", map[string]any{"name": "pub-a", "owner_org": "lab"})
+	s.ok(s.admin, "package_create", map[string]any{"name": "secret", "owner_org": "lab", "private": true})
+	mk := func(pkg string, recs []any) string {
+		return s.ok(s.tok["eddie"], "datastore_create", map[string]any{"resource": map[string]any{"package_id": pkg}, "records": recs})["resource_id"].(string)
+	}
+	a := mk("pub-a", []any{
+		map[string]any{"name": "toluene", "smiles": "Cc1ccccc1"},
+		map[string]any{"name": "cyclohexane", "smiles": "C1CCCCC1"},
+		map[string]any{"name": "hexane", "smiles": "CCCCCC"},
+		map[string]any{"name": "nitrobenzene", "smiles": "O=[N+]([O-])c1ccccc1"},
+	})
+	p := mk("secret", []any{map[string]any{"name": "aspirin", "smiles": "CC(=O)Oc1ccccc1C(=O)O"}})
+	names := func(token string, args map[string]any) []string {
+		t.Helper()
+		code, l, out := s.hits(token, args)
+		if code != 200 {
+			t.Fatalf("%v: %d %v", args, code, out)
+		}
+		var got []string
+		for _, h := range l {
+			where := "a"
+			if h["resource_id"] == p {
+				where = "p"
+			}
+			got = append(got, where+":"+h["smiles"].(string))
+		}
+		sort.Strings(got)
+		if r := out["result"].(map[string]any); r["count"].(float64) != float64(len(l)) {
+			t.Fatalf("%v: count %v for %d hits", args, r["count"], len(l))
+		}
+		return got
+	}
+	for _, c := range []struct {
+		token string
+		args  map[string]any
+		want  string
+	}{
+		{s.tok["molly"], map[string]any{"smarts": "c1ccccc1"}, "a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1,p:CC(=O)Oc1ccccc1C(=O)O"},
+		{"", map[string]any{"smarts": "c1ccccc1"}, "a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1"},
+		{s.tok["olga"], map[string]any{"smarts": "c1ccccc1", "mode": "substructure"}, "a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1"},
+		{"", map[string]any{"smarts": "C1CCCCC1"}, "a:C1CCCCC1"},
+		{"", map[string]any{"smarts": "C@C"}, "a:C1CCCCC1"},
+		{"", map[string]any{"smarts": "[N+](=O)[O-]"}, "a:O=[N+]([O-])c1ccccc1"},
+		{"", map[string]any{"smiles": "benzene", "mode": "substructure"}, "a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1"},
+		{"", map[string]any{"smiles": "C1=CC=CC=C1", "mode": "substructure"}, "a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1"},
+		{"", map[string]any{"smiles": "[#6]1~[#6]~[#6]~[#6]~[#6]~[#6]~1", "mode": "substructure"}, "a:C1CCCCC1,a:Cc1ccccc1,a:O=[N+]([O-])c1ccccc1"},
+		{s.tok["molly"], map[string]any{"smarts": "[$(C=O)]Oc"}, "p:CC(=O)Oc1ccccc1C(=O)O"},
+	} {
+		if got := strings.Join(names(c.token, c.args), ","); got != c.want {
+			t.Errorf("%v: %s, want %s", c.args, got, c.want)
+		}
+	}
+	// a molecule pattern ranks hits by similarity
+	_, l, _ := s.hits("", map[string]any{"smiles": "c1ccccc1", "mode": "substructure"})
+	if len(l) != 2 || l[0]["similarity"] == nil || l[0]["similarity"].(float64) < l[1]["similarity"].(float64) {
+		t.Fatalf("molecule pattern: %v", l)
+	}
+	// answers follow an upsert and a delete
+	s.ok(s.tok["eddie"], "datastore_upsert", map[string]any{"resource_id": a, "method": "insert",
+		"records": []any{map[string]any{"name": "cyclopentane", "smiles": "C1CCCC1"}}})
+	if got := strings.Join(names("", map[string]any{"smarts": "C@C"}), ","); got != "a:C1CCCC1,a:C1CCCCC1" {
+		t.Fatalf("after upsert: %s", got)
+	}
+	s.ok(s.tok["eddie"], "datastore_records_delete", map[string]any{"resource_id": a, "filters": map[string]any{"name": "cyclohexane"}})
+	if got := strings.Join(names("", map[string]any{"smarts": "C@C"}), ","); got != "a:C1CCCC1" {
+		t.Fatalf("after delete: %s", got)
+	}
+	// bad input: clear 409s naming the field, never 5xx
+	for _, bad := range []map[string]any{
+		{"mode": "substructure"}, {"smarts": "C1CC"}, {"smarts": "[Q]"}, {"smarts": strings.Repeat("C", 3000)},
+		{"smiles": "C1CC", "mode": "substructure"}, {"smiles": "50-78-3", "mode": "substructure"},
+	} {
+		code, out := s.call("", "structure_search", bad)
+		e, _ := out["error"].(map[string]any)
+		if code != 409 || out["success"] != false || e == nil {
+			t.Fatalf("%v: %d %v", bad, code, out)
+		}
+	}
 }

@@ -145,8 +145,9 @@ var actionFields = map[string][]field{
 	"datastore_search_sql": {req("sql", "string", "one SELECT on DataStore tables (the resource ids)", `SELECT * FROM "`+exampleResourceID+`" LIMIT 5`)},
 
 	"compound_resolve": {req("q", "string", "a name, synonym, CAS number, DTXSID, InChIKey or SMILES (or a list of identifiers, at most 10,000, resolved without SMILES parsing)", "aspirin")},
-	"structure_search": {req("smiles", "string", "a SMILES or a resolvable name or identifier", "CC(=O)Oc1ccccc1C(=O)O"),
-		f("mode", "string", "similarity (default) or exact"), f("threshold", "number", "least Tanimoto similarity, 0.05 to 1 (default 0.7)"),
+	"structure_search": {req("smiles", "string", "a SMILES or a resolvable name or identifier (in substructure mode a molecule pattern; not needed with smarts)", "CC(=O)Oc1ccccc1C(=O)O"),
+		f("smarts", "string", "a SMARTS pattern (substructure mode, the default when given)"),
+		f("mode", "string", "similarity (default), exact or substructure"), f("threshold", "number", "least Tanimoto similarity, 0.05 to 1 (default 0.7)"),
 		f("limit", "integer", "most rows answered (default 20, at most 1000)")},
 	"compound_dictionary_register": {req("resource_id", "string", "resource id of a DataStore table of compounds", exampleResourceID),
 		f("registered", "boolean", "false unregisters (default true)")},

@@ -235,7 +235,7 @@ type DataStore struct {
 	QuotaRows         int `yaml:"quota_rows" doc:"most rows the DataStore tables one user owns may hold together (sysadmins exempt)"`
 
 	// StructureIndexMaxRows bounds the catalog's structure index.
-	StructureIndexMaxRows int `yaml:"structure_index_max_rows" doc:"most DataStore rows with a SMILES the structure index (structure_search) holds over every table, about 300 bytes each; 0 turns the index off"`
+	StructureIndexMaxRows int `yaml:"structure_index_max_rows" doc:"most DataStore rows with a SMILES the structure index (structure_search) holds over every table, about 550 bytes each; 0 turns the index off"`
 
 	// The loader's queue: see catalog/datastore/README.md.
 	LoadWorkers        int           `yaml:"load_workers" doc:"loads the catalog plugin runs at once"`

@@ -363,7 +363,20 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 		}
 	}
 	if !m.batch {
+		// a smiles property's cells may be names and identifiers too
+		var resolved []*resolution
+		col, hasSMILES := m.cols["smiles"]
+		if hasSMILES {
+			resolved = s.resolveCells(ctx, j, rows, col, items)
+		}
 		for i, row := range rows {
+			if items[i] != "" {
+				continue
+			}
+			if hasSMILES && resolved[i] != nil {
+				row = append([]string(nil), row...)
+				row[col] = resolved[i].SMILES
+			}
 			body, err := m.rowInput(row)
 			if err != nil {
 				items[i] = rowError(err.Error())
@@ -379,22 +392,38 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 			}
 			items[i] = string(out)
 		}
+		for i, r := range resolved {
+			if r != nil && items[i] != "" {
+				items[i] = withResolution(items[i], r)
+			}
+		}
 		return items, countErrors(items), nil
 	}
-	var pending []int
 	for i, row := range rows {
 		if cell(row, m.colIdx) == "" {
 			items[i] = rowError("no structure in column " + m.column)
-			continue
 		}
-		pending = append(pending, i)
+	}
+	// names and identifiers in the structure column, resolved to SMILES
+	resolved := s.resolveCells(ctx, j, rows, m.colIdx, items)
+	structure := func(i int) string {
+		if r := resolved[i]; r != nil {
+			return r.SMILES
+		}
+		return cell(rows[i], m.colIdx)
+	}
+	var pending []int
+	for i := range rows {
+		if items[i] == "" {
+			pending = append(pending, i)
+		}
 	}
 	for start := 0; start < len(pending); start += s.cfg.CallRows {
 		idx := append([]int(nil), pending[start:min(start+s.cfg.CallRows, len(pending))]...)
 		for len(idx) > 0 {
 			smiles := make([]string, len(idx))
 			for k, i := range idx {
-				smiles[k] = cell(rows[i], m.colIdx)
+				smiles[k] = structure(i)
 			}
 			out, err := call(m.batchInput(smiles))
 			if err == nil {
@@ -422,7 +451,7 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 			}
 			// A failure without a row named: score the rows one by one.
 			for _, i := range idx {
-				out, err := call(m.batchInput([]string{cell(rows[i], m.colIdx)}))
+				out, err := call(m.batchInput([]string{structure(i)}))
 				if err != nil {
 					msg, ok := rowLevel(err)
 					if !ok {
@@ -438,6 +467,11 @@ func (s *Service) score(ctx context.Context, j *Job, chunk int) ([]string, int, 
 				items[i] = answerItem(answers[0])
 			}
 			break
+		}
+	}
+	for i, r := range resolved {
+		if r != nil && items[i] != "" {
+			items[i] = withResolution(items[i], r)
 		}
 	}
 	return items, countErrors(items), nil

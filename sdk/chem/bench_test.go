@@ -87,3 +87,34 @@ func parseAll(b *testing.B) []*Mol {
 	}
 	return mols
 }
+
+// BenchmarkSubstructure decodes each of the 3000 reference molecules from
+// the compact form and matches a benzene ring against it.
+func BenchmarkSubstructure(b *testing.B) {
+	rows := loadReference(b)
+	var blobs [][]byte
+	for _, r := range rows {
+		m, err := ParseSMILES(r.smiles)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blobs = append(blobs, NewTarget(m).AppendBinary(nil))
+	}
+	q, err := ParseSMARTS("c1ccccc1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	mt := NewMatcher(1 << 60)
+	var tg Target
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, bl := range blobs {
+			if err := tg.UnmarshalBinary(bl); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := mt.Match(q, &tg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
