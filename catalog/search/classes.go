@@ -19,13 +19,16 @@ const maxClasses = 256
 // token; its documents all have its score.
 type classPlan struct {
 	classes []scoreClass
+	// cbms holds, per distinct token, the bitmaps of its documents of
+	// each of its weights.
+	cbms [][]*roaring.Bitmap
 }
 
 type scoreClass struct {
 	score float64
-	// pick holds, per distinct token, the bitmap of its documents of the
-	// class's weight.
-	pick []*roaring.Bitmap
+	// pick holds, per distinct token, the index in cbms of the class's
+	// weight.
+	pick []int
 }
 
 // codeBitmaps lists p's weight codes with their documents; ok is false
@@ -122,18 +125,14 @@ func (p *dismaxPlan) candidates(ix *Index) (*roaring.Bitmap, *classPlan) {
 	for i, n := range seq {
 		pos[i], _ = slices.BinarySearch(toks, n)
 	}
-	cp := &classPlan{classes: make([]scoreClass, 0, total)}
+	cp := &classPlan{classes: make([]scoreClass, 0, total), cbms: cbms}
 	choice := make([]int, len(toks))
 	for {
 		score := 0.0
 		for i, n := range seq {
 			score += ix.wtab[codes[pos[i]][choice[pos[i]]]] * p.idf[n]
 		}
-		pick := make([]*roaring.Bitmap, len(toks))
-		for i := range toks {
-			pick[i] = cbms[i][choice[i]]
-		}
-		cp.classes = append(cp.classes, scoreClass{score: score, pick: pick})
+		cp.classes = append(cp.classes, scoreClass{score: score, pick: slices.Clone(choice)})
 		k := 0
 		for ; k < len(choice); k++ {
 			choice[k]++
@@ -162,20 +161,38 @@ func (cp *classPlan) rank(ix *Index, set *roaring.Bitmap, skip, take int, keys [
 		}
 		return cmp.Compare(a.score, b.score)
 	})
+	// the set's members of each token's weights, made when first needed
+	in := make([][]*roaring.Bitmap, len(cp.cbms))
+	for i, b := range cp.cbms {
+		in[i] = make([]*roaring.Bitmap, len(b))
+	}
+	member := func(tok, code int) *roaring.Bitmap {
+		if in[tok][code] == nil {
+			in[tok][code] = roaring.And(set, cp.cbms[tok][code])
+		}
+		return in[tok][code]
+	}
 	var out []int32
 	seen := 0 // members of the classes before
+	parts := make([]*roaring.Bitmap, len(cp.cbms))
 	for i := 0; i < len(classes) && take > 0; {
 		j := i + 1
 		for j < len(classes) && classes[j].score == classes[i].score {
 			j++
 		}
-		var group *roaring.Bitmap
+		group := roaring.New()
+	class:
 		for _, c := range classes[i:j] {
-			b := roaring.FastAnd(append([]*roaring.Bitmap{set}, c.pick...)...)
-			if group == nil {
-				group = b
+			for tok, code := range c.pick {
+				parts[tok] = member(tok, code)
+				if parts[tok].IsEmpty() {
+					continue class
+				}
+			}
+			if len(parts) == 1 {
+				group.Or(parts[0])
 			} else {
-				group.Or(b)
+				group.Or(roaring.FastAnd(parts...))
 			}
 		}
 		n := int(group.GetCardinality())

@@ -15,10 +15,10 @@ func TestSearchMatchesReference(t *testing.T) {
 	// the second run also has a document whose title's tokens are not
 	// all in its Text; the third counts every facet through the values'
 	// bitmaps and merges the orderings' side lists often
-	defer func(w, s int) { walkFacetHits, sideMax = w, s }(walkFacetHits, sideMax)
+	defer func(s int) { byValues, sideMax = false, s }(sideMax)
 	for i, incomplete := range []bool{false, true, false} {
 		if i == 2 {
-			walkFacetHits, sideMax = 0, 8
+			byValues, sideMax = true, 8
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) { searchMatchesReference(t, incomplete) })
 	}

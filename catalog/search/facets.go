@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"container/heap"
+	"math"
 	"slices"
 	"strings"
 
@@ -32,11 +33,7 @@ func (ix *Index) facets(hb *roaring.Bitmap, n int, fields []string, limit, minco
 			}
 		} else if num, ok := ix.fieldNum[f]; ok {
 			dc := ix.dicts[num]
-			if n <= walkFacetHits || (limit < 0 && n*8 < len(ix.docs)) {
-				items = dc.walkFacet(hb, len(dc.names), mincount)
-			} else {
-				items = dc.valueFacet(hb, limit, mincount)
-			}
+			items = dc.facet(hb, n, len(ix.docs), limit, mincount)
 		}
 		if items == nil {
 			items = []Facet{}
@@ -51,8 +48,50 @@ func (ix *Index) facets(hb *roaring.Bitmap, n int, fields []string, limit, minco
 }
 
 // walkFacetHits is the number of hits up to which a facet is counted by
-// walking the hits' values rather than through the values' bitmaps.
-var walkFacetHits = 2048
+// walking the hits' values rather than through the values' bitmaps;
+// byValues makes every facet count through the bitmaps (both for tests).
+var (
+	walkFacetHits = 2048
+	byValues      = false
+)
+
+// facet counts an exact field's values over the hits hb (n of the nDocs
+// documents), by the cheaper of two ways. Walking the hits costs about
+// one step per value of a hit. Counting through the values' bitmaps costs
+// about one step per document of each value visited; how many are visited
+// depends on where valueFacet can stop, estimated from the values' sizes
+// as if the hits were a sample of the documents. A count through the
+// bitmaps that goes well past the estimate is left for a walk.
+func (dc *dict) facet(hb *roaring.Bitmap, n, nDocs, limit, mincount int) []Facet {
+	walk := int(int64(n) * dc.total / int64(max(nDocs, 1)))
+	if byValues {
+		walk = math.MaxInt / 4
+	} else if n <= walkFacetHits || dc.visitCost(n, nDocs, limit, mincount) > walk {
+		return dc.walkFacet(hb, len(dc.names), mincount)
+	}
+	if items, ok := dc.valueFacet(hb, limit, mincount, 2*walk+4096); ok {
+		return items
+	}
+	return dc.walkFacet(hb, len(dc.names), mincount)
+}
+
+// visitCost estimates the documents of the values valueFacet visits.
+func (dc *dict) visitCost(n, nDocs, limit, mincount int) int {
+	order := dc.freqOrder()
+	floor := max(mincount, 1)
+	if limit > 0 && limit <= len(order) {
+		// the limit-th value's expected count among the hits
+		floor = max(floor, int(int64(dc.refs[order[limit-1]])*int64(n)/int64(max(nDocs, 1))))
+	}
+	cost := 0
+	for _, id := range order {
+		if int(dc.refs[id]) < floor || limit == 0 {
+			break
+		}
+		cost += int(dc.refs[id])
+	}
+	return cost
+}
 
 // sortFacets orders items by count descending, then value ascending.
 func sortFacets(items []Facet) {
@@ -95,17 +134,21 @@ func (dc *dict) walkFacet(hb *roaring.Bitmap, nValues, mincount int) []Facet {
 // (an upper bound of their count). With a limit it stops once that bound
 // falls below the limit-th best count so far (or below mincount): no value
 // left can enter the first limit. The result is unordered.
-func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount int) []Facet {
+// It gives up (ok false) once the values visited hold more than budget
+// documents.
+func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount, budget int) (items []Facet, ok bool) {
 	if limit == 0 {
-		return nil
+		return nil, true
 	}
 	floor := max(mincount, 1)
 	var best facetHeap // the limit best so far, the worst on top
-	var items []Facet
 	for _, id := range dc.freqOrder() {
 		bound := int(dc.refs[id])
 		if bound < floor || (limit > 0 && len(best) == limit && bound < best[0].Count) {
 			break
+		}
+		if budget -= bound; budget < 0 {
+			return nil, false
 		}
 		c := int(hb.AndCardinality(dc.bm[id]))
 		if c < floor {
@@ -123,9 +166,9 @@ func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount int) []Facet {
 		}
 	}
 	if limit < 0 {
-		return items
+		return items, true
 	}
-	return best
+	return best, true
 }
 
 // facetBefore reports whether a comes before b in a facet's order.

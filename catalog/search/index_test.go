@@ -2,9 +2,12 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 func TestTopKMatchesFullSort(t *testing.T) {
@@ -84,7 +87,7 @@ func TestFacetBitsFollowValues(t *testing.T) {
 		t.Helper()
 		dc := ix.dicts[ix.fieldNum["f"]]
 		hb := ix.live
-		for _, got := range [][]Facet{dc.walkFacet(hb, len(dc.names), 1), dc.valueFacet(hb, -1, 1), dc.valueFacet(hb, 2, 1)} {
+		for _, got := range [][]Facet{dc.walkFacet(hb, len(dc.names), 1), valueFacet(dc, hb, -1), valueFacet(dc, hb, 2)} {
 			m := map[string]int{}
 			for _, f := range got {
 				m[f.Value] = f.Count
@@ -139,6 +142,14 @@ func TestFacetBitsFollowValues(t *testing.T) {
 		put(i, "a", "c")
 	}
 	check("more slots", true, map[string]int{"a": 63, "b": 3, "c": 60})
+}
+
+func valueFacet(dc *dict, hb *roaring.Bitmap, limit int) []Facet {
+	items, ok := dc.valueFacet(hb, limit, 1, math.MaxInt)
+	if !ok {
+		panic("over an unbounded budget")
+	}
+	return items
 }
 
 func TestSortTimeOrdersAsText(t *testing.T) {

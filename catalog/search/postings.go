@@ -162,9 +162,11 @@ func (p *posting) orInto(bits []uint64) { bitmapInto(p.slots, bits) }
 type dict struct {
 	ids   map[string]int32
 	names []string
-	// refs counts, by value id, the documents holding the value.
-	refs []int32
-	free []int32
+	// refs counts, by value id, the documents holding the value; total
+	// is their sum.
+	refs  []int32
+	total int64
+	free  []int32
 	// one holds, by slot, the id of a document's only value of the field,
 	// noValue, or manyValues when the ids are in many[slot]. Slots past
 	// the end hold no value. A document's values are read from here.
@@ -243,6 +245,7 @@ func (dc *dict) setBit(id, slot int32) {
 
 func (dc *dict) add(v string) int32 {
 	dc.gen++
+	dc.total++
 	if id, ok := dc.ids[v]; ok {
 		dc.refs[id]++
 		return id
@@ -263,6 +266,7 @@ func (dc *dict) add(v string) int32 {
 
 func (dc *dict) release(id int32) {
 	dc.gen++
+	dc.total--
 	dc.refs[id]--
 	if dc.refs[id] == 0 {
 		delete(dc.ids, dc.names[id])

@@ -435,6 +435,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 				}
 				ids[i] = int32(id)
 				dc.refs[id]++
+				dc.total++
 			}
 			dc.one[slot] = noValue
 			dc.setSlot(int32(slot), ids)
