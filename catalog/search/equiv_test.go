@@ -13,12 +13,16 @@ import (
 // count, page, order and facets.
 func TestSearchMatchesReference(t *testing.T) {
 	// the second run also has a document whose title's tokens are not
-	// all in its Text; the third counts every facet through the values'
-	// bitmaps and merges the orderings' side lists often
-	defer func(s int) { byValues, sideMax = false, s }(sideMax)
+	// all in its Text, and fields whose value bitmaps come and go; the
+	// third counts every facet through the values' bitmaps and merges the
+	// orderings' side lists often
+	defer func(s int, b int64) { byValues, sideMax, bitsSlack = false, s, b }(sideMax, bitsSlack)
 	for i, incomplete := range []bool{false, true, false} {
+		if i == 1 {
+			bitsSlack = 0 // fields switch their bitmaps off and on
+		}
 		if i == 2 {
-			byValues, sideMax = true, 8
+			byValues, sideMax, bitsSlack = true, 8, 4096
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) { searchMatchesReference(t, incomplete) })
 	}

@@ -64,6 +64,9 @@ var (
 // bitmaps that goes well past the estimate is left for a walk.
 func (dc *dict) facet(hb *roaring.Bitmap, n, nDocs, limit, mincount int) []Facet {
 	walk := int(int64(n) * dc.total / int64(max(nDocs, 1)))
+	if !dc.bitsOn {
+		return dc.walkFacet(hb, len(dc.names), mincount)
+	}
 	if byValues {
 		walk = math.MaxInt / 4
 	} else if n <= walkFacetHits || dc.visitCost(n, nDocs, limit, mincount) > walk {

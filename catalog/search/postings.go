@@ -172,9 +172,14 @@ type dict struct {
 	// the end hold no value. A document's values are read from here.
 	one  []int32
 	many [][]int32
-	// bm holds, by value id, the slots holding the value (nil when free):
-	// facets count a value as the size of its intersection with the hits.
-	bm []*roaring.Bitmap
+	// bm holds, by value id, the slots holding the value (nil when free),
+	// while the field's values are held by several documents each on
+	// average (bitsOn; see manyValues): facets then count a value as the
+	// size of its intersection with the hits. A field of values mostly
+	// held once (ids, names, urls) keeps none: a bitmap per document would
+	// cost more than the document's other postings.
+	bm     []*roaring.Bitmap
+	bitsOn bool
 	// gen changes with every change of the values; byFreq caches the
 	// value ids by descending refs for gen (see freqOrder).
 	gen    uint64
@@ -188,7 +193,17 @@ const (
 	manyValues = -2
 )
 
-func newDict() *dict { return &dict{ids: map[string]int32{}, freqAt: ^uint64(0)} }
+func newDict() *dict { return &dict{ids: map[string]int32{}, freqAt: ^uint64(0), bitsOn: true} }
+
+// bitsSlack lets a small field keep its bitmaps however its values are
+// spread (a variable for tests).
+var bitsSlack = int64(4096)
+
+// tooManyValues reports whether the values are too many for bitmaps: fewer
+// than 8 documents per value on average. fewValues, 16 or more, turns them
+// on again, so that a field near the line does not switch at every write.
+func (dc *dict) tooManyValues() bool { return int64(len(dc.ids))*8 > dc.total+bitsSlack }
+func (dc *dict) fewValues() bool     { return int64(len(dc.ids))*16 <= dc.total+bitsSlack }
 
 // slotIDs returns the value ids recorded for slot.
 func (dc *dict) slotIDs(slot int32) []int32 {
@@ -207,11 +222,13 @@ func (dc *dict) slotIDs(slot int32) []int32 {
 // setSlot records the value ids of the document in slot (nil: none).
 func (dc *dict) setSlot(slot int32, ids []int32) {
 	dc.gen++
-	for _, id := range dc.slotIDs(slot) {
-		dc.bm[id].Remove(uint32(slot))
-	}
-	for _, id := range ids {
-		dc.setBit(id, slot)
+	if dc.bitsOn {
+		for _, id := range dc.slotIDs(slot) {
+			dc.bm[id].Remove(uint32(slot))
+		}
+		for _, id := range ids {
+			dc.setBit(id, slot)
+		}
 	}
 	for int(slot) >= len(dc.one) {
 		dc.one = append(dc.one, noValue)
@@ -248,6 +265,9 @@ func (dc *dict) add(v string) int32 {
 	dc.total++
 	if id, ok := dc.ids[v]; ok {
 		dc.refs[id]++
+		if !dc.bitsOn && dc.fewValues() {
+			dc.rebuildBits()
+		}
 		return id
 	}
 	var id int32
@@ -261,6 +281,9 @@ func (dc *dict) add(v string) int32 {
 		dc.refs = append(dc.refs, 1)
 	}
 	dc.ids[v] = id
+	if dc.bitsOn && dc.tooManyValues() {
+		dc.bitsOn, dc.bm = false, nil
+	}
 	return id
 }
 
@@ -274,6 +297,20 @@ func (dc *dict) release(id int32) {
 		dc.free = append(dc.free, id)
 		if int(id) < len(dc.bm) {
 			dc.bm[id] = nil
+		}
+	}
+	if !dc.bitsOn && dc.fewValues() {
+		dc.rebuildBits()
+	}
+}
+
+// rebuildBits turns the per-value bitmaps on and fills them from the slots.
+func (dc *dict) rebuildBits() {
+	dc.gen++
+	dc.bitsOn, dc.bm = true, make([]*roaring.Bitmap, len(dc.names))
+	for slot := range dc.one {
+		for _, id := range dc.slotIDs(int32(slot)) {
+			dc.setBit(id, int32(slot))
 		}
 	}
 }

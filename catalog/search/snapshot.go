@@ -408,6 +408,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 			return nil, s.err
 		}
 		dc := newDict()
+		dc.bitsOn = false // built below, once the values are known
 		dc.names = s.strs()
 		if len(s.b) < nSlots { // a count per slot follows
 			s.fail("field %q truncated", f)
@@ -453,6 +454,9 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 			dc.ids[name] = int32(id)
 		}
 		slices.Reverse(dc.free)
+		if dc.fewValues() {
+			dc.rebuildBits()
+		}
 		ix.fieldNum[f] = n
 		ix.dicts = append(ix.dicts, dc)
 	}
