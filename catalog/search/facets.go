@@ -14,8 +14,9 @@ import (
 // Exact fields are counted from their per-value bitmaps (valueFacet);
 // text fields, and exact fields when the hits are few, by walking the
 // hits' values.
-func (ix *Index) facets(hb *roaring.Bitmap, n int, fields []string, limit, mincount int) map[string][]Facet {
+func (ix *Index) facets(sc *scratch, hb *roaring.Bitmap, n int, fields []string, limit, mincount int) map[string][]Facet {
 	out := make(map[string][]Facet, len(fields))
+	hc := &hitCounter{hb: hb, sc: sc}
 	for _, f := range fields {
 		var items []Facet
 		if TextFields[f] {
@@ -33,15 +34,15 @@ func (ix *Index) facets(hb *roaring.Bitmap, n int, fields []string, limit, minco
 			}
 		} else if num, ok := ix.fieldNum[f]; ok {
 			dc := ix.dicts[num]
-			items = dc.facet(hb, n, len(ix.docs), limit, mincount)
+			items = dc.facet(hc, n, len(ix.docs), limit, mincount)
 		}
 		if items == nil {
 			items = []Facet{}
 		}
-		sortFacets(items)
 		if limit >= 0 && len(items) > limit {
-			items = items[:limit]
+			items = firstFacets(items, limit)
 		}
+		sortFacets(items)
 		out[f] = items
 	}
 	return out
@@ -55,6 +56,12 @@ var (
 	byValues      = false
 )
 
+// walkCost is what a value of a hit costs a walk, against a document of a
+// value's bitmap in an intersection (measured: a walk reads each hit's
+// values from memory all over the heap, an intersection tests bits of
+// the hits in a row).
+const walkCost = 8
+
 // facet counts an exact field's values over the hits hb (n of the nDocs
 // documents), by the cheaper of two ways. Walking the hits costs about
 // one step per value of a hit. Counting through the values' bitmaps costs
@@ -62,8 +69,9 @@ var (
 // depends on where valueFacet can stop, estimated from the values' sizes
 // as if the hits were a sample of the documents. A count through the
 // bitmaps that goes well past the estimate is left for a walk.
-func (dc *dict) facet(hb *roaring.Bitmap, n, nDocs, limit, mincount int) []Facet {
-	walk := int(int64(n) * dc.total / int64(max(nDocs, 1)))
+func (dc *dict) facet(hc *hitCounter, n, nDocs, limit, mincount int) []Facet {
+	hb := hc.hb
+	walk := int(walkCost * int64(n) * dc.total / int64(max(nDocs, 1)))
 	if !dc.bitsOn {
 		return dc.walkFacet(hb, len(dc.names), mincount)
 	}
@@ -72,7 +80,7 @@ func (dc *dict) facet(hb *roaring.Bitmap, n, nDocs, limit, mincount int) []Facet
 	} else if n <= walkFacetHits || dc.visitCost(n, nDocs, limit, mincount) > walk {
 		return dc.walkFacet(hb, len(dc.names), mincount)
 	}
-	if items, ok := dc.valueFacet(hb, limit, mincount, 2*walk+4096); ok {
+	if items, ok := dc.valueFacet(hc, limit, mincount, 2*walk+4096); ok {
 		return items
 	}
 	return dc.walkFacet(hb, len(dc.names), mincount)
@@ -104,6 +112,22 @@ func sortFacets(items []Facet) {
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
+}
+
+// firstFacets returns the limit first of items in facet order, unordered.
+func firstFacets(items []Facet, limit int) []Facet {
+	if limit == 0 {
+		return items[:0]
+	}
+	best := facetHeap(items[:limit])
+	heap.Init(&best)
+	for _, f := range items[limit:] {
+		if facetBefore(f, best[0]) {
+			best[0] = f
+			heap.Fix(&best, 0)
+		}
+	}
+	return best
 }
 
 // walkFacet counts the values of the hits by visiting each hit.
@@ -139,7 +163,7 @@ func (dc *dict) walkFacet(hb *roaring.Bitmap, nValues, mincount int) []Facet {
 // left can enter the first limit. The result is unordered.
 // It gives up (ok false) once the values visited hold more than budget
 // documents.
-func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount, budget int) (items []Facet, ok bool) {
+func (dc *dict) valueFacet(hc *hitCounter, limit, mincount, budget int) (items []Facet, ok bool) {
 	if limit == 0 {
 		return nil, true
 	}
@@ -153,7 +177,7 @@ func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount, budget int) (ite
 		if budget -= bound; budget < 0 {
 			return nil, false
 		}
-		c := int(hb.AndCardinality(dc.bm[id]))
+		c := hc.count(dc.bm[id])
 		if c < floor {
 			continue
 		}
@@ -172,6 +196,49 @@ func (dc *dict) valueFacet(hb *roaring.Bitmap, limit, mincount, budget int) (ite
 		return items, true
 	}
 	return best, true
+}
+
+// hitCounter counts the hits among a value's documents.
+type hitCounter struct {
+	hb *roaring.Bitmap
+	sc *scratch
+	// bits holds the hits as a bitset once a small value was counted
+	bits []uint64
+	buf  [256]uint32
+}
+
+// smallValue is the number of documents up to which a value's hits are
+// counted by testing the hits' bits: an intersection of two sorted arrays
+// (a value and the hits of a sparse stretch of slots) costs both lengths.
+const smallValue = 2048
+
+// count is the number of hits among v's members.
+func (hc *hitCounter) count(v *roaring.Bitmap) int {
+	if v.GetCardinality() > smallValue {
+		return int(hc.hb.AndCardinality(v))
+	}
+	if hc.bits == nil {
+		words := int(hc.hb.DenseSize())
+		if cap(hc.sc.hbits) < words {
+			hc.sc.hbits = make([]uint64, words)
+		}
+		hc.bits = hc.sc.hbits[:words]
+		clear(hc.bits)
+		hc.hb.WriteDenseTo(hc.bits)
+	}
+	c := 0
+	it := v.ManyIterator()
+	for {
+		n := it.NextMany(hc.buf[:])
+		if n == 0 {
+			return c
+		}
+		for _, s := range hc.buf[:n] {
+			if w := int(s >> 6); w < len(hc.bits) {
+				c += int(hc.bits[w] >> (s & 63) & 1)
+			}
+		}
+	}
 }
 
 // facetBefore reports whether a comes before b in a facet's order.

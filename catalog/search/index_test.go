@@ -154,7 +154,7 @@ func TestFacetBitsFollowValues(t *testing.T) {
 }
 
 func valueFacet(dc *dict, hb *roaring.Bitmap, limit int) []Facet {
-	items, ok := dc.valueFacet(hb, limit, 1, math.MaxInt)
+	items, ok := dc.valueFacet(&hitCounter{hb: hb, sc: new(scratch)}, limit, 1, math.MaxInt)
 	if !ok {
 		panic("over an unbounded budget")
 	}

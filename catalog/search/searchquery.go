@@ -111,7 +111,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 		hb := ix.admit(cand, q, filters)
 		res.Count = int(hb.GetCardinality())
 		if len(facetFields) > 0 {
-			res.Facets = ix.facets(hb, res.Count, facetFields, q.FacetLimit, q.FacetMinCount)
+			res.Facets = ix.facets(sc, hb, res.Count, facetFields, q.FacetLimit, q.FacetMinCount)
 		}
 		start := min(max(q.Start, 0), res.Count)
 		take := min(max(q.Rows, 0), res.Count-start)
@@ -172,7 +172,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 				buf = buf[:0]
 			}
 		}
-		res.Facets = ix.facets(hb, len(hits), facetFields, q.FacetLimit, q.FacetMinCount)
+		res.Facets = ix.facets(sc, hb, len(hits), facetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	cmp := func(a, b hit) bool { return ix.less(keys, a, b) }
 	scoreDesc := keys[0].idx == keyScore && keys[0].desc
