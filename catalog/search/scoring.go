@@ -61,10 +61,10 @@ type scratch struct {
 	hits []hit
 	// gen stamps the slots touched by the current search in acc; a slot
 	// with an older stamp has score 0 and no matched groups.
-	gen   uint32
-	acc   []slotAcc
-	cand  []uint64
-	not   []uint64
+	gen  uint32
+	acc  []slotAcc
+	cand []uint64
+	not  []uint64
 	// hbits holds the hits as a bitset for facets (see hitCounter).
 	hbits []uint64
 }
