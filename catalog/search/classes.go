@@ -20,8 +20,10 @@ const maxClasses = 256
 type classPlan struct {
 	classes []scoreClass
 	// cbms holds, per distinct token, the bitmaps of its documents of
-	// each of its weights.
-	cbms [][]*roaring.Bitmap
+	// each of its weights (nil for its posting's base, see baseWithin);
+	// posts holds the tokens' postings.
+	cbms  [][]*roaring.Bitmap
+	posts []*posting
 }
 
 type scoreClass struct {
@@ -31,8 +33,10 @@ type scoreClass struct {
 	pick []int
 }
 
-// codeBitmaps lists p's weight codes with their documents; ok is false
-// when a weight is kept per document (wide).
+// codeBitmaps lists p's weight codes with their documents, the first
+// code's as nil when it is p's base (its documents are p's less those of
+// the others, see baseWithin); ok is false when a weight is kept per
+// document (wide).
 func (p *posting) codeBitmaps() (codes []uint16, bms []*roaring.Bitmap, ok bool) {
 	if len(p.wide) > 0 {
 		return nil, nil, false
@@ -42,13 +46,21 @@ func (p *posting) codeBitmaps() (codes []uint16, bms []*roaring.Bitmap, ok bool)
 		inOthers += b.GetCardinality()
 	}
 	if p.slots.GetCardinality() > inOthers {
-		base := p.slots
-		if len(p.cbm) > 0 {
-			base = roaring.AndNot(p.slots, roaring.FastOr(p.cbm...))
-		}
-		codes, bms = append(codes, p.base), append(bms, base)
+		codes, bms = append(codes, p.base), append(bms, nil)
 	}
 	return append(codes, p.codes...), append(bms, p.cbm...), true
+}
+
+// baseWithin returns the members of set (a subset of p's documents) whose
+// weight is p's base code. It may return set itself.
+func (p *posting) baseWithin(set *roaring.Bitmap) *roaring.Bitmap {
+	switch len(p.cbm) {
+	case 0:
+		return set
+	case 1:
+		return roaring.AndNot(set, p.cbm[0])
+	}
+	return roaring.AndNot(set, roaring.FastOr(p.cbm...))
 }
 
 // conjunctive reports whether every match of p holds every token of its
@@ -126,6 +138,9 @@ func (p *dismaxPlan) candidates(ix *Index) (*roaring.Bitmap, *classPlan) {
 		pos[i], _ = slices.BinarySearch(toks, n)
 	}
 	cp := &classPlan{classes: make([]scoreClass, 0, total), cbms: cbms}
+	for _, n := range toks {
+		cp.posts = append(cp.posts, p.post[n])
+	}
 	choice := make([]int, len(toks))
 	for {
 		score := 0.0
@@ -148,10 +163,11 @@ func (p *dismaxPlan) candidates(ix *Index) (*roaring.Bitmap, *classPlan) {
 	return cand, cp
 }
 
-// rank returns the slots of set (n members) ordered by keys, whose first
-// is the score, from skip to skip+take: it takes the classes by score,
-// each class's members being the set's members of its weights, and
-// orders within the classes of one score by the other keys.
+// rank returns the slots of set (a subset of the plan's candidates)
+// ordered by keys, whose first is the score, from skip to skip+take: it
+// takes the classes by score, each class's members being the set's
+// members of its weights, and orders within the classes of one score by
+// the other keys.
 func (cp *classPlan) rank(ix *Index, set *roaring.Bitmap, skip, take int, keys []sortKey) []int32 {
 	classes := slices.Clone(cp.classes)
 	desc := keys[0].desc
@@ -168,7 +184,12 @@ func (cp *classPlan) rank(ix *Index, set *roaring.Bitmap, skip, take int, keys [
 	}
 	member := func(tok, code int) *roaring.Bitmap {
 		if in[tok][code] == nil {
-			in[tok][code] = roaring.And(set, cp.cbms[tok][code])
+			if b := cp.cbms[tok][code]; b != nil {
+				in[tok][code] = roaring.And(set, b)
+			} else {
+				// set holds only documents of every token
+				in[tok][code] = cp.posts[tok].baseWithin(set)
+			}
 		}
 		return in[tok][code]
 	}

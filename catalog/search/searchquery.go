@@ -207,9 +207,20 @@ func (ix *Index) allowed(q Query, slot int32, d *Doc) bool {
 }
 
 // admit returns the members of cand that pass the filters, Allow and
-// Only, as a new bitmap (cand is not changed). Public members pass Allow
+// Only, as a new bitmap (cand is not changed). Filters that filterBitmap
+// turns into bitmaps are intersected; the others are asked per member. Public members pass Allow
 // together, through the public bitmap; with PublicOnly, so do the others.
 func (ix *Index) admit(cand *roaring.Bitmap, q Query, filters []node) *roaring.Bitmap {
+	// filters made of exact values and free-text terms are intersections
+	rest := make([]node, 0, len(filters))
+	for _, f := range filters {
+		if b, ok := ix.filterBitmap(f); ok {
+			cand = roaring.And(cand, b)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	filters = rest
 	if len(filters) == 0 && q.Only == nil {
 		switch {
 		case q.Allow == nil:
