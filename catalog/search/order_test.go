@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -51,4 +52,40 @@ func TestOrderingsSurviveStampWrap(t *testing.T) {
 		fresh.Put(c)
 	}
 	sameSearches(t, fresh, ix)
+}
+
+// TestSearchesRaceWrites runs searches at once (each building or walking
+// the orderings and the facet order) between writes, under a read-write
+// lock as the catalog's read model holds it; run with -race.
+func TestSearchesRaceWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ix := New()
+	for i := range 300 {
+		ix.Put(snapDoc(r, i))
+	}
+	var mu sync.RWMutex
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				mu.RLock()
+				_, err := ix.Search(Query{Q: snapQueries[(g+i)%len(snapQueries)], Sort: []string{"", "name asc", "metadata_modified desc"}[i%3],
+					Rows: 5, FacetFields: []string{"tags", "organization"}, FacetLimit: 2, FacetMinCount: 1, PublicOnly: i%2 == 0,
+					Allow: func(d *Doc) bool { return d.Public }})
+				mu.RUnlock()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 100 {
+		mu.Lock()
+		ix.Put(snapDoc(r, 300+i%50))
+		mu.Unlock()
+	}
+	wg.Wait()
 }
