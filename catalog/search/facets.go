@@ -10,10 +10,9 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
-// facets counts the values of fields over the hits hb (n of them).
-// Exact fields are counted from their per-value bitmaps (valueFacet);
-// text fields, and exact fields when the hits are few, by walking the
-// hits' values.
+// facets counts the values of fields over the hits hb (n of them):
+// exact fields as dict.facet decides, text fields by walking the hits'
+// values.
 func (ix *Index) facets(sc *scratch, hb *roaring.Bitmap, n int, fields []string, limit, mincount int) map[string][]Facet {
 	out := make(map[string][]Facet, len(fields))
 	hc := &hitCounter{hb: hb, sc: sc}
@@ -49,12 +48,12 @@ func (ix *Index) facets(sc *scratch, hb *roaring.Bitmap, n int, fields []string,
 }
 
 // walkFacetHits is the number of hits up to which a facet is counted by
-// walking the hits' values rather than through the values' bitmaps;
-// byValues makes every facet count through the bitmaps (both for tests).
-var (
-	walkFacetHits = 2048
-	byValues      = false
-)
+// walking the hits' values rather than through the values' bitmaps.
+const walkFacetHits = 2048
+
+// byValues makes every facet of a field with value bitmaps count through
+// them (a variable for tests).
+var byValues = false
 
 // walkCost is what a value of a hit costs a walk, against a document of a
 // value's bitmap in an intersection (measured: a walk reads each hit's

@@ -208,8 +208,9 @@ func (ix *Index) allowed(q Query, slot int32, d *Doc) bool {
 
 // admit returns the members of cand that pass the filters, Allow and
 // Only, as a new bitmap (cand is not changed). Filters that filterBitmap
-// turns into bitmaps are intersected; the others are asked per member. Public members pass Allow
-// together, through the public bitmap; with PublicOnly, so do the others.
+// turns into bitmaps are intersected, the others asked per member. Public
+// members pass Allow together, through the public bitmap; with
+// PublicOnly, the others fail it together.
 func (ix *Index) admit(cand *roaring.Bitmap, q Query, filters []node) *roaring.Bitmap {
 	// filters made of exact values and free-text terms are intersections
 	rest := make([]node, 0, len(filters))
