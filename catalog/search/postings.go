@@ -172,6 +172,8 @@ type dict struct {
 	// the end hold no value. A document's values are read from here.
 	one  []int32
 	many [][]int32
+	// multi counts the slots holding several values.
+	multi int
 	// bm holds, by value id, the slots holding the value (nil when free),
 	// while the field's values are held by several documents each on
 	// average (bitsOn; see manyValues): facets then count a value as the
@@ -232,6 +234,12 @@ func (dc *dict) setSlot(slot int32, ids []int32) {
 	}
 	for int(slot) >= len(dc.one) {
 		dc.one = append(dc.one, noValue)
+	}
+	if dc.one[slot] == manyValues {
+		dc.multi--
+	}
+	if len(ids) > 1 {
+		dc.multi++
 	}
 	switch len(ids) {
 	case 0:
