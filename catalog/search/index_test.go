@@ -91,6 +91,15 @@ func TestFacetBitsFollowValues(t *testing.T) {
 		if dc.bitsOn != wantOn {
 			t.Fatalf("%s: bitsOn %v", step, dc.bitsOn)
 		}
+		multi := 0
+		for slot := range dc.one {
+			if len(dc.slotIDs(int32(slot))) > 1 {
+				multi++
+			}
+		}
+		if dc.multi != multi {
+			t.Fatalf("%s: multi %d want %d", step, dc.multi, multi)
+		}
 		hb := ix.live
 		ways := [][]Facet{dc.walkFacet(hb, len(dc.names), 1)}
 		if wantOn {
