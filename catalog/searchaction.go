@@ -135,6 +135,10 @@ func packageSearch(ctx context.Context, s *Service, r *Request) (any, error) {
 			}
 			return s.st.canRead(c, d)
 		}
+		// a caller with no account and no sysadmin right reads exactly the
+		// Public documents (canRead: active and not private), whatever the
+		// flags, so the public bits decide without asking Allow
+		query.PublicOnly = !c.Sysadmin && c.UserID == ""
 		res, serr := s.st.index.Search(query)
 		var se *search.Error
 		if errors.As(serr, &se) {
@@ -250,7 +254,7 @@ func (st *readModel) searchJSON(res search.Result, facetFields []string, sortSpe
 		for j, f := range res.Facets[field] {
 			items[j] = item{f, st.facetDisplay(field, f.Value)}
 		}
-		sort.SliceStable(items, func(i, j int) bool { return items[i].display > items[j].display })
+		slices.SortStableFunc(items, func(a, b item) int { return strings.Compare(b.display, a.display) })
 		tail = ckan.AppendString(tail, field)
 		tail = append(tail, `: {"items": [`...)
 		for j, it := range items {

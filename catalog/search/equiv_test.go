@@ -12,14 +12,19 @@ import (
 // queries, that Search gives what the plain map-based search gave: the same
 // count, page, order and facets.
 func TestSearchMatchesReference(t *testing.T) {
-	// facet counts through bitsets (few values) and through the matches,
-	// with fields switching between the two as values come and go
-	defer func(hi, lo int) { bitsMax, bitsMin = hi, lo }(bitsMax, bitsMin)
-	for _, lim := range [][2]int{{256, 128}, {40, 30}, {4, 2}} {
-		bitsMax, bitsMin = lim[0], lim[1]
-		// the second run also has a document whose title's tokens are
-		// not all in its Text
-		t.Run(fmt.Sprint(lim[0]), func(t *testing.T) { searchMatchesReference(t, lim[0] == 40) })
+	// the second run also has a document whose title's tokens are not
+	// all in its Text, and fields whose value bitmaps come and go; the
+	// third counts every facet through the values' bitmaps and merges the
+	// orderings' side lists often
+	defer func(s int, b int64) { byValues, sideMax, bitsSlack = false, s, b }(sideMax, bitsSlack)
+	for i, incomplete := range []bool{false, true, false} {
+		if i == 1 {
+			bitsSlack = 0 // fields switch their bitmaps off and on
+		}
+		if i == 2 {
+			byValues, sideMax, bitsSlack = true, 8, 4096
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) { searchMatchesReference(t, incomplete) })
 	}
 }
 
@@ -70,17 +75,20 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 		ix.Put(d)
 	}
 	// updates and deletes, so that slots and value ids are reused
-	for range 300 {
+	write := func() {
 		i := r.IntN(500)
 		if r.IntN(3) == 0 {
 			id := fmt.Sprintf("id-%03d", i)
 			ix.Delete(id)
 			ref.refDelete(id)
-			continue
+			return
 		}
 		d := doc(i)
 		ref.refPut(clone(d)) // before Put, which takes d.Text
 		ix.Put(d)
+	}
+	for range 300 {
+		write()
 	}
 	if incomplete {
 		d := &Doc{ID: "odd", Fields: map[string][]string{"title": {"assay zebra"}, "tags": {"rat"}}, Text: map[string]float64{"assay": 1}, Ref: 1,
@@ -96,37 +104,51 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 		"text:herg*", "tags:in*", `tags:"in vitro" AND -organization:heart-lab`, "name:d-1?", "text:rat", "organization:nope", "nothing:here",
 		"title:*", "tags:*", "metadata_modified:[2024-01-03T00:00:00Z TO *]", `title:"assay rat"`, "title:zzz", "text:vi*o OR name:d-4*", "title:zebra",
 		`notes:"assay rat"`, "notes:herg", `notes:"rats human"`, "notes:*"}
-	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc"}
+	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc", "score asc, name desc", "name desc, score desc"}
 	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}, {`tags:"in vivo" OR title:rat`, "-text:herg"}}
 	nonEmpty := 0
-	for _, q := range qs {
-		for _, srt := range sorts {
-			for _, fq := range fqs {
-				for _, page := range [][2]int{{0, 10}, {5, 3}, {0, 1000}, {390, 20}} {
-					query := Query{Q: q, Filters: fq, Sort: srt, Start: page[0], Rows: page[1],
-						FacetFields: []string{"tags", "organization", "title", "nope", "name"}, FacetLimit: 3, FacetMinCount: 1,
-						Allow: func(d *Doc) bool { return d.Ref.(int)%7 != 0 }}
-					if page[0] == 5 {
-						query.FacetLimit, query.FacetMinCount = -1, 0
-					}
-					got, err := ix.Search(query)
-					// Public documents are allowed without asking Allow
-					refQuery := query
-					refQuery.Allow = func(d *Doc) bool { return d.Public || query.Allow(d) }
-					want, werr := ref.refSearch(refQuery)
-					if (err == nil) != (werr == nil) {
-						t.Fatalf("q=%q: err %v want %v", q, err, werr)
-					}
-					if len(want.IDs) > 1 {
-						nonEmpty++
-					}
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("q=%q sort=%q fq=%v page=%v:\n got %+v\nwant %+v", q, srt, fq, page, got, want)
+	compare := func(qs []string) {
+		for _, q := range qs {
+			for _, srt := range sorts {
+				for _, fq := range fqs {
+					for _, page := range [][2]int{{0, 10}, {5, 3}, {0, 1000}, {390, 20}} {
+						query := Query{Q: q, Filters: fq, Sort: srt, Start: page[0], Rows: page[1],
+							FacetFields: []string{"tags", "organization", "title", "nope", "name"}, FacetLimit: 3, FacetMinCount: 1,
+							Allow: func(d *Doc) bool { return d.Ref.(int)%7 != 0 }}
+						if page[0] == 5 {
+							query.FacetLimit, query.FacetMinCount = -1, 0
+						}
+						got, err := ix.Search(query)
+						// Public documents are allowed without asking Allow
+						refQuery := query
+						refQuery.Allow = func(d *Doc) bool { return d.Public || query.Allow(d) }
+						if page[0] == 390 {
+							// a caller who may read the Public documents alone
+							query.PublicOnly, query.Allow = true, func(*Doc) bool { return false }
+							got, err = ix.Search(query)
+							refQuery.Allow = func(d *Doc) bool { return d.Public }
+						}
+						want, werr := ref.refSearch(refQuery)
+						if (err == nil) != (werr == nil) {
+							t.Fatalf("q=%q: err %v want %v", q, err, werr)
+						}
+						if len(want.IDs) > 1 {
+							nonEmpty++
+						}
+						if !reflect.DeepEqual(got, want) {
+							t.Fatalf("q=%q sort=%q fq=%v page=%v:\n got %+v\nwant %+v", q, srt, fq, page, got, want)
+						}
 					}
 				}
 			}
 		}
 	}
+	compare(qs)
+	// writes once the orderings are built, then the searches again
+	for range 300 {
+		write()
+	}
+	compare(qs[:12])
 	if nonEmpty < 300 {
 		t.Fatalf("only %d searches gave more than one result", nonEmpty)
 	}

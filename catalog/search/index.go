@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -112,11 +113,23 @@ type Index struct {
 	// fieldNum numbers the interned (non-text) fields; dicts is by number.
 	fieldNum map[string]int
 	dicts    []*dict
+	// live holds the slots holding a document, pubBM those whose document
+	// is Public: searches intersect them with their matches.
+	live, pubBM *roaring.Bitmap
+	// stamp tells, by slot, which put of a document an ordering entry
+	// belongs to (0: free); nextStamp is the last given.
+	stamp     []uint32
+	nextStamp uint32
+	// ord holds, by sort field, the documents ordered by it (nil until a
+	// search first walks it; see order.go); ordMu guards building them.
+	ordMu sync.Mutex
+	ord   [len(sortFields)]*ordering
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{}}
+	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{},
+		live: roaring.New(), pubBM: roaring.New()}
 }
 
 // posting is the posting of token t; nil when no document holds it.
@@ -220,7 +233,9 @@ func (ix *Index) Put(d *Doc) {
 	}
 	if d.Public {
 		ix.public[d.slot>>6] |= 1 << (d.slot & 63)
+		ix.pubBM.Add(uint32(d.slot))
 	}
+	ix.live.Add(uint32(d.slot))
 	for i, f := range sortFields {
 		v := d.Sort[f]
 		for int(d.slot) >= len(ix.sortCol[i]) {
@@ -232,6 +247,8 @@ func (ix *Index) Put(d *Doc) {
 	}
 	d.Sort = nil
 	d.ix = ix
+	ix.newStamp(d.slot)
+	ix.ordered(d.slot)
 }
 
 // fieldTokens lists the keys of d's entries in Index.fpost: each text
@@ -290,7 +307,11 @@ func (ix *Index) Delete(id string) {
 		}
 	}
 	old.ix = nil
+	ix.unordered(old.slot)
+	ix.stamp[old.slot] = 0
 	ix.public[old.slot>>6] &^= 1 << (old.slot & 63)
+	ix.pubBM.Remove(uint32(old.slot))
+	ix.live.Remove(uint32(old.slot))
 	for i := range ix.sortCol {
 		ix.sortCol[i][old.slot] = ""
 		ix.sortTime[i][old.slot] = noTime

@@ -2,9 +2,12 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 func TestTopKMatchesFullSort(t *testing.T) {
@@ -72,11 +75,12 @@ func TestMinimumMatch(t *testing.T) {
 	}
 }
 
-// TestFacetBitsFollowValues switches a field's per-value bitsets off (too
-// many values) and on again (values gone), checking counts all along.
+// TestFacetBitsFollowValues switches a field's per-value bitmaps off (too
+// many values) and on again (values gone), checking facet counts through
+// the bitmaps and through the hits all along.
 func TestFacetBitsFollowValues(t *testing.T) {
-	defer func(hi, lo int) { bitsMax, bitsMin = hi, lo }(bitsMax, bitsMin)
-	bitsMax, bitsMin = 4, 2
+	defer func(s int64) { bitsSlack = s }(bitsSlack)
+	bitsSlack = 30 // on at first, off with many values, on when they go
 	ix := New()
 	put := func(i int, v ...string) {
 		ix.Put(&Doc{ID: fmt.Sprint(i), Fields: map[string][]string{"f": v}, Text: map[string]float64{"x": 1}})
@@ -86,6 +90,45 @@ func TestFacetBitsFollowValues(t *testing.T) {
 		dc := ix.dicts[ix.fieldNum["f"]]
 		if dc.bitsOn != wantOn {
 			t.Fatalf("%s: bitsOn %v", step, dc.bitsOn)
+		}
+		multi := 0
+		for slot := range dc.one {
+			if len(dc.slotIDs(int32(slot))) > 1 {
+				multi++
+			}
+		}
+		if dc.multi != multi {
+			t.Fatalf("%s: multi %d want %d", step, dc.multi, multi)
+		}
+		hb := ix.live
+		ways := [][]Facet{dc.walkFacet(hb, len(dc.names), 1)}
+		if wantOn {
+			ways = append(ways, valueFacet(dc, hb, -1), valueFacet(dc, hb, 2))
+		}
+		for _, got := range ways {
+			m := map[string]int{}
+			for _, f := range got {
+				m[f.Value] = f.Count
+			}
+			if len(got) == 2 {
+				// the two first of want
+				items := []Facet{}
+				for v, c := range want {
+					items = append(items, Facet{v, c})
+				}
+				sortFacets(items)
+				w := map[string]int{}
+				for _, f := range items[:2] {
+					w[f.Value] = f.Count
+				}
+				if fmt.Sprint(m) != fmt.Sprint(w) {
+					t.Fatalf("%s: limit 2: %v want %v", step, m, w)
+				}
+				continue
+			}
+			if fmt.Sprint(m) != fmt.Sprint(want) {
+				t.Fatalf("%s: %v want %v", step, m, want)
+			}
 		}
 		res, err := ix.Search(Query{Q: "x", FacetFields: []string{"f"}, FacetLimit: -1, FacetMinCount: 1})
 		if err != nil {
@@ -117,6 +160,14 @@ func TestFacetBitsFollowValues(t *testing.T) {
 		put(i, "a", "c")
 	}
 	check("more slots", true, map[string]int{"a": 63, "b": 3, "c": 60})
+}
+
+func valueFacet(dc *dict, hb *roaring.Bitmap, limit int) []Facet {
+	items, ok := dc.valueFacet(&hitCounter{hb: hb, sc: new(scratch)}, limit, 1, math.MaxInt)
+	if !ok {
+		panic("over an unbounded budget")
+	}
+	return items
 }
 
 func TestSortTimeOrdersAsText(t *testing.T) {

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -19,6 +21,13 @@ type posting struct {
 	// wide holds the weights, by slot, whose code is wideCode (the index's
 	// table of weights was full).
 	wide map[int32]float64
+	// base is the weight code of the first document added; codes lists
+	// the other codes present, each with its slots in cbm, so that the
+	// documents of one weight are a bitmap (see classes.go): those of base
+	// are slots without the members of cbm.
+	base  uint16
+	codes []uint16
+	cbm   []*roaring.Bitmap
 }
 
 // wideCode marks a weight kept in posting.wide.
@@ -38,6 +47,10 @@ func (ix *Index) addPosting(p *posting, slot int32, w float64) {
 		}
 		p.wide[slot] = w
 	}
+	if p.slots.IsEmpty() && len(p.codes) == 0 {
+		p.base = code
+	}
+	p.addCode(code, slot)
 	if slot > p.last {
 		p.w = append(p.w, code)
 		p.last = slot
@@ -53,6 +66,7 @@ func (p *posting) remove(slot int32) {
 		return
 	}
 	r := int(p.slots.Rank(uint32(slot))) - 1
+	p.removeCode(p.w[r], slot)
 	p.w = slices.Delete(p.w, r, r+1)
 	p.slots.Remove(uint32(slot))
 	delete(p.wide, slot)
@@ -61,6 +75,33 @@ func (p *posting) remove(slot int32) {
 		if !p.slots.IsEmpty() {
 			p.last = int32(p.slots.Maximum())
 		}
+	}
+}
+
+// addCode records that slot's weight code is code.
+func (p *posting) addCode(code uint16, slot int32) {
+	if code == p.base {
+		return
+	}
+	i := slices.Index(p.codes, code)
+	if i < 0 {
+		i = len(p.codes)
+		p.codes = append(p.codes, code)
+		p.cbm = append(p.cbm, roaring.New())
+	}
+	p.cbm[i].Add(uint32(slot))
+}
+
+// removeCode forgets that slot's weight code is code.
+func (p *posting) removeCode(code uint16, slot int32) {
+	i := slices.Index(p.codes, code)
+	if code == p.base || i < 0 {
+		return
+	}
+	p.cbm[i].Remove(uint32(slot))
+	if p.cbm[i].IsEmpty() {
+		p.codes = slices.Delete(p.codes, i, i+1)
+		p.cbm = slices.Delete(p.cbm, i, i+1)
 	}
 }
 
@@ -121,20 +162,32 @@ func (p *posting) orInto(bits []uint64) { bitmapInto(p.slots, bits) }
 type dict struct {
 	ids   map[string]int32
 	names []string
+	// refs counts, by value id, the documents holding the value; total
+	// is their sum.
 	refs  []int32
+	total int64
 	free  []int32
 	// one holds, by slot, the id of a document's only value of the field,
 	// noValue, or manyValues when the ids are in many[slot]. Slots past
-	// the end hold no value. Facets count through these dense arrays
-	// rather than through each document.
+	// the end hold no value. A document's values are read from here.
 	one  []int32
 	many [][]int32
-	// bits holds, by value id, the slots holding the value, while the field
-	// has at most bitsMax distinct values (bitsOn); facets then count a
-	// value as the bits it shares with the matches. Turned off above
-	// bitsMax values, rebuilt when they drop to bitsMin.
-	bits   [][]uint64
+	// multi counts the slots holding several values.
+	multi int
+	// bm holds, by value id, the slots holding the value (nil when free),
+	// while the field's values are held by several documents each on
+	// average (bitsOn; see manyValues): facets then count a value as the
+	// size of its intersection with the hits. A field of values mostly
+	// held once (ids, names, urls) keeps none: a bitmap per document would
+	// cost more than the document's other postings.
+	bm     []*roaring.Bitmap
 	bitsOn bool
+	// gen changes with every change of the values; byFreq caches the
+	// value ids by descending refs for gen (see freqOrder).
+	gen    uint64
+	freqMu sync.Mutex
+	byFreq []int32
+	freqAt uint64
 }
 
 const (
@@ -142,10 +195,17 @@ const (
 	manyValues = -2
 )
 
-// Limits of per-value bitsets (variables for tests).
-var bitsMax, bitsMin = 256, 128
+func newDict() *dict { return &dict{ids: map[string]int32{}, freqAt: ^uint64(0), bitsOn: true} }
 
-func newDict() *dict { return &dict{ids: map[string]int32{}, bitsOn: true} }
+// bitsSlack lets a small field keep its bitmaps however its values are
+// spread (a variable for tests).
+var bitsSlack = int64(4096)
+
+// tooManyValues reports whether the values are too many for bitmaps: fewer
+// than 8 documents per value on average. fewValues, 16 or more, turns them
+// on again, so that a field near the line does not switch at every write.
+func (dc *dict) tooManyValues() bool { return int64(len(dc.ids))*8 > dc.total+bitsSlack }
+func (dc *dict) fewValues() bool     { return int64(len(dc.ids))*16 <= dc.total+bitsSlack }
 
 // slotIDs returns the value ids recorded for slot.
 func (dc *dict) slotIDs(slot int32) []int32 {
@@ -163,9 +223,10 @@ func (dc *dict) slotIDs(slot int32) []int32 {
 
 // setSlot records the value ids of the document in slot (nil: none).
 func (dc *dict) setSlot(slot int32, ids []int32) {
+	dc.gen++
 	if dc.bitsOn {
 		for _, id := range dc.slotIDs(slot) {
-			dc.bits[id][slot>>6] &^= 1 << (slot & 63)
+			dc.bm[id].Remove(uint32(slot))
 		}
 		for _, id := range ids {
 			dc.setBit(id, slot)
@@ -173,6 +234,12 @@ func (dc *dict) setSlot(slot int32, ids []int32) {
 	}
 	for int(slot) >= len(dc.one) {
 		dc.one = append(dc.one, noValue)
+	}
+	if dc.one[slot] == manyValues {
+		dc.multi--
+	}
+	if len(ids) > 1 {
+		dc.multi++
 	}
 	switch len(ids) {
 	case 0:
@@ -192,20 +259,23 @@ func (dc *dict) setSlot(slot int32, ids []int32) {
 }
 
 func (dc *dict) setBit(id, slot int32) {
-	for int(id) >= len(dc.bits) {
-		dc.bits = append(dc.bits, nil)
+	for int(id) >= len(dc.bm) {
+		dc.bm = append(dc.bm, nil)
 	}
-	b := dc.bits[id]
-	for int(slot>>6) >= len(b) {
-		b = append(b, 0)
+	if dc.bm[id] == nil {
+		dc.bm[id] = roaring.New()
 	}
-	b[slot>>6] |= 1 << (slot & 63)
-	dc.bits[id] = b
+	dc.bm[id].Add(uint32(slot))
 }
 
 func (dc *dict) add(v string) int32 {
+	dc.gen++
+	dc.total++
 	if id, ok := dc.ids[v]; ok {
 		dc.refs[id]++
+		if !dc.bitsOn && dc.fewValues() {
+			dc.rebuildBits()
+		}
 		return id
 	}
 	var id int32
@@ -219,30 +289,59 @@ func (dc *dict) add(v string) int32 {
 		dc.refs = append(dc.refs, 1)
 	}
 	dc.ids[v] = id
-	if dc.bitsOn && len(dc.ids) > bitsMax {
-		dc.bitsOn, dc.bits = false, nil
+	if dc.bitsOn && dc.tooManyValues() {
+		dc.bitsOn, dc.bm = false, nil
 	}
 	return id
 }
 
 func (dc *dict) release(id int32) {
+	dc.gen++
+	dc.total--
 	dc.refs[id]--
 	if dc.refs[id] == 0 {
 		delete(dc.ids, dc.names[id])
 		dc.names[id] = ""
 		dc.free = append(dc.free, id)
-		if !dc.bitsOn && len(dc.ids) <= bitsMin {
-			dc.rebuildBits()
+		if int(id) < len(dc.bm) {
+			dc.bm[id] = nil
 		}
+	}
+	if !dc.bitsOn && dc.fewValues() {
+		dc.rebuildBits()
 	}
 }
 
-// rebuildBits turns the per-value bitsets on and fills them from the slots.
+// rebuildBits turns the per-value bitmaps on and fills them from the slots.
 func (dc *dict) rebuildBits() {
-	dc.bitsOn, dc.bits = true, make([][]uint64, len(dc.names))
+	dc.gen++
+	dc.bitsOn, dc.bm = true, make([]*roaring.Bitmap, len(dc.names))
 	for slot := range dc.one {
 		for _, id := range dc.slotIDs(int32(slot)) {
 			dc.setBit(id, int32(slot))
 		}
 	}
+}
+
+// freqOrder is the ids of the values held by some document, by descending
+// refs (ties by id). It is computed once per state of the values; searches
+// running at once share it.
+func (dc *dict) freqOrder() []int32 {
+	dc.freqMu.Lock()
+	defer dc.freqMu.Unlock()
+	if dc.freqAt == dc.gen {
+		return dc.byFreq
+	}
+	order := make([]int32, 0, len(dc.ids))
+	for _, id := range dc.ids {
+		order = append(order, id)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(dc.refs[b], dc.refs[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	dc.byFreq, dc.freqAt = order, dc.gen
+	return order
 }

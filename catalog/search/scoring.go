@@ -61,10 +61,11 @@ type scratch struct {
 	hits []hit
 	// gen stamps the slots touched by the current search in acc; a slot
 	// with an older stamp has score 0 and no matched groups.
-	gen   uint32
-	acc   []slotAcc
-	cand  []uint64
-	not   []uint64
+	gen  uint32
+	acc  []slotAcc
+	cand []uint64
+	not  []uint64
+	// hbits holds the hits as a bitset for facets (see hitCounter).
 	hbits []uint64
 }
 
@@ -115,19 +116,6 @@ func (sc *scratch) reset(n int) {
 	sc.cand, sc.not = sc.cand[:words], sc.not[:words]
 	clear(sc.cand)
 	clear(sc.not)
-}
-
-// hitBits returns the slots of hits as a bitset of words words.
-func (sc *scratch) hitBits(hits []hit, words int) []uint64 {
-	if cap(sc.hbits) < words {
-		sc.hbits = make([]uint64, words)
-	}
-	b := sc.hbits[:words]
-	clear(b)
-	for _, h := range hits {
-		b[h.slot>>6] |= 1 << (h.slot & 63)
-	}
-	return b
 }
 
 // touch returns slot's accumulator, current for this search.

@@ -1,8 +1,11 @@
 package search
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // Query is one search.
@@ -27,6 +30,10 @@ type Query struct {
 	// Only, if set, is applied to every match, Public ones included (a
 	// restriction found outside the index, such as a structure filter).
 	Only func(d *Doc) bool
+	// PublicOnly says that Allow accepts exactly the Public documents
+	// (an anonymous caller): matches are then kept by their public bit,
+	// without asking Allow.
+	PublicOnly bool
 }
 
 // Facet is one counted value.
@@ -88,6 +95,41 @@ func (ix *Index) Search(q Query) (Result, error) {
 	}
 	sc := getScratch()
 	defer putScratch(sc)
+	// the matches as a bitmap, ranked by classes of equal score, when
+	// the main query allows it; else as scored hits
+	var cand *roaring.Bitmap
+	var cls *classPlan
+	switch {
+	case m.all:
+		cand = ix.live
+	case m.dismax != nil && m.dismax.conjunctive():
+		cand, cls = m.dismax.candidates(ix)
+	}
+	scoreAt := slices.IndexFunc(keys, func(k sortKey) bool { return k.idx == keyScore })
+	if cand != nil && (m.all || scoreAt < 0 || scoreAt == 0 && cls != nil) {
+		res := Result{}
+		hb := ix.admit(cand, q, filters)
+		res.Count = int(hb.GetCardinality())
+		if len(facetFields) > 0 {
+			res.Facets = ix.facets(sc, hb, res.Count, facetFields, q.FacetLimit, q.FacetMinCount)
+		}
+		start := min(max(q.Start, 0), res.Count)
+		take := min(max(q.Rows, 0), res.Count-start)
+		var slots []int32
+		switch {
+		case scoreAt < 0: // sorted by stored fields alone
+			slots = ix.firstOf(hb, res.Count, start, take, keys, 0)
+		case m.all: // every match scores 1: the score orders nothing
+			rest := slices.Delete(slices.Clone(keys), scoreAt, scoreAt+1)
+			slots = ix.firstOf(hb, res.Count, start, take, rest, 1)
+		default:
+			slots = cls.rank(ix, hb, start, take, keys)
+		}
+		for _, slot := range slots {
+			res.IDs = append(res.IDs, ix.slots[slot].ID)
+		}
+		return res, nil
+	}
 	hits := sc.hits[:0]
 	if m.dismax != nil {
 		hits = m.dismax.run(ix, sc, hits)
@@ -111,10 +153,7 @@ func (ix *Index) Search(q Query) (Result, error) {
 					continue next
 				}
 			}
-			if q.Allow != nil && ix.public[h.slot>>6]&(1<<(h.slot&63)) == 0 && !q.Allow(d) {
-				continue
-			}
-			if q.Only != nil && !q.Only(d) {
+			if !ix.allowed(q, h.slot, d) {
 				continue
 			}
 			kept = append(kept, h)
@@ -124,7 +163,16 @@ func (ix *Index) Search(q Query) (Result, error) {
 	sc.hits = hits
 	res := Result{Count: len(hits)}
 	if len(facetFields) > 0 {
-		res.Facets = ix.facets(sc, hits, facetFields, q.FacetLimit, q.FacetMinCount)
+		hb := roaring.New()
+		buf := make([]uint32, 0, min(len(hits), 4096))
+		for i, h := range hits {
+			buf = append(buf, uint32(h.slot))
+			if len(buf) == cap(buf) || i == len(hits)-1 {
+				hb.AddMany(buf)
+				buf = buf[:0]
+			}
+		}
+		res.Facets = ix.facets(sc, hb, len(hits), facetFields, q.FacetLimit, q.FacetMinCount)
 	}
 	cmp := func(a, b hit) bool { return ix.less(keys, a, b) }
 	scoreDesc := keys[0].idx == keyScore && keys[0].desc
@@ -147,18 +195,81 @@ func (ix *Index) Search(q Query) (Result, error) {
 	return res, nil
 }
 
+// allowed applies Allow (to documents not Public) and Only to the
+// document d in slot.
+func (ix *Index) allowed(q Query, slot int32, d *Doc) bool {
+	if q.Allow != nil && ix.public[slot>>6]&(1<<(slot&63)) == 0 {
+		if q.PublicOnly || !q.Allow(d) {
+			return false
+		}
+	}
+	return q.Only == nil || q.Only(d)
+}
+
+// admit returns the members of cand that pass the filters, Allow and
+// Only, as a new bitmap (cand is not changed). Filters that filterBitmap
+// turns into bitmaps are intersected, the others asked per member. Public
+// members pass Allow together, through the public bitmap; with
+// PublicOnly, the others fail it together.
+func (ix *Index) admit(cand *roaring.Bitmap, q Query, filters []node) *roaring.Bitmap {
+	// filters made of exact values and free-text terms are intersections
+	rest := make([]node, 0, len(filters))
+	for _, f := range filters {
+		if b, ok := ix.filterBitmap(f); ok {
+			cand = roaring.And(cand, b)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	filters = rest
+	if len(filters) == 0 && q.Only == nil {
+		switch {
+		case q.Allow == nil:
+			return cand.Clone()
+		case q.PublicOnly:
+			return roaring.And(cand, ix.pubBM)
+		}
+		out := roaring.And(cand, ix.pubBM)
+		var buf []uint32
+		eachSlot(roaring.AndNot(cand, ix.pubBM), func(slot int32) {
+			if q.Allow(ix.slots[slot]) {
+				buf = append(buf, uint32(slot))
+			}
+		})
+		out.AddMany(buf)
+		return out
+	}
+	var buf []uint32
+	eachSlot(cand, func(slot int32) {
+		d := ix.slots[slot]
+		for _, f := range filters {
+			if !f.match(d) {
+				return
+			}
+		}
+		if ix.allowed(q, slot, d) {
+			buf = append(buf, uint32(slot))
+		}
+	})
+	out := roaring.New()
+	out.AddMany(buf)
+	return out
+}
+
 // match is the main query: a plan over the postings for free text, else a
 // function applied to every document.
 type match struct {
 	fn     func(*Doc) (float64, bool)
 	dismax *dismaxPlan
+	// all is set when every document matches with score 1.
+	all bool
 }
 
 // matcher builds the main query's matcher, spending from left.
 func (ix *Index) matcher(q string, left *budget) (match, error) {
 	q = strings.TrimSpace(q)
 	if q == "" || q == "*:*" || q == "*" {
-		return match{fn: func(*Doc) (float64, bool) { return 1, true }}, nil
+		return match{fn: func(*Doc) (float64, bool) { return 1, true }, all: true}, nil
 	}
 	if strings.Contains(q, ":") {
 		n, err := parse(q, left)

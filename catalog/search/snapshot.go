@@ -310,6 +310,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		d.Ref = r
 		ix.slots[slot] = d
 		ix.docs[d.ID] = d
+		ix.newStamp(int32(slot))
+		ix.live.Add(uint32(slot))
+		if d.Public {
+			ix.pubBM.Add(uint32(slot))
+		}
 	}
 	slices.Reverse(ix.free) // the lowest free slot is reused first, as when it was freed last
 	nw := s.count()
@@ -367,6 +372,10 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		}
 		p.slots.AddMany(slotsBuf)
 		p.last = int32(slot)
+		p.base = p.w[0]
+		for r, c := range p.w {
+			p.addCode(c, int32(slotsBuf[r]))
+		}
 		nWide := s.count()
 		for range nWide {
 			ws := s.uint()
@@ -399,7 +408,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 			return nil, s.err
 		}
 		dc := newDict()
-		dc.bitsOn = false // rebuilt below, once the values are known
+		dc.bitsOn = false // built below, once the values are known
 		dc.names = s.strs()
 		if len(s.b) < nSlots { // a count per slot follows
 			s.fail("field %q truncated", f)
@@ -427,6 +436,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 				}
 				ids[i] = int32(id)
 				dc.refs[id]++
+				dc.total++
 			}
 			dc.one[slot] = noValue
 			dc.setSlot(int32(slot), ids)
@@ -444,10 +454,8 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 			dc.ids[name] = int32(id)
 		}
 		slices.Reverse(dc.free)
-		if len(dc.ids) <= bitsMax {
+		if dc.fewValues() {
 			dc.rebuildBits()
-		} else {
-			dc.bitsOn, dc.bits = false, nil
 		}
 		ix.fieldNum[f] = n
 		ix.dicts = append(ix.dicts, dc)
