@@ -204,6 +204,21 @@ func TestStructureSearchGateway(t *testing.T) {
 		if code, out := s.call("", "package_search", map[string]any{"fq": "structure:50-78-3"}); code != 400 {
 			t.Fatalf("package_search wrong CAS: %d %v", code, out)
 		}
+		// the dataset search page's structure box does the same
+		page := func(query string) (int, string) {
+			resp, body, err := s.g.Do(context.Background(), http.MethodGet, "/dataset?"+query, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, string(body)
+		}
+		if code, body := page("structure=aspirin"); code != 200 || !strings.Contains(body, `data-name="pub-a"`) ||
+			!strings.Contains(body, `data-name="pub-b"`) || strings.Contains(body, `data-name="secret"`) || !strings.Contains(body, `id="structure-filter"`) {
+			t.Fatalf("the search page with a structure: %d %.3000s", code, body)
+		}
+		if code, body := page("structure=50-78-3"); code != 200 || !strings.Contains(body, `id="structure-error"`) || strings.Contains(body, `class="dataset-item"`) {
+			t.Fatalf("the search page with a wrong CAS: %d %.3000s", code, body)
+		}
 		// similarity: best first, the threshold holds
 		code, l, out = s.hits("", map[string]any{"smiles": "50-78-2", "threshold": 0.3})
 		if code != 200 || len(l) < 3 || l[0]["similarity"] != 1.0 || l[len(l)-1]["similarity"].(float64) < 0.3 {

@@ -209,6 +209,10 @@ type searchData struct {
 	Base    string // the path of the page (/dataset or /organization/{name})
 	CanEdit bool
 	Org     *Organization
+	// Structure is the structure box's value; StructureError why it found
+	// nothing (it resolves to no compound, or structure search is off);
+	// StructureRemove the page without it.
+	Structure, StructureError, StructureRemove string
 }
 
 type pageLink struct {
@@ -217,7 +221,16 @@ type pageLink struct {
 	Current bool
 }
 
-// searchArgs reads the page's query string: q, sort, page and the facet filters.
+// structureParam is the search page's structure box: a SMILES, name or
+// identifier narrowing the datasets to those holding a similar compound
+// (package_search's structure: filter). It travels with the facet filters.
+const structureParam = "structure"
+
+// maxStructureParam bounds the structure box (the resolver's own bound).
+const maxStructureParam = 2000
+
+// searchArgs reads the page's query string: q, sort, page, the facet
+// filters and the structure box (kept among the filters).
 func searchArgs(ctx *fasthttp.RequestCtx) (q, sortBy string, page int, filters url.Values) {
 	args := ctx.QueryArgs()
 	q = strings.TrimSpace(string(args.Peek("q")))
@@ -234,6 +247,10 @@ func searchArgs(ctx *fasthttp.RequestCtx) (q, sortBy string, page int, filters u
 			}
 		}
 	}
+	// a SMILES never holds a double quote, which would end the filter
+	if s := strings.TrimSpace(strings.ReplaceAll(string(args.Peek(structureParam)), `"`, "")); s != "" && len(s) <= maxStructureParam {
+		filters.Set(structureParam, s)
+	}
 	return q, sortBy, page, filters
 }
 
@@ -244,6 +261,9 @@ func fqOf(filters url.Values) string {
 		for _, v := range filters[f.Field] {
 			parts = append(parts, f.Field+":"+strconv.Quote(v))
 		}
+	}
+	if v := filters.Get(structureParam); v != "" {
+		parts = append(parts, structureParam+`:"`+v+`"`)
 	}
 	return strings.Join(parts, " ")
 }
@@ -306,10 +326,18 @@ func (w *Web) search(r *req, base string, extraFQ string) (searchData, error) {
 		args["sort"] = sortBy
 	}
 	var res searchResult
+	structure := filters.Get(structureParam)
 	if err := w.call(r, "package_search", args, &res); err != nil {
-		return searchData{}, err
+		// a structure that resolves to nothing is the searcher's to fix:
+		// the page says why, with the form to change it
+		var ce *catalogclient.Error
+		if structure == "" || !errors.As(err, &ce) || (ce.Status != fasthttp.StatusBadRequest && ce.Status != fasthttp.StatusConflict) {
+			return searchData{}, err
+		}
+		return searchData{Q: q, Sort: sortBy, Sorts: sortOptions, Page: page, Base: base, Structure: structure,
+			StructureError: ce.Error()}, nil
 	}
-	d := searchData{Q: q, Sort: sortBy, Sorts: sortOptions, Count: res.Count, Datasets: res.Results, Page: page, Base: base}
+	d := searchData{Q: q, Sort: sortBy, Sorts: sortOptions, Count: res.Count, Datasets: res.Results, Page: page, Base: base, Structure: structure}
 	for _, f := range facetFields {
 		sf, ok := res.SearchFacets[f.Field]
 		if !ok || len(sf.Items) == 0 {
@@ -336,6 +364,9 @@ func (w *Web) search(r *req, base string, extraFQ string) (searchData, error) {
 		for _, v := range filters[f.Field] {
 			d.Filters = append(d.Filters, Filter{Field: f.Field, Value: v, RemoveHref: link(base, q, sortBy, 1, withValue(filters, f.Field, v, false))})
 		}
+	}
+	if structure != "" {
+		d.StructureRemove = link(base, q, sortBy, 1, withValue(filters, structureParam, structure, false))
 	}
 	pages := (res.Count + PageSize - 1) / PageSize
 	if pages > 1 {
