@@ -112,6 +112,8 @@ bench: build bench-deps
 	$(BENCH) -bench 'Domain' -benchmem ./catalog/
 	@echo "== catalog at scale, in process: memory per dataset, indexing vs the index snapshot, package_search / package_show vs a map lookup, 10,000 and 100,000 datasets"
 	$(BENCH) -bench 'Scale' -benchtime 1x -timeout 60m ./catalog/ -args -scale=10000,100000
+	@echo "== catalog at scale through a real gateway and plugin: generate, start without and with the index snapshot, plugin RSS, package_show and package_search over HTTP beside /IsAlive (TOXGATE_SCALE_DATASETS, default 10,000)"
+	$(BENCH) -bench 'CatalogScaleThroughGateway' -benchtime 1x -timeout 120m ./gateway/e2e/
 	@echo "== cluster: store cost per catalog write, PostgreSQL vs embedded SQLite (alternating rounds); HAProxy overhead (direct vs balanced, same run) and kill -9 to routed around"
 	$(BENCH) -bench 'CatalogWriteStore' -benchtime 200x ./catalog/
 	$(BENCH) -bench 'ClusterBalancer' -benchtime 1x -timeout 30m ./gateway/e2e/
