@@ -64,7 +64,8 @@ type Config struct {
 	Transport string
 	// CallTimeout bounds one action call [60s].
 	CallTimeout time.Duration
-	// StartTimeout bounds a plugin's start and handshake [60s].
+	// StartTimeout bounds a plugin's start and handshake
+	// [contract.StartTimeout].
 	StartTimeout time.Duration
 	// SiteURL is the public base URL (empty: CKAN's answers carry none).
 	SiteURL string
@@ -93,7 +94,7 @@ func (c *Config) defaults() {
 	def(&c.MaxRestartBackoff, 30*time.Second)
 	def(&c.WatchInterval, 2*time.Second)
 	def(&c.CallTimeout, 60*time.Second)
-	def(&c.StartTimeout, 60*time.Second)
+	def(&c.StartTimeout, contract.StartTimeout)
 	if c.Transport == "" {
 		c.Transport = contract.TransportNetRPC
 	}

@@ -104,7 +104,8 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	cs := set.Catalog
 	log.Info("catalog plugin settings", "concurrent_writes", cs.ConcurrentWrites,
 		"transport", cmp.Or(os.Getenv(contract.EnvTransport), contract.TransportNetRPC))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// opening the store and loading the catalog come before the handshake
+	ctx, cancel := context.WithTimeout(context.Background(), contract.StartTimeout)
 	defer cancel()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
 	if err != nil {

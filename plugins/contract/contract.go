@@ -35,6 +35,14 @@ const (
 	EnvReplacing = "TOXGATE_PLUGIN_REPLACING"
 )
 
+// StartTimeout is how long a plugin may take from its start to its
+// handshake: opening its store and loading its data (the catalog reads
+// every record and builds or reads its search index first, which takes
+// minutes for a catalog of a few hundred thousand datasets on a busy
+// machine). The host waits this long for the handshake, and the plugin
+// gives its load as long.
+const StartTimeout = 15 * time.Minute
+
 // Transports.
 const (
 	TransportGRPC   = "grpc"
