@@ -49,7 +49,8 @@ func BenchmarkCatalogScaleThroughGateway(b *testing.B) {
 	_ = os.Remove(snap)
 	launch := func(what string) (*harness.Gateway, time.Duration) {
 		t0 := time.Now()
-		g, err := harness.Launch(bins, harness.WithDataDir(dir), harness.WithoutReadyWait(), harness.WithEnv("TOXGATE_LOG_ACCESS=false"))
+		g, err := harness.Launch(bins, harness.WithDataDir(dir), harness.WithoutReadyWait(),
+			harness.WithStartWithin(30*time.Minute), harness.WithEnv("TOXGATE_LOG_ACCESS=false"))
 		if err != nil {
 			b.Fatalf("%s: %v", what, err)
 		}

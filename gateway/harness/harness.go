@@ -143,6 +143,11 @@ func WithDataDir(dir string) Option { return func(c *startConfig) { c.dataDir = 
 // WithoutReadyWait returns as soon as the gateway listens, without waiting for /readyz.
 func WithoutReadyWait() Option { return func(c *startConfig) { c.noReady = true } }
 
+// WithStartWithin changes how long the harness waits for the gateway to
+// listen and be ready (default 3 minutes): a large catalog loads before
+// the gateway listens.
+func WithStartWithin(d time.Duration) Option { return func(c *startConfig) { c.ready = d } }
+
 // Start runs a gateway for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Gateway {
 	t.Helper()
