@@ -99,12 +99,7 @@ func BenchmarkStructureSearch(b *testing.B) {
 					hits += r.Total
 				}
 			}
-			b.ReportMetric((cputime.Process()-cpu0)*1000/float64(len(d)), "cpu-ms/query")
-			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-			b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(d[len(d)*9/10].Microseconds())/1000, "p90-ms")
-			b.ReportMetric(float64(hits)/float64(len(d)), "hits/query")
-			b.ReportMetric(0, "ns/op")
+			reportQueries(b, d, hits, cpu0)
 		})
 	}
 	run("similarity-0.7-prefilter", Query{Mode: ModeSimilarity, Threshold: 0.7, Limit: 100})
@@ -146,12 +141,7 @@ func BenchmarkStructureSearch(b *testing.B) {
 					hits += r.Total
 				}
 			}
-			b.ReportMetric((cputime.Process()-cpu0)*1000/float64(len(d)), "cpu-ms/query")
-			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-			b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(d[len(d)*9/10].Microseconds())/1000, "p90-ms")
-			b.ReportMetric(float64(hits)/float64(len(d)), "hits/query")
-			b.ReportMetric(0, "ns/op")
+			reportQueries(b, d, hits, cpu0)
 		})
 	}
 	runSub("substructure-smarts-screen", pats, false)
@@ -165,4 +155,15 @@ func BenchmarkStructureSearch(b *testing.B) {
 var benchPatterns = []string{
 	"c1ccccc1", "C(=O)[OX2H1]", "[N+](=O)[O-]", "c1ccc2ccccc2c1", "[Cl,Br,I]c", "C1CCCCC1",
 	"[#6]1~[#6]~[#6]~[#6]~[#6]~1", "O=C-N", "[SX4](=O)(=O)", "N=N", "[$(C=O)]O[CH3]", "c1ccncc1",
+}
+
+// reportQueries reports the CPU per query since cpu0, the p50 and p90 of
+// the query times d and the hits per query.
+func reportQueries(b *testing.B, d []time.Duration, hits int, cpu0 float64) {
+	b.ReportMetric((cputime.Process()-cpu0)*1000/float64(len(d)), "cpu-ms/query")
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(d[len(d)*9/10].Microseconds())/1000, "p90-ms")
+	b.ReportMetric(float64(hits)/float64(len(d)), "hits/query")
+	b.ReportMetric(0, "ns/op")
 }

@@ -15,13 +15,9 @@ import (
 func (ix *Index) filterBitmap(n node) (b *roaring.Bitmap, ok bool) {
 	switch x := n.(type) {
 	case andNode:
-		parts := make([]*roaring.Bitmap, 0, len(x))
-		for _, c := range x {
-			p, ok := ix.filterBitmap(c)
-			if !ok {
-				return nil, false
-			}
-			parts = append(parts, p)
+		parts, ok := ix.filterBitmaps(x)
+		if !ok {
+			return nil, false
 		}
 		switch len(parts) {
 		case 0:
@@ -31,13 +27,9 @@ func (ix *Index) filterBitmap(n node) (b *roaring.Bitmap, ok bool) {
 		}
 		return roaring.FastAnd(parts...), true
 	case orNode:
-		parts := make([]*roaring.Bitmap, 0, len(x))
-		for _, c := range x {
-			p, ok := ix.filterBitmap(c)
-			if !ok {
-				return nil, false
-			}
-			parts = append(parts, p)
+		parts, ok := ix.filterBitmaps(x)
+		if !ok {
+			return nil, false
 		}
 		return roaring.FastOr(parts...), true
 	case notNode:
@@ -91,4 +83,18 @@ func (ix *Index) termBitmap(t termNode) (*roaring.Bitmap, bool) {
 		return nil, false
 	}
 	return dc.bm[id], true
+}
+
+// filterBitmaps is filterBitmap of each of nodes; ok is false when one of
+// them has none.
+func (ix *Index) filterBitmaps(nodes []node) ([]*roaring.Bitmap, bool) {
+	parts := make([]*roaring.Bitmap, 0, len(nodes))
+	for _, c := range nodes {
+		p, ok := ix.filterBitmap(c)
+		if !ok {
+			return nil, false
+		}
+		parts = append(parts, p)
+	}
+	return parts, true
 }
