@@ -315,11 +315,17 @@ func TestSearchBounds(t *testing.T) {
 			}
 		}
 		// the time limit: a search that takes the engine longer than it
-		// is stopped by the engine and answered with a 409
+		// is stopped by the engine and answered with a 409 (a full-text
+		// match of every one of 50,000 rows, sorted on an unindexed
+		// column: far more than a millisecond of work on any machine)
 		s2 := newSite(t, append(env, "TOXGATE_DATASTORE_SQL_TIMEOUT=1ms"))
 		rid2 := s2.dataset("slow", false, nil)
-		s2.ok(s2.tok["eddie"], "datastore_create", map[string]any{"resource_id": rid2, "records": recs})
-		e := s2.fail("", "datastore_search", map[string]any{"resource_id": rid2, "q": "zeta eta theta", "offset": 1990, "sort": "b desc, a"}, 409, "Validation Error")
+		var many []any
+		for i := 0; i < 50000; i++ {
+			many = append(many, map[string]any{"a": fmt.Sprintf("alpha %d", i), "b": "beta", "n": i})
+		}
+		s2.ok(s2.tok["eddie"], "datastore_create", map[string]any{"resource_id": rid2, "records": many})
+		e := s2.fail("", "datastore_search", map[string]any{"resource_id": rid2, "q": "beta", "offset": 40000, "sort": "a desc, n"}, 409, "Validation Error")
 		if !strings.Contains(jsonText(e), "took too long") {
 			t.Errorf("time limit: %v", e)
 		}
