@@ -695,32 +695,33 @@ func (p *sparser) primitive(first bool) (e *qexpr, isIso bool, err error) {
 		p.nrec++
 		return &qexpr{op: 'p', prim: qRec, sub: sub}, false, nil
 	case c >= 'A' && c <= 'Z':
-		if p.i+1 < len(s) && s[p.i+1] >= 'a' && s[p.i+1] <= 'z' {
-			if z, ok := symbolToZ[s[p.i:p.i+2]]; ok {
-				p.i += 2
-				return andOf(prim(qZ, int(z)), prim(qArom, 0)), false, nil
-			}
-		}
-		if z, ok := symbolToZ[s[p.i:p.i+1]]; ok {
-			p.i++
-			return andOf(prim(qZ, int(z)), prim(qArom, 0)), false, nil
+		if z, n, ok := symbolAt(symbolToZ, s, p.i); ok {
+			p.i += n
+			return andOf(prim(qZ, z), prim(qArom, 0)), false, nil
 		}
 	case c >= 'a' && c <= 'z':
-		if p.i+1 < len(s) {
-			if z, ok := aromaticBracket[s[p.i:p.i+2]]; ok {
-				p.i += 2
-				return andOf(prim(qZ, int(z)), prim(qArom, 1)), false, nil
-			}
-		}
-		if z, ok := aromaticBracket[s[p.i:p.i+1]]; ok {
-			p.i++
-			return andOf(prim(qZ, int(z)), prim(qArom, 1)), false, nil
+		if z, n, ok := symbolAt(aromaticBracket, s, p.i); ok {
+			p.i += n
+			return andOf(prim(qZ, z), prim(qArom, 1)), false, nil
 		}
 	}
 	return nil, false, p.errf("unsupported atom primitive %q", c)
 }
 
 func andOf(kids ...*qexpr) *qexpr { return &qexpr{op: '&', kids: kids} }
+
+// symbolAt finds the element symbol starting at s[i] in m, two letters
+// before one, and returns its atomic number and length.
+func symbolAt[V int | uint8](m map[string]V, s string, i int) (z, n int, ok bool) {
+	for n = 2; n >= 1; n-- {
+		if i+n <= len(s) {
+			if v, found := m[s[i:i+n]]; found {
+				return int(v), n, true
+			}
+		}
+	}
+	return 0, 0, false
+}
 
 // bondMask evaluates e for every bond kind: bit bondIndex(order, inRing)
 // is set when e accepts such a bond. Directional bonds (/ \) are single
