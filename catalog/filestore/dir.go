@@ -118,8 +118,16 @@ func (b *dirBackend) Open(_ context.Context, info Info, offset, length int64) (i
 		_ = f.Close()
 		return nil, fmt.Errorf("%w: %s on disk does not have its %d bytes", ErrBytesMissing, info.ID, info.Size)
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{io.NewSectionReader(f, offset, length), f}, nil
+	return &fileSection{SectionReader: io.NewSectionReader(f, offset, length), f: f, off: offset, n: length}, nil
 }
+
+// fileSection is length bytes of an open file from offset: read through
+// its SectionReader, or handed whole to a zero-copy sender (Reader.OSFile).
+type fileSection struct {
+	*io.SectionReader
+	f      *os.File
+	off, n int64
+}
+
+// Close closes the file.
+func (s *fileSection) Close() error { return s.f.Close() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Reader streams a byte range of a complete file from its backend.
@@ -43,6 +44,19 @@ func (r *Reader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return r.rc.Read(p)
+}
+
+// OSFile returns the open file and the section of it this reader covers,
+// when the bytes are a local file (the dir backend), so that a sender can
+// hand them to the kernel (sendfile) instead of copying them through user
+// space; ok is false for other backends. A caller that takes the file
+// reads it only through the returned section and still calls Close.
+func (r *Reader) OSFile() (f *os.File, offset, length int64, ok bool) {
+	s, ok := r.rc.(*fileSection)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return s.f, s.off, s.n, true
 }
 
 // Close ends the reader.

@@ -224,4 +224,53 @@ func (s *sendReader) Read(p []byte) (int, error) {
 // Close ends the store's cursor (fasthttp closes the body stream when done).
 func (s *sendReader) Close() error { return s.r.Close() }
 
-var _ io.ReadCloser = (*sendReader)(nil)
+// sendfileChunk is how many bytes one sendfile call may send before the
+// write deadline is set again: a slow reader gets server.write_timeout per
+// chunk, as it gets it per read buffer on the copying path.
+const sendfileChunk = 8 << 20
+
+// SupportsBodyWriteTo tells fasthttp to call WriteTo: when the bytes are a
+// local file and the connection is plain TCP, the kernel sends them
+// (sendfile) instead of a copy through user space.
+func (s *sendReader) SupportsBodyWriteTo() bool {
+	_, _, _, isFile := s.r.OSFile()
+	_, isTCP := s.conn.Conn().(*net.TCPConn)
+	return isFile && isTCP
+}
+
+// WriteTo sends the file section on the connection with sendfile, in
+// chunks of sendfileChunk, each with its write deadline. w is fasthttp's
+// buffered writer holding the response header, which is flushed first.
+func (s *sendReader) WriteTo(w io.Writer) (int64, error) {
+	f, off, n, _ := s.r.OSFile()
+	tcp, _ := s.conn.Conn().(*net.TCPConn)
+	if fl, ok := w.(interface{ Flush() error }); ok {
+		if err := fl.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("download: seek: %w", err)
+	}
+	var sent int64
+	for sent < n {
+		if s.d > 0 {
+			_ = tcp.SetWriteDeadline(time.Now().Add(s.d))
+		}
+		k, err := tcp.ReadFrom(&io.LimitedReader{R: f, N: min(sendfileChunk, n-sent)})
+		sent += k
+		s.sent.Add(float64(k))
+		if err != nil {
+			return sent, err
+		}
+		if k == 0 {
+			return sent, io.ErrUnexpectedEOF
+		}
+	}
+	return sent, nil
+}
+
+var (
+	_ io.ReadCloser         = (*sendReader)(nil)
+	_ fasthttp.BodyWriterTo = (*sendReader)(nil)
+)
