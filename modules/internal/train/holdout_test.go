@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"testing"
+
+	"toxgate/sdk/ml"
 )
 
 // TestScaffoldHoldoutKeepsScaffoldsApart checks the held-out scaffold
@@ -53,4 +56,16 @@ func count(sc []string, s string) int {
 		}
 	}
 	return n
+}
+
+// TestSelectionScoreOnScaffolds checks that an endpoint judged on new
+// structures chooses on both splits, and the others on the random split.
+func TestSelectionScoreOnScaffolds(t *testing.T) {
+	res := []ml.CVResult{{Split: "random", Scores: ml.Scores{ROCAUC: 0.8}}, {Split: "scaffold", Scores: ml.Scores{ROCAUC: 0.6}}}
+	if got := selectionScore(taskDef{}, res); got != 0.8 {
+		t.Errorf("random-split selection %v, want 0.8", got)
+	}
+	if got := selectionScore(taskDef{OnScaffolds: true}, res); math.Abs(got-0.7) > 1e-12 {
+		t.Errorf("both-split selection %v, want 0.7", got)
+	}
 }

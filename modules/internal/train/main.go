@@ -8,10 +8,13 @@
 //	GOMAXPROCS=2 go run ./modules/internal/train -holdout -only dictrank,clinicaldata # held-out scaffold split
 //
 // Each model gets 5-fold cross-validation with random and Bemis–Murcko
-// scaffold splits; the learner with the best random-split ROC-AUC is kept,
+// scaffold splits; the learner with the best random-split ROC-AUC is kept
+// (for the endpoints judged on new structures — apical, DICTrank, CT_TOX —
+// the best mean of the random- and scaffold-split ROC-AUC),
 // its threshold maximises balanced accuracy on the out-of-fold predictions,
 // which also calibrate its Mondrian conformal predictor (sdk/ml Conformal),
-// and it is refitted on all data.
+// and it is refitted on all data. -holdout scores the training method on a
+// held-out scaffold split instead (holdout.go, <module>/model/HOLDOUT.md).
 package main
 
 import (
