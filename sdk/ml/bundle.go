@@ -47,6 +47,9 @@ type Task struct {
 	// Learner describes the chosen learner; CV its cross-validation figures.
 	Learner string
 	CV      []CVResult
+	// Selection says which cross-validated figure chose the learner among
+	// the candidates ("" for the random-split ROC-AUC).
+	Selection string
 	// Data summarises the training data (after curation).
 	Data DataSummary
 	// Conformal gives class p-values and prediction sets; nil in a bundle

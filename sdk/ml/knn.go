@@ -1,6 +1,9 @@
 package ml
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // KNN is a k-nearest-neighbour classifier on the Morgan part of the features
 // (bits of the folded environments), with Tanimoto similarity: the probability
@@ -12,6 +15,11 @@ type KNN struct {
 	Pop     []uint16
 	Y       []float32
 	Base    float32
+
+	// postings[b] are the training structures with bit b, built from FP
+	// on the first prediction (not encoded).
+	once     sync.Once
+	postings [][]int32
 }
 
 func knnBits(x Sparse, nbits int) []uint64 {
@@ -38,21 +46,46 @@ func fitKNN(spec Spec, X []Sparse, y []float32, nbits int) *KNN {
 	return k
 }
 
+// index builds the inverted index of the training fingerprints: for each
+// bit, the training structures that have it, in ascending order.
+func (k *KNN) index() {
+	w := (k.Bits + 63) / 64
+	k.postings = make([][]int32, k.Bits)
+	for i := range k.Pop {
+		for j, v := range k.FP[i*w : (i+1)*w] {
+			for v != 0 {
+				b := j*64 + bits.TrailingZeros64(v)
+				k.postings[b] = append(k.postings[b], int32(i))
+				v &= v - 1
+			}
+		}
+	}
+}
+
+// predict counts the bits each training structure shares with the query
+// through the inverted index (a query has a few dozen of the 2048 bits, so
+// this touches a small share of the fingerprint words a full scan reads),
+// then keeps the K most similar structures in training order.
 func (k *KNN) predict(x Sparse) float64 {
-	q := knnBits(x, k.Bits)
-	nq := popcount(q)
-	w := len(q)
+	k.once.Do(k.index)
+	shared := make([]int32, len(k.Pop))
+	nq := 0
+	for _, i := range x.Idx {
+		if int(i) < k.Bits {
+			nq++
+			for _, r := range k.postings[i] {
+				shared[r]++
+			}
+		}
+	}
 	type nb struct {
 		s float64
 		y float32
 	}
 	top := make([]nb, 0, k.K+1)
-	for i := range k.Pop {
-		and := 0
-		for j, v := range k.FP[i*w : (i+1)*w] {
-			and += bits.OnesCount64(v & q[j])
-		}
-		u := nq + int(k.Pop[i]) - and
+	for i, pop := range k.Pop {
+		and := int(shared[i])
+		u := nq + int(pop) - and
 		s := 0.0
 		if u > 0 {
 			s = float64(and) / float64(u)

@@ -212,6 +212,7 @@ func TestLearnersFitAPattern(t *testing.T) {
 		{Kind: KindGBT, Trees: 50, Depth: 3, Seed: 1},
 		{Kind: KindMLP, Hidden: []int{16}, Epochs: 40, Rate: 3e-3, Seed: 1},
 		{Kind: KindKNN, Trees: 5},
+		{Kind: KindEnsemble, Seed: 1, Members: []Spec{{Kind: KindKNN, Trees: 5}, {Kind: KindGBT, Trees: 50, Depth: 3}}},
 	} {
 		m, err := Fit(spec, X, Y, nf)
 		if err != nil {

@@ -12,6 +12,9 @@ const (
 	KindGBT    = "gbt"
 	KindMLP    = "mlp"
 	KindKNN    = "knn"
+	// KindEnsemble averages the calibrated probabilities of Spec.Members
+	// (Ensemble).
+	KindEnsemble = "ensemble"
 )
 
 // Spec configures a learner: its kind and hyper-parameters. Zero values take
@@ -45,6 +48,9 @@ type Spec struct {
 	ScaleFrom int
 	// Seed makes the training deterministic.
 	Seed int64
+	// Members are the single-output learners (logistic regression, GBT,
+	// kNN) of a KindEnsemble, at most 8.
+	Members []Spec
 }
 
 func (s Spec) scaleFrom(nf int) int { return orI(s.ScaleFrom, nf-len(DescriptorNames)) }
@@ -59,6 +65,8 @@ func (s Spec) String() string {
 			s.trees(), s.depth(), s.rate(0.1), s.l2(1), s.sub(), s.col(), s.Balanced)
 	case KindKNN:
 		return fmt.Sprintf("k-nearest neighbours (k %d, Tanimoto on Morgan bits)", orI(s.Trees, 7))
+	case KindEnsemble:
+		return s.ensembleString()
 	case KindMLP:
 		return fmt.Sprintf("MLP (hidden %v, dropout %g, %d epochs, AdamW rate %g, weight decay %g, balanced %v)",
 			s.hidden(), s.dropout(), s.epochs(30), s.rate(1e-3), s.l2(1e-4), s.Balanced)
@@ -108,6 +116,7 @@ type Model struct {
 	GBT         *GBT
 	MLP         *MLP
 	KNN         *KNN
+	Ensemble    *Ensemble
 }
 
 // Fit trains a model of spec's kind on rows X with labels Y (Y[i][t] is 1, 0
@@ -120,7 +129,7 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 	outs := len(Y[0])
 	m := &Model{Kind: spec.Kind, NumFeatures: numFeatures, Outputs: outs}
 	switch spec.Kind {
-	case KindLogReg, KindGBT, KindKNN:
+	case KindLogReg, KindGBT, KindKNN, KindEnsemble:
 		if outs != 1 {
 			return nil, fmt.Errorf("ml: fit: %s takes one output, got %d", spec.Kind, outs)
 		}
@@ -138,6 +147,12 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 			m.LR = fitLogReg(spec, m.Scaler.ApplyAll(xs), ys, w, numFeatures)
 		case KindGBT:
 			m.GBT = fitGBT(spec, xs, ys, w, numFeatures)
+		case KindEnsemble:
+			e, err := fitEnsemble(spec, xs, ys, numFeatures)
+			if err != nil {
+				return nil, err
+			}
+			m.Ensemble = e
 		default:
 			m.KNN = fitKNN(spec, xs, ys, spec.scaleFrom(numFeatures))
 		}
@@ -169,6 +184,11 @@ func (m *Model) Predict(x Sparse, dense []float32) []float64 {
 		return m.MLP.predict(x)
 	case KindKNN:
 		return []float64{m.KNN.predict(x)}
+	case KindEnsemble:
+		if len(dense) < m.NumFeatures {
+			dense = make([]float32, m.NumFeatures)
+		}
+		return []float64{m.Ensemble.predict(x, dense)}
 	}
 	return nil
 }

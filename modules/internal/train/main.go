@@ -5,12 +5,16 @@
 //	GOMAXPROCS=2 go run ./modules/internal/train            # every model
 //	GOMAXPROCS=2 go run ./modules/internal/train -only herg # one model
 //	GOMAXPROCS=2 go run ./modules/internal/train -compounds # name the training compounds of the committed bundles
+//	GOMAXPROCS=2 go run ./modules/internal/train -holdout -only dictrank,clinicaldata # held-out scaffold split
 //
 // Each model gets 5-fold cross-validation with random and Bemis–Murcko
-// scaffold splits; the learner with the best random-split ROC-AUC is kept,
+// scaffold splits; the learner with the best random-split ROC-AUC is kept
+// (for the endpoints judged on new structures — apical, DICTrank, CT_TOX —
+// the best mean of the random- and scaffold-split ROC-AUC),
 // its threshold maximises balanced accuracy on the out-of-fold predictions,
 // which also calibrate its Mondrian conformal predictor (sdk/ml Conformal),
-// and it is refitted on all data.
+// and it is refitted on all data. -holdout scores the training method on a
+// held-out scaffold split instead (holdout.go, <module>/model/HOLDOUT.md).
 package main
 
 import (
@@ -32,6 +36,9 @@ var (
 	// compounds attaches the training compounds to the committed bundles
 	// instead of training (attachModule).
 	compounds = flag.Bool("compounds", false, "attach the training compounds and their labels to the committed bundles' AD sets, without retraining")
+	// holdoutEval evaluates the current and previous methods on a held-out
+	// scaffold split instead of training (holdoutModule).
+	holdoutEval = flag.Bool("holdout", false, "evaluate the current and the previous method on a held-out scaffold split (model/HOLDOUT.md), without writing weights")
 )
 
 // trainer trains one module's bundle.
@@ -68,6 +75,10 @@ func main() {
 		if *compounds {
 			name := t.name
 			run = func() error { return attachModule(name) }
+		}
+		if *holdoutEval {
+			name := t.name
+			run = func() error { return holdoutModule(name) }
 		}
 		if err := run(); err != nil {
 			log.Fatalf("train: %s: %v", t.name, err)

@@ -54,6 +54,25 @@ func classicBalanced(ds *ml.Dataset) []ml.Spec {
 	return specs
 }
 
+// newStructureSpecs are the candidates of the endpoints judged on
+// structures unlike their training set (apical, DICTrank, CT_TOX):
+// classicBalanced, a deeper, more regularised GBT, and ensembles that
+// average the calibrated probabilities of a Tanimoto kNN, that GBT and a
+// logistic regression.
+func newStructureSpecs(ds *ml.Dataset) []ml.Spec {
+	gbt8 := ml.Spec{Kind: ml.KindGBT, Trees: 300, Depth: 8, Rate: 0.05, Subsample: 0.6, ColSample: 0.3, L2: 3, Balanced: true, Seed: *seed}
+	lr := ml.Spec{Kind: ml.KindLogReg, L2: 1e-2, Balanced: true, Seed: *seed}
+	knn5 := ml.Spec{Kind: ml.KindKNN, Trees: 5, Seed: *seed}
+	return append(classicBalanced(ds), gbt8,
+		ensembleSpec(knn5, gbt8, lr),
+		ensembleSpec(knn5, gbt8))
+}
+
+// ensembleSpec averages the calibrated probabilities of members.
+func ensembleSpec(members ...ml.Spec) ml.Spec {
+	return ml.Spec{Kind: ml.KindEnsemble, Members: members, Seed: *seed}
+}
+
 // ahrData curates the AhR training set.
 func ahrData() (*ml.Dataset, error) {
 	recs, err := readCSV("tox21.csv", "smiles", "NR-AhR")
@@ -95,19 +114,24 @@ func dictrankData() ([]*ml.Dataset, error) {
 	return []*ml.Dataset{apical, dict}, nil
 }
 
+// dictrankDefs are the tasks of the dictrank bundle, in the order of dictrankData.
+var dictrankDefs = []taskDef{
+	{Key: "apical", Title: "Apical cardiotoxicity", Positive: "Active", Negative: "Inactive",
+		Definition:  "Apical cardiotoxicity label of the ALTERNATIVE platform's training set (alternative_apical_cardiotox_train.csv).",
+		Source:      "alternative_apical_cardiotox_train.csv",
+		OnScaffolds: true},
+	{Key: "DICTrank", Title: "FDA DICTrank cardiotoxicity concern", Positive: "concern", Negative: "no concern",
+		Definition:  "FDA Drug-Induced Cardiotoxicity Rank: 1 = most or less concern, 0 = no concern (Seal et al. 2024 binarisation; ambiguous drugs excluded).",
+		Source:      "dictrank_train.csv (authors' training split)",
+		OnScaffolds: true},
+}
+
 func trainDICTrank() error {
 	sets, err := dictrankData()
 	if err != nil {
 		return err
 	}
-	return perTask("dictrank", []taskDef{
-		{Key: "apical", Title: "Apical cardiotoxicity", Positive: "Active", Negative: "Inactive",
-			Definition: "Apical cardiotoxicity label of the ALTERNATIVE platform's training set (alternative_apical_cardiotox_train.csv).",
-			Source:     "alternative_apical_cardiotox_train.csv"},
-		{Key: "DICTrank", Title: "FDA DICTrank cardiotoxicity concern", Positive: "concern", Negative: "no concern",
-			Definition: "FDA Drug-Induced Cardiotoxicity Rank: 1 = most or less concern, 0 = no concern (Seal et al. 2024 binarisation; ambiguous drugs excluded).",
-			Source:     "dictrank_train.csv (authors' training split)"},
-	}, sets, classicBalanced)
+	return perTask("dictrank", dictrankDefs, sets, newStructureSpecs)
 }
 
 // kesmiesData curates the MIE, KE1 and KE2 training sets.
@@ -213,21 +237,26 @@ func trainMitDys() error {
 }
 
 var clinicalDef = taskDef{Key: "CT_TOX", Title: "Clinical-trial toxicity", Positive: "toxic", Negative: "non-toxic",
-	Definition: "Failed clinical trials for toxicity reasons (ClinTox CT_TOX = 1) versus FDA-approved or not failed for toxicity.",
-	Source:     "clintox.csv CT_TOX"}
+	Definition:  "Failed clinical trials for toxicity reasons (ClinTox CT_TOX = 1) versus FDA-approved or not failed for toxicity.",
+	Source:      "clintox.csv CT_TOX",
+	OnScaffolds: true}
 
 func trainClinical() error {
 	ds, err := clinicalData()
 	if err != nil {
 		return err
 	}
-	// ML: classical learners.
-	mML, tML, err := selectAndFit(ds, 0, classicBalanced(ds), clinicalDef)
+	// ML: classical learners and their ensembles, on two fingerprints.
+	sets, err := clinicalSets(ds)
+	if err != nil {
+		return err
+	}
+	mML, tML, fzML, err := clinicalML(sets)
 	if err != nil {
 		return err
 	}
 	ad := adSet(ds, 0.3, 0)
-	bML := &ml.Bundle{Name: "clinicaldata-ml", Version: "1.0.0", Featurizer: feat,
+	bML := &ml.Bundle{Name: "clinicaldata-ml", Version: "1.0.0", Featurizer: fzML,
 		Models: []*ml.Model{mML}, AD: []*ml.ADSet{ad}, Tasks: []ml.Task{tML}}
 	if err := attachCompounds(bML, oneSet(ds)); err != nil {
 		return err
@@ -271,6 +300,78 @@ func trainClinical() error {
 		return err
 	}
 	return writeBundleAs("clinicaldata", "weights-aop.gob.gz", "CV-aop.md", bAOP)
+}
+
+// clinicalFeaturizers are the features the /clinicaldata/ml learners are
+// compared on: the default (Morgan radius 2) with every newStructureSpecs
+// candidate, and Morgan radius 1 (atom environments up to the first
+// neighbours, which generalise further from the 56 toxic structures) with
+// the kNN learners.
+var clinicalFeaturizers = []struct {
+	fz    ml.Featurizer
+	specs func(*ml.Dataset) []ml.Spec
+}{
+	{feat, newStructureSpecs},
+	{ml.Featurizer{Radius: 1, Bits: 2048}, func(*ml.Dataset) []ml.Spec {
+		knn5 := ml.Spec{Kind: ml.KindKNN, Trees: 5, Seed: *seed}
+		gbt8 := ml.Spec{Kind: ml.KindGBT, Trees: 300, Depth: 8, Rate: 0.05, Subsample: 0.6, ColSample: 0.3, L2: 3, Balanced: true, Seed: *seed}
+		return []ml.Spec{knn5, {Kind: ml.KindKNN, Trees: 7, Seed: *seed}, ensembleSpec(knn5, gbt8)}
+	}},
+}
+
+// clinicalSets curates ClinTox CT_TOX once per clinicalFeaturizers entry;
+// the first is ds, and every set holds the same structures in the same order.
+func clinicalSets(ds *ml.Dataset) ([]*ml.Dataset, error) {
+	sets := []*ml.Dataset{ds}
+	for _, c := range clinicalFeaturizers[1:] {
+		recs, err := readCSV("clintox.csv", "smiles", "CT_TOX")
+		if err != nil {
+			return nil, err
+		}
+		dsf := ml.Curate(c.fz, []string{"CT_TOX"}, recs)
+		if len(dsf.SMILES) != len(ds.SMILES) {
+			return nil, fmt.Errorf("CT_TOX: %d structures with Morgan r%d, %d with the default", len(dsf.SMILES), c.fz.Radius, len(ds.SMILES))
+		}
+		for i := range ds.SMILES {
+			if dsf.SMILES[i] != ds.SMILES[i] {
+				return nil, fmt.Errorf("CT_TOX: structure %d differs between featurizers", i)
+			}
+		}
+		sets = append(sets, dsf)
+	}
+	return sets, nil
+}
+
+// clinicalML selects the /clinicaldata/ml learner and featurizer on the
+// cross-validation of every clinicalFeaturizers candidate (sets[i] holds
+// the data featurized by clinicalFeaturizers[i]); the report lists them
+// all, each learner named with its fingerprint.
+func clinicalML(sets []*ml.Dataset) (*ml.Model, ml.Task, ml.Featurizer, error) {
+	var (
+		best     *ml.Model
+		bestTask ml.Task
+		bestFz   ml.Featurizer
+		all      []ml.CVResult
+		bestAUC  = -1.0
+	)
+	for i, c := range clinicalFeaturizers {
+		m, task, err := selectAndFitNF(sets[i], 0, c.specs(sets[i]), clinicalDef, c.fz.NumFeatures())
+		if err != nil {
+			return nil, task, c.fz, err
+		}
+		name := fmt.Sprintf("Morgan r%d counts + descriptors: ", c.fz.Radius)
+		for _, r := range task.CV {
+			r.Learner = name + r.Learner
+			all = append(all, r)
+		}
+		task.Learner = name + task.Learner
+		if auc := selectionScore(clinicalDef, task.CV); auc > bestAUC {
+			best, bestTask, bestFz, bestAUC = m, task, c.fz, auc
+		}
+	}
+	bestTask.CV = orderResults(all, bestTask.Learner)
+	log.Printf("%-10s chosen: %s", clinicalDef.Key, bestTask.Learner)
+	return best, bestTask, bestFz, nil
 }
 
 // clinicalData curates the ClinTox CT_TOX set of the ML and AOP models.
