@@ -152,7 +152,7 @@ func (p *dismaxPlan) eachMatch(ix *Index, g []int, fn func(slot int32, w []float
 	its := make([]roaring.IntPeekable, len(g))
 	ranks := make([]int, len(g))
 	for k := 1; k < len(g); k++ {
-		its[k] = p.post[g[k]].slots.Iterator()
+		its[k] = p.post[g[k]].bits().Iterator()
 	}
 	first.each(func(r int, slot int32) {
 		for k := 1; k < len(g); k++ {

@@ -89,13 +89,14 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 		prev := int32(-1)
 		p.each(func(r int, slot int32) {
 			e.uint(int(slot - prev))
-			e.uint(int(p.w[r]))
+			e.uint(int(p.codeAt(r)))
 			prev = slot
 		})
-		e.uint(len(p.wide))
-		for _, slot := range slices.Sorted(maps.Keys(p.wide)) {
+		wide := p.wide()
+		e.uint(len(wide))
+		for _, slot := range slices.Sorted(maps.Keys(wide)) {
 			e.uint(int(slot))
-			e.u64(math.Float64bits(p.wide[slot]))
+			e.u64(math.Float64bits(wide[slot]))
 		}
 	}
 	fields := make([]string, len(ix.dicts))
@@ -347,7 +348,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		}
 		slot := -1
 		slotsBuf := make([]uint32, 0, n)
-		p.w = make([]uint16, 0, n)
+		codes := make([]uint16, 0, n)
 		for range n {
 			step := s.uint()
 			slot += step
@@ -364,35 +365,40 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 				break
 			}
 			slotsBuf = append(slotsBuf, uint32(slot))
-			p.w = append(p.w, uint16(code))
+			codes = append(codes, uint16(code))
 			ix.slots[slot].toks = append(ix.slots[slot].toks, int32(id))
 		}
 		if s.err != nil {
 			return nil, s.err
 		}
-		p.slots.AddMany(slotsBuf)
 		p.last = int32(slot)
-		p.base = p.w[0]
-		for r, c := range p.w {
-			p.addCode(c, int32(slotsBuf[r]))
+		p.base = codes[0]
+		if len(codes) > 1 {
+			p.slots = roaring.New()
+			p.slots.AddMany(slotsBuf)
+			p.w = codes
+			for r, c := range codes {
+				p.addCode(c, int32(slotsBuf[r]))
+			}
 		}
 		nWide := s.count()
 		for range nWide {
 			ws := s.uint()
 			w := math.Float64frombits(s.u64())
-			if p.wide == nil {
-				p.wide = map[int32]float64{}
+			x := p.extra()
+			if x.wide == nil {
+				x.wide = map[int32]float64{}
 			}
-			p.wide[int32(ws)] = w
+			x.wide[int32(ws)] = w
 		}
-		for r, c := range p.w {
+		for r, c := range codes {
 			if c == wideCode {
-				if _, ok := p.wide[int32(slotsBuf[r])]; !ok {
+				if _, ok := p.wide()[int32(slotsBuf[r])]; !ok {
 					s.fail("wide weight missing")
 				}
 			}
 		}
-		if len(p.wide) > 0 && len(p.wide) != countCode(p.w, wideCode) {
+		if len(p.wide()) > 0 && len(p.wide()) != countCode(codes, wideCode) {
 			s.fail("wide weights do not match")
 		}
 		ix.posts[id], ix.tokName[id], ix.tokID[name] = p, name, int32(id)
