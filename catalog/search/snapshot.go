@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 		e.str(d.ID)
 		e.bool(d.Public)
 		for i := range textFieldNames {
-			e.strs(d.text[i])
+			e.strs(d.textOf(i))
 		}
 		for i := range sortFields {
 			e.str(ix.sortCol[i][d.slot])
@@ -291,9 +292,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		default:
 			s.fail("bad flag")
 		}
+		var text [len(textFieldNames)][]string
 		for i := range textFieldNames {
-			d.text[i] = s.strs()
+			text[i] = s.strs()
 		}
+		d.setText(&text)
 		for i := range sortFields {
 			v := s.str()
 			ix.sortCol[i][slot], ix.sortTime[i][slot] = v, sortTime(v)
@@ -329,6 +332,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		ix.wtab = append(ix.wtab, w)
 	}
 	present := func(slot int) bool { return slot >= 0 && slot < nSlots && ix.slots[slot] != nil }
+	// the last token id added to each slot's toks (tokens come by id)
+	lastTok := make([]int32, nSlots)
+	for i := range lastTok {
+		lastTok[i] = -1
+	}
 	nTok := s.count()
 	ix.posts = make([]*posting, nTok)
 	ix.tokName = make([]string, nTok)
@@ -366,7 +374,8 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 			}
 			slotsBuf = append(slotsBuf, uint32(slot))
 			codes = append(codes, uint16(code))
-			ix.slots[slot].toks = append(ix.slots[slot].toks, int32(id))
+			ix.slots[slot].toks = appendTok(ix.slots[slot].toks, lastTok[slot], int32(id))
+			lastTok[slot] = int32(id)
 		}
 		if s.err != nil {
 			return nil, s.err
@@ -405,6 +414,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 	}
 	if s.err != nil {
 		return nil, s.err
+	}
+	for _, d := range ix.slots {
+		if d != nil {
+			d.toks = bytes.Clone(d.toks) // no spare capacity
+		}
 	}
 	nFields := s.count()
 	for n := range nFields {
