@@ -127,7 +127,7 @@ type Index struct {
 	// fpost lists, per text field and token (key field+"\x00"+token), the
 	// slots whose values of the field hold the token, ascending: field
 	// terms (title:x) look their documents up here.
-	fpost map[string]*roaring.Bitmap
+	fpost map[string]slotSet
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
@@ -153,7 +153,7 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{},
+	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]slotSet{},
 		live: roaring.New(), pubBM: roaring.New()}
 }
 
@@ -223,12 +223,11 @@ func (ix *Index) Put(d *Doc) {
 	}
 	d.setText(&text)
 	for _, key := range fieldTokens(d) {
-		p := ix.fpost[key]
-		if p == nil {
-			p = roaring.New()
-			ix.fpost[key] = p
+		s, ok := ix.fpost[key]
+		if !ok {
+			s = slotSet{one: d.slot}
 		}
-		p.Add(uint32(d.slot))
+		ix.fpost[key] = s.with(d.slot)
 	}
 	ids := make([]int32, 0, len(d.Text))
 	for t, w := range d.Text {
@@ -317,10 +316,11 @@ func (ix *Index) Delete(id string) {
 	})
 	old.toks = nil
 	for _, key := range fieldTokens(old) {
-		if p := ix.fpost[key]; p != nil {
-			p.Remove(uint32(old.slot))
-			if p.IsEmpty() {
+		if s, ok := ix.fpost[key]; ok {
+			if s, empty := s.without(old.slot); empty {
 				delete(ix.fpost, key)
+			} else {
+				ix.fpost[key] = s
 			}
 		}
 	}

@@ -120,14 +120,12 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 	for _, key := range slices.Sorted(maps.Keys(ix.fpost)) {
 		e.str(key)
 		b := ix.fpost[key]
-		e.uint(int(b.GetCardinality()))
-		prev := int64(-1)
-		it := b.Iterator()
-		for it.HasNext() {
-			s := int64(it.Next())
+		e.uint(b.len())
+		prev := int32(-1)
+		b.each(func(s int32) {
 			e.uint(int(s - prev))
 			prev = s
-		}
+		})
 	}
 	e.flush(0)
 	if e.err != nil {
@@ -504,7 +502,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		if s.err != nil {
 			return nil, s.err
 		}
-		ix.fpost[key] = roaring.BitmapOf(buf...)
+		if len(buf) == 1 {
+			ix.fpost[key] = slotSet{one: int32(buf[0])}
+		} else {
+			ix.fpost[key] = slotSet{bm: roaring.BitmapOf(buf...), one: -1}
+		}
 	}
 	if s.err != nil {
 		return nil, s.err
