@@ -68,6 +68,7 @@ func (st *readModel) putDataset(d *Dataset) {
 		st.unlinkDataset(old)
 		st.rendered.Delete(d.ID)
 	}
+	internDataset(d)
 	st.datasets[d.ID] = d
 	st.byName[d.Name] = d.ID
 	for _, r := range d.Resources {

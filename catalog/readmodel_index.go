@@ -19,10 +19,11 @@ const (
 
 // docFor builds the search document of d. Callers hold a lock.
 func (st *readModel) docFor(d *Dataset) *search.Doc {
+	created, modified := isoZ(d.MetadataCreated), isoZ(d.MetadataModified)
 	f := map[string][]string{
 		"id": {d.ID}, "name": {d.Name}, "title": {d.Title}, "state": {d.State},
 		"type": {d.Type}, "dataset_type": {d.Type}, "creator_user_id": {d.CreatorUserID},
-		"metadata_created": {isoZ(d.MetadataCreated)}, "metadata_modified": {isoZ(d.MetadataModified)},
+		"metadata_created": {created}, "metadata_modified": {modified},
 		"title_string": {d.Title}, "tags": d.Tags, "site_id": {"default"},
 	}
 	if d.Private {
@@ -102,7 +103,7 @@ func (st *readModel) docFor(d *Dataset) *search.Doc {
 		Text:   text,
 		Sort: map[string]string{
 			"name": d.Name, "title_string": strings.ToLower(d.Title),
-			"metadata_modified": isoZ(d.MetadataModified), "metadata_created": isoZ(d.MetadataCreated),
+			"metadata_modified": modified, "metadata_created": created,
 		},
 	}
 }

@@ -164,13 +164,13 @@ func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
 	words := (len(ix.slots) + 63) / 64
 	var bits, tb []uint64
 	for i, tok := range toks {
-		p := ix.fpost[f+"\x00"+tok]
-		if p == nil || p.IsEmpty() {
+		p, ok := ix.fpost[f+"\x00"+tok]
+		if !ok {
 			return nil
 		}
 		if i == 0 {
 			bits = make([]uint64, words)
-			bitmapInto(p, bits)
+			p.into(bits)
 			continue
 		}
 		if tb == nil {
@@ -178,7 +178,7 @@ func (ix *Index) fieldHoldersOfAll(f string, toks []string) []uint64 {
 		} else {
 			clear(tb)
 		}
-		bitmapInto(p, tb)
+		p.into(tb)
 		for w := range bits {
 			bits[w] &= tb[w]
 		}

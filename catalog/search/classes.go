@@ -38,29 +38,31 @@ type scoreClass struct {
 // the others, see baseWithin); ok is false when a weight is kept per
 // document (wide).
 func (p *posting) codeBitmaps() (codes []uint16, bms []*roaring.Bitmap, ok bool) {
-	if len(p.wide) > 0 {
+	if len(p.wide()) > 0 {
 		return nil, nil, false
 	}
+	others, cbm := p.codes()
 	inOthers := uint64(0)
-	for _, b := range p.cbm {
+	for _, b := range cbm {
 		inOthers += b.GetCardinality()
 	}
-	if p.slots.GetCardinality() > inOthers {
+	if uint64(p.n()) > inOthers {
 		codes, bms = append(codes, p.base), append(bms, nil)
 	}
-	return append(codes, p.codes...), append(bms, p.cbm...), true
+	return append(codes, others...), append(bms, cbm...), true
 }
 
 // baseWithin returns the members of set (a subset of p's documents) whose
 // weight is p's base code. It may return set itself.
 func (p *posting) baseWithin(set *roaring.Bitmap) *roaring.Bitmap {
-	switch len(p.cbm) {
+	_, cbm := p.codes()
+	switch len(cbm) {
 	case 0:
 		return set
 	case 1:
-		return roaring.AndNot(set, p.cbm[0])
+		return roaring.AndNot(set, cbm[0])
 	}
-	return roaring.AndNot(set, roaring.FastOr(p.cbm...))
+	return roaring.AndNot(set, roaring.FastOr(cbm...))
 }
 
 // conjunctive reports whether every match of p holds every token of its
@@ -93,7 +95,7 @@ func (p *dismaxPlan) candidates(ix *Index) (*roaring.Bitmap, *classPlan) {
 		if p.post[n] == nil {
 			return roaring.New(), &classPlan{}
 		}
-		bms = append(bms, p.post[n].slots)
+		bms = append(bms, p.post[n].bits())
 	}
 	var cand *roaring.Bitmap
 	if len(bms) == 1 {
@@ -108,7 +110,7 @@ func (p *dismaxPlan) candidates(ix *Index) (*roaring.Bitmap, *classPlan) {
 				ex = nil
 				break
 			}
-			ex = append(ex, p.post[n].slots)
+			ex = append(ex, p.post[n].bits())
 		}
 		switch len(ex) {
 		case 0:

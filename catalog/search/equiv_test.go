@@ -43,6 +43,12 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 				tx[tok] += float64(1 + r.IntN(4))
 			}
 		}
+		// a rare word, held by one document or a few, so that postings
+		// go between one document and several
+		if rare := fmt.Sprintf("rare%d", r.IntN(600)); r.IntN(2) == 0 {
+			text = append(text, rare)
+			tx[rare] += float64(1 + r.IntN(4))
+		}
 		var tg []string
 		for range r.IntN(4) {
 			tg = append(tg, tags[r.IntN(len(tags))])
@@ -103,7 +109,9 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 		"-liver", "+nothing herg", "human \"in vitro\"", "herg herg -\"in vivo\"", "+\"in vitro\" +rat herg ahr", "-herg -rat", "tags:herg", "tags:herg OR organization:liver-lab", "title:assay", "zzz", "+ -",
 		"text:herg*", "tags:in*", `tags:"in vitro" AND -organization:heart-lab`, "name:d-1?", "text:rat", "organization:nope", "nothing:here",
 		"title:*", "tags:*", "metadata_modified:[2024-01-03T00:00:00Z TO *]", `title:"assay rat"`, "title:zzz", "text:vi*o OR name:d-4*", "title:zebra",
-		`notes:"assay rat"`, "notes:herg", `notes:"rats human"`, "notes:*"}
+		`notes:"assay rat"`, "notes:herg", `notes:"rats human"`, "notes:*",
+		"rare7", "rare12 herg", "+rare3 -herg", "rare5 rare6 rare8", "text:rare1*", "title:rare9", "rare2 rare2",
+		"rare3 herg assay", "rare10 rat liver", "rare4 rare11 human vitro"}
 	sorts := []string{"", "score desc, metadata_modified desc", "name asc", "title asc, name desc", "metadata_modified asc", "score asc, name desc", "name desc, score desc"}
 	fqs := [][]string{nil, {"organization:liver-lab"}, {"-tags:rat"}, {`tags:"in vivo" OR title:rat`, "-text:herg"}}
 	nonEmpty := 0
@@ -149,6 +157,7 @@ func searchMatchesReference(t *testing.T, incomplete bool) {
 		write()
 	}
 	compare(qs[:12])
+	compare(qs[len(qs)-10:])
 	if nonEmpty < 300 {
 		t.Fatalf("only %d searches gave more than one result", nonEmpty)
 	}

@@ -57,7 +57,7 @@ func (ix *Index) termBitmap(t termNode) (*roaring.Bitmap, bool) {
 			if p == nil {
 				return roaring.New(), true
 			}
-			parts = append(parts, p.slots)
+			parts = append(parts, p.bits())
 		}
 		switch len(parts) {
 		case 0:

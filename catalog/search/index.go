@@ -32,13 +32,38 @@ type Doc struct {
 
 	// slot is the document's position in Index.slots while indexed.
 	slot int32
-	// toks holds the ids of the tokens of Text, ascending.
-	toks []int32
+	// toks holds the ids of the tokens of Text, ascending (see doctoks.go).
+	toks []byte
 	// ix is the index holding the document (nil before Put); the values of
 	// its fields other than the text fields are in ix's dictionaries.
 	ix *Index
-	// text holds the values of the text fields, by textFieldNum.
-	text [len(textFieldNames)][]string
+	// text holds the values of the text fields in one slice, field after
+	// field in textFieldNames' order; textEnd[i] is where field i's end.
+	text    []string
+	textEnd [len(textFieldNames)]int32
+}
+
+// textOf is d's values of text field i.
+func (d *Doc) textOf(i int) []string {
+	start := int32(0)
+	if i > 0 {
+		start = d.textEnd[i-1]
+	}
+	return d.text[start:d.textEnd[i]:d.textEnd[i]]
+}
+
+// setText keeps vals, the values of each text field by textFieldNum, in
+// one slice of their own.
+func (d *Doc) setText(vals *[len(textFieldNames)][]string) {
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	d.text = make([]string, 0, n)
+	for i, v := range vals {
+		d.text = append(d.text, v...)
+		d.textEnd[i] = int32(len(d.text))
+	}
 }
 
 // textFieldNames are the fields of TextFields, numbered for Doc.text.
@@ -60,7 +85,7 @@ func (d *Doc) values(f string) []string {
 		return d.Fields[f]
 	}
 	if i := textFieldNum(f); i >= 0 {
-		return d.text[i]
+		return d.textOf(i)
 	}
 	n, ok := d.ix.fieldNum[f]
 	if !ok {
@@ -102,7 +127,7 @@ type Index struct {
 	// fpost lists, per text field and token (key field+"\x00"+token), the
 	// slots whose values of the field hold the token, ascending: field
 	// terms (title:x) look their documents up here.
-	fpost map[string]*roaring.Bitmap
+	fpost map[string]slotSet
 	// sortCol holds the sortable fields' values by field index and slot,
 	// so that ordering reads them without visiting each document.
 	sortCol [len(sortFields)][]string
@@ -128,7 +153,7 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]*roaring.Bitmap{},
+	return &Index{docs: map[string]*Doc{}, tokID: map[string]int32{}, wcode: map[float64]uint16{}, fieldNum: map[string]int{}, fpost: map[string]slotSet{},
 		live: roaring.New(), pubBM: roaring.New()}
 }
 
@@ -192,24 +217,26 @@ func (ix *Index) Put(d *Doc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.docs[d.ID] = d
+	var text [len(textFieldNames)][]string
 	for i, f := range textFieldNames {
-		d.text[i] = d.Fields[f]
+		text[i] = d.Fields[f]
 	}
+	d.setText(&text)
 	for _, key := range fieldTokens(d) {
-		p := ix.fpost[key]
-		if p == nil {
-			p = roaring.New()
-			ix.fpost[key] = p
+		s, ok := ix.fpost[key]
+		if !ok {
+			s = slotSet{one: d.slot}
 		}
-		p.Add(uint32(d.slot))
+		ix.fpost[key] = s.with(d.slot)
 	}
-	d.toks = make([]int32, 0, len(d.Text))
+	ids := make([]int32, 0, len(d.Text))
 	for t, w := range d.Text {
 		id, p := ix.tokenPosting(t)
 		ix.addPosting(p, d.slot, w)
-		d.toks = append(d.toks, id)
+		ids = append(ids, id)
 	}
-	slices.Sort(d.toks)
+	slices.Sort(ids)
+	d.toks = encodeToks(ids)
 	d.Text = nil
 	for f, vals := range d.Fields {
 		if TextFields[f] || len(vals) == 0 {
@@ -260,7 +287,7 @@ func fieldTokens(d *Doc) []string {
 			continue
 		}
 		start := len(keys)
-		for _, v := range d.text[i] {
+		for _, v := range d.textOf(i) {
 			for _, t := range Tokens(v) {
 				keys = append(keys, f+"\x00"+t)
 			}
@@ -277,7 +304,7 @@ func (ix *Index) Delete(id string) {
 	if !ok {
 		return
 	}
-	for _, id := range old.toks {
+	eachTok(old.toks, func(id int32) bool {
 		p := ix.posts[id]
 		p.remove(old.slot)
 		if p.n() == 0 {
@@ -285,13 +312,15 @@ func (ix *Index) Delete(id string) {
 			ix.posts[id], ix.tokName[id] = nil, ""
 			ix.tokFree = append(ix.tokFree, id)
 		}
-	}
+		return false
+	})
 	old.toks = nil
 	for _, key := range fieldTokens(old) {
-		if p := ix.fpost[key]; p != nil {
-			p.Remove(uint32(old.slot))
-			if p.IsEmpty() {
+		if s, ok := ix.fpost[key]; ok {
+			if s, empty := s.without(old.slot); empty {
 				delete(ix.fpost, key)
+			} else {
+				ix.fpost[key] = s
 			}
 		}
 	}

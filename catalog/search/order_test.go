@@ -37,15 +37,16 @@ func TestOrderingsSurviveStampWrap(t *testing.T) {
 		// the same document, read back from the index
 		c := &Doc{ID: d.ID, Ref: d.Ref, Public: d.Public, Fields: map[string][]string{}, Text: map[string]float64{}, Sort: map[string]string{}}
 		for i, f := range textFieldNames {
-			c.Fields[f] = d.text[i]
+			c.Fields[f] = d.textOf(i)
 		}
 		for f := range ix.fieldNum {
 			c.Fields[f] = d.values(f)
 		}
-		for _, id := range d.toks {
+		eachTok(d.toks, func(id int32) bool {
 			w, _ := ix.weightOf(ix.posts[id], d.slot)
 			c.Text[ix.tokName[id]] = w
-		}
+			return false
+		})
 		for i, f := range sortFields {
 			c.Sort[f] = ix.sortCol[i][d.slot]
 		}

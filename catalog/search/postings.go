@@ -12,43 +12,118 @@ import (
 // posting lists the documents holding a token: their slots as a compressed
 // bitmap and, by rank in it, the code of the token's weight in each (see
 // Index.weight).
+//
+// Most tokens of a large catalog are held by one document (names, numbers,
+// identifiers in titles): such a posting keeps no bitmap and no weight
+// list, only the slot (last) and its code (base). It turns into the full
+// form when a second document is added (see single).
 type posting struct {
+	// slots holds the slots, ascending (nil while single).
 	slots *roaring.Bitmap
+	// w holds the weight codes by rank in slots (nil while single).
+	w []uint16
 	// last is the largest slot held (-1: none), so that the usual add, of
 	// a new last slot, appends without a search.
 	last int32
-	w    []uint16
+	// base is the weight code of the first document added (while single,
+	// of the only one); the documents of another code are in x.
+	base uint16
+	// x holds what few postings need (nil when not needed).
+	x *postingExtra
+}
+
+// postingExtra is the rarely needed part of a posting.
+type postingExtra struct {
 	// wide holds the weights, by slot, whose code is wideCode (the index's
 	// table of weights was full).
 	wide map[int32]float64
-	// base is the weight code of the first document added; codes lists
-	// the other codes present, each with its slots in cbm, so that the
-	// documents of one weight are a bitmap (see classes.go): those of base
-	// are slots without the members of cbm.
-	base  uint16
+	// codes lists the weight codes present other than base, each with its
+	// slots in cbm, so that the documents of one weight are a bitmap (see
+	// classes.go): those of base are slots without the members of cbm.
 	codes []uint16
 	cbm   []*roaring.Bitmap
 }
 
-// wideCode marks a weight kept in posting.wide.
+// wideCode marks a weight kept in posting.x.wide.
 const wideCode = math.MaxUint16
 
-func newPosting() *posting { return &posting{slots: roaring.New(), last: -1} }
+func newPosting() *posting { return &posting{last: -1} }
+
+// single reports whether p holds one document and keeps it without a
+// bitmap (its slot is last, its code base).
+func (p *posting) single() bool { return p.slots == nil && p.last >= 0 }
 
 // n is the number of documents holding the token.
-func (p *posting) n() int { return len(p.w) }
+func (p *posting) n() int {
+	if p.slots == nil {
+		if p.last >= 0 {
+			return 1
+		}
+		return 0
+	}
+	return len(p.w)
+}
+
+// bits is p's slots as a bitmap, which the caller must not change (a new
+// one while p is single).
+func (p *posting) bits() *roaring.Bitmap {
+	if p.slots != nil {
+		return p.slots
+	}
+	if p.last >= 0 {
+		return roaring.BitmapOf(uint32(p.last))
+	}
+	return roaring.New()
+}
+
+// wide is the map of p's wide weights (nil when none).
+func (p *posting) wide() map[int32]float64 {
+	if p.x == nil {
+		return nil
+	}
+	return p.x.wide
+}
+
+// codes are the weight codes present other than base, and cbm their
+// documents.
+func (p *posting) codes() ([]uint16, []*roaring.Bitmap) {
+	if p.x == nil {
+		return nil, nil
+	}
+	return p.x.codes, p.x.cbm
+}
+
+func (p *posting) extra() *postingExtra {
+	if p.x == nil {
+		p.x = &postingExtra{}
+	}
+	return p.x
+}
+
+// dropExtra forgets x once it holds nothing.
+func (p *posting) dropExtra() {
+	if p.x != nil && len(p.x.wide) == 0 && len(p.x.codes) == 0 {
+		p.x = nil
+	}
+}
 
 // add records slot (not yet present) with weight w.
 func (ix *Index) addPosting(p *posting, slot int32, w float64) {
 	code := ix.weightCode(w)
 	if code == wideCode {
-		if p.wide == nil {
-			p.wide = map[int32]float64{}
+		x := p.extra()
+		if x.wide == nil {
+			x.wide = map[int32]float64{}
 		}
-		p.wide[slot] = w
+		x.wide[slot] = w
 	}
-	if p.slots.IsEmpty() && len(p.codes) == 0 {
-		p.base = code
+	if p.slots == nil && p.last < 0 {
+		p.base, p.last = code, slot
+		return
+	}
+	if p.slots == nil { // a second document: the full form
+		p.slots = roaring.BitmapOf(uint32(p.last))
+		p.w = []uint16{p.base}
 	}
 	p.addCode(code, slot)
 	if slot > p.last {
@@ -62,6 +137,16 @@ func (ix *Index) addPosting(p *posting, slot int32, w float64) {
 
 // remove drops slot if present.
 func (p *posting) remove(slot int32) {
+	if p.slots == nil {
+		if p.last == slot {
+			p.last = -1
+			if p.x != nil {
+				delete(p.x.wide, slot)
+				p.dropExtra()
+			}
+		}
+		return
+	}
 	if !p.slots.Contains(uint32(slot)) {
 		return
 	}
@@ -69,7 +154,10 @@ func (p *posting) remove(slot int32) {
 	p.removeCode(p.w[r], slot)
 	p.w = slices.Delete(p.w, r, r+1)
 	p.slots.Remove(uint32(slot))
-	delete(p.wide, slot)
+	if p.x != nil {
+		delete(p.x.wide, slot)
+		p.dropExtra()
+	}
 	if slot == p.last {
 		p.last = -1
 		if !p.slots.IsEmpty() {
@@ -83,39 +171,62 @@ func (p *posting) addCode(code uint16, slot int32) {
 	if code == p.base {
 		return
 	}
-	i := slices.Index(p.codes, code)
+	x := p.extra()
+	i := slices.Index(x.codes, code)
 	if i < 0 {
-		i = len(p.codes)
-		p.codes = append(p.codes, code)
-		p.cbm = append(p.cbm, roaring.New())
+		i = len(x.codes)
+		x.codes = append(x.codes, code)
+		x.cbm = append(x.cbm, roaring.New())
 	}
-	p.cbm[i].Add(uint32(slot))
+	x.cbm[i].Add(uint32(slot))
 }
 
 // removeCode forgets that slot's weight code is code.
 func (p *posting) removeCode(code uint16, slot int32) {
-	i := slices.Index(p.codes, code)
-	if code == p.base || i < 0 {
+	if code == p.base || p.x == nil {
 		return
 	}
-	p.cbm[i].Remove(uint32(slot))
-	if p.cbm[i].IsEmpty() {
-		p.codes = slices.Delete(p.codes, i, i+1)
-		p.cbm = slices.Delete(p.cbm, i, i+1)
+	x := p.x
+	i := slices.Index(x.codes, code)
+	if i < 0 {
+		return
 	}
+	x.cbm[i].Remove(uint32(slot))
+	if x.cbm[i].IsEmpty() {
+		x.codes = slices.Delete(x.codes, i, i+1)
+		x.cbm = slices.Delete(x.cbm, i, i+1)
+	}
+	p.dropExtra()
+}
+
+// codeAt is the weight code of the document at rank r.
+func (p *posting) codeAt(r int) uint16 {
+	if p.slots == nil {
+		return p.base
+	}
+	return p.w[r]
 }
 
 // weightAt is the weight of the document at rank r, in slot.
 func (ix *Index) weightAt(p *posting, r int, slot int32) float64 {
-	if c := p.w[r]; c != wideCode {
+	if c := p.codeAt(r); c != wideCode {
 		return ix.wtab[c]
 	}
-	return p.wide[slot]
+	return p.wide()[slot]
 }
 
 // weightOf is the token's weight in slot, and whether slot holds it.
 func (ix *Index) weightOf(p *posting, slot int32) (float64, bool) {
-	if p == nil || !p.slots.Contains(uint32(slot)) {
+	if p == nil {
+		return 0, false
+	}
+	if p.slots == nil {
+		if p.last < 0 || p.last != slot {
+			return 0, false
+		}
+		return ix.weightAt(p, 0, slot), true
+	}
+	if !p.slots.Contains(uint32(slot)) {
 		return 0, false
 	}
 	return ix.weightAt(p, int(p.slots.Rank(uint32(slot)))-1, slot), true
@@ -139,6 +250,12 @@ func (ix *Index) weightCode(w float64) uint16 {
 
 // each calls fn with every slot of p, ascending, and its rank.
 func (p *posting) each(fn func(r int, slot int32)) {
+	if p.slots == nil {
+		if p.last >= 0 {
+			fn(0, p.last)
+		}
+		return
+	}
 	var buf [256]uint32
 	it := p.slots.ManyIterator()
 	r := 0
@@ -155,7 +272,15 @@ func (p *posting) each(fn func(r int, slot int32)) {
 }
 
 // orInto sets the bits of p's slots in bits.
-func (p *posting) orInto(bits []uint64) { bitmapInto(p.slots, bits) }
+func (p *posting) orInto(bits []uint64) {
+	if p.slots == nil {
+		if p.last >= 0 {
+			bits[p.last>>6] |= 1 << (p.last & 63)
+		}
+		return
+	}
+	bitmapInto(p.slots, bits)
+}
 
 // dict interns the values of one field; ids of values no document holds
 // any more are reused.

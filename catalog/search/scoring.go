@@ -4,7 +4,6 @@ import (
 	"math"
 	bits64 "math/bits"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -152,7 +151,7 @@ func (p *dismaxPlan) eachMatch(ix *Index, g []int, fn func(slot int32, w []float
 	its := make([]roaring.IntPeekable, len(g))
 	ranks := make([]int, len(g))
 	for k := 1; k < len(g); k++ {
-		its[k] = p.post[g[k]].slots.Iterator()
+		its[k] = p.post[g[k]].bits().Iterator()
 	}
 	first.each(func(r int, slot int32) {
 		for k := 1; k < len(g); k++ {
@@ -301,11 +300,7 @@ func (d *Doc) hasToken(t string) bool {
 		_, ok := d.Text[t]
 		return ok
 	}
-	id, ok := d.ix.tokID[t]
-	if !ok {
-		return false
-	}
-	_, found := slices.BinarySearch(d.toks, id)
+	_, found := d.ix.weightOf(d.ix.posting(t), d.slot)
 	return found
 }
 
@@ -319,12 +314,7 @@ func (d *Doc) eachToken(fn func(t string) bool) bool {
 		}
 		return false
 	}
-	for _, id := range d.toks {
-		if fn(d.ix.tokName[id]) {
-			return true
-		}
-	}
-	return false
+	return eachTok(d.toks, func(id int32) bool { return fn(d.ix.tokName[id]) })
 }
 
 func (ix *Index) score(d *Doc, terms []string) float64 {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 		e.str(d.ID)
 		e.bool(d.Public)
 		for i := range textFieldNames {
-			e.strs(d.text[i])
+			e.strs(d.textOf(i))
 		}
 		for i := range sortFields {
 			e.str(ix.sortCol[i][d.slot])
@@ -89,13 +90,14 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 		prev := int32(-1)
 		p.each(func(r int, slot int32) {
 			e.uint(int(slot - prev))
-			e.uint(int(p.w[r]))
+			e.uint(int(p.codeAt(r)))
 			prev = slot
 		})
-		e.uint(len(p.wide))
-		for _, slot := range slices.Sorted(maps.Keys(p.wide)) {
+		wide := p.wide()
+		e.uint(len(wide))
+		for _, slot := range slices.Sorted(maps.Keys(wide)) {
 			e.uint(int(slot))
-			e.u64(math.Float64bits(p.wide[slot]))
+			e.u64(math.Float64bits(wide[slot]))
 		}
 	}
 	fields := make([]string, len(ix.dicts))
@@ -118,14 +120,12 @@ func (ix *Index) WriteSnapshot(w io.Writer, meta []byte) error {
 	for _, key := range slices.Sorted(maps.Keys(ix.fpost)) {
 		e.str(key)
 		b := ix.fpost[key]
-		e.uint(int(b.GetCardinality()))
-		prev := int64(-1)
-		it := b.Iterator()
-		for it.HasNext() {
-			s := int64(it.Next())
+		e.uint(b.len())
+		prev := int32(-1)
+		b.each(func(s int32) {
 			e.uint(int(s - prev))
 			prev = s
-		}
+		})
 	}
 	e.flush(0)
 	if e.err != nil {
@@ -290,9 +290,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		default:
 			s.fail("bad flag")
 		}
+		var text [len(textFieldNames)][]string
 		for i := range textFieldNames {
-			d.text[i] = s.strs()
+			text[i] = s.strs()
 		}
+		d.setText(&text)
 		for i := range sortFields {
 			v := s.str()
 			ix.sortCol[i][slot], ix.sortTime[i][slot] = v, sortTime(v)
@@ -328,6 +330,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		ix.wtab = append(ix.wtab, w)
 	}
 	present := func(slot int) bool { return slot >= 0 && slot < nSlots && ix.slots[slot] != nil }
+	// the last token id added to each slot's toks (tokens come by id)
+	lastTok := make([]int32, nSlots)
+	for i := range lastTok {
+		lastTok[i] = -1
+	}
 	nTok := s.count()
 	ix.posts = make([]*posting, nTok)
 	ix.tokName = make([]string, nTok)
@@ -347,7 +354,7 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		}
 		slot := -1
 		slotsBuf := make([]uint32, 0, n)
-		p.w = make([]uint16, 0, n)
+		codes := make([]uint16, 0, n)
 		for range n {
 			step := s.uint()
 			slot += step
@@ -364,41 +371,52 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 				break
 			}
 			slotsBuf = append(slotsBuf, uint32(slot))
-			p.w = append(p.w, uint16(code))
-			ix.slots[slot].toks = append(ix.slots[slot].toks, int32(id))
+			codes = append(codes, uint16(code))
+			ix.slots[slot].toks = appendTok(ix.slots[slot].toks, lastTok[slot], int32(id))
+			lastTok[slot] = int32(id)
 		}
 		if s.err != nil {
 			return nil, s.err
 		}
-		p.slots.AddMany(slotsBuf)
 		p.last = int32(slot)
-		p.base = p.w[0]
-		for r, c := range p.w {
-			p.addCode(c, int32(slotsBuf[r]))
+		p.base = codes[0]
+		if len(codes) > 1 {
+			p.slots = roaring.New()
+			p.slots.AddMany(slotsBuf)
+			p.w = codes
+			for r, c := range codes {
+				p.addCode(c, int32(slotsBuf[r]))
+			}
 		}
 		nWide := s.count()
 		for range nWide {
 			ws := s.uint()
 			w := math.Float64frombits(s.u64())
-			if p.wide == nil {
-				p.wide = map[int32]float64{}
+			x := p.extra()
+			if x.wide == nil {
+				x.wide = map[int32]float64{}
 			}
-			p.wide[int32(ws)] = w
+			x.wide[int32(ws)] = w
 		}
-		for r, c := range p.w {
+		for r, c := range codes {
 			if c == wideCode {
-				if _, ok := p.wide[int32(slotsBuf[r])]; !ok {
+				if _, ok := p.wide()[int32(slotsBuf[r])]; !ok {
 					s.fail("wide weight missing")
 				}
 			}
 		}
-		if len(p.wide) > 0 && len(p.wide) != countCode(p.w, wideCode) {
+		if len(p.wide()) > 0 && len(p.wide()) != countCode(codes, wideCode) {
 			s.fail("wide weights do not match")
 		}
 		ix.posts[id], ix.tokName[id], ix.tokID[name] = p, name, int32(id)
 	}
 	if s.err != nil {
 		return nil, s.err
+	}
+	for _, d := range ix.slots {
+		if d != nil {
+			d.toks = bytes.Clone(d.toks) // no spare capacity
+		}
 	}
 	nFields := s.count()
 	for n := range nFields {
@@ -484,7 +502,11 @@ func (s *snapDec) decode(ref func(id string) (any, bool)) (*Index, error) {
 		if s.err != nil {
 			return nil, s.err
 		}
-		ix.fpost[key] = roaring.BitmapOf(buf...)
+		if len(buf) == 1 {
+			ix.fpost[key] = slotSet{one: int32(buf[0])}
+		} else {
+			ix.fpost[key] = slotSet{bm: roaring.BitmapOf(buf...), one: -1}
+		}
 	}
 	if s.err != nil {
 		return nil, s.err

@@ -27,6 +27,9 @@ func snapDoc(r *rand.Rand, i int) *Doc {
 	if i%17 == 0 {
 		tx["odd"] = 0.1 * float64(i) // many distinct weights
 	}
+	if i%2 == 0 { // a token of one document, or of two
+		tx[fmt.Sprintf("one%d", i/4)] = float64(1 + i%3)
+	}
 	var tags []string
 	for range r.IntN(4) {
 		tags = append(tags, words[r.IntN(len(words))])
@@ -58,7 +61,7 @@ func snapIndex(r *rand.Rand) *Index {
 }
 
 var snapQueries = []string{"", "herg", "herg assay", "rats kinetics human", "+herg -assay", "-liver", "tags:herg", "title:assay",
-	"text:herg*", "name:d-1?", "metadata_modified:[2024-01-03T00:00:00Z TO *]", `notes:"second note"`, "notes:herg", "empty:*", "odd"}
+	"text:herg*", "name:d-1?", "metadata_modified:[2024-01-03T00:00:00Z TO *]", `notes:"second note"`, "notes:herg", "empty:*", "odd", "one3", "one4 herg", "+one5 -herg", "text:one1*"}
 
 // sameSearches fails unless a and b answer every query alike.
 func sameSearches(t *testing.T, a, b *Index) {

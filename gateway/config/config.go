@@ -147,6 +147,9 @@ type Catalog struct {
 	// plugin's search index snapshot (catalog/README.md, "Start-up").
 	IndexSnapshot      string        `yaml:"index_snapshot" doc:"file of the catalog's search index snapshot, which a starting catalog plugin begins from; empty: catalog-index.snap beside mongodb.data_dir; off: none"`
 	IndexSnapshotEvery time.Duration `yaml:"index_snapshot_every" doc:"how often the catalog plugin writes the snapshot while the catalog changes (0: once, after loading)"`
+	// MemoryLimit is the catalog plugin's soft memory limit
+	// (runtime/debug.SetMemoryLimit; catalog/README.md, "Memory per dataset").
+	MemoryLimit int `yaml:"memory_limit" doc:"soft memory limit of the catalog plugin process in bytes: its collector runs more often as the heap nears it (0: none, the heap may grow to twice the live data)"`
 	// Auth holds CKAN's ckan.auth.* switches.
 	Auth CatalogAuth `yaml:"auth"`
 }
@@ -399,7 +402,7 @@ func Default() Config {
 			ActivityListLimit: 31, ActivityListLimitMax: 100, MaxUploadsPerUser: 2, ConcurrentWrites: false,
 			MaxVersionsPerDataset: 100,
 			IndexSnapshot:         "", IndexSnapshotEvery: 0,
-			ReplyCacheEntries: 20000,
+			ReplyCacheEntries: 20000, MemoryLimit: 0,
 			Auth: CatalogAuth{UserCreateOrganizations: false, UserCreateGroups: false, CreateUnownedDataset: false,
 				AnonCreateDataset: false, PublicUserDetails: false, PublicActivityStreamDetail: false,
 				AllowCollaboratorsToChangeOwnerOrg: false}},

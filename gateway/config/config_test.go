@@ -92,6 +92,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"bad trusted proxy", "", []string{"TOXGATE_SERVER_TRUSTED_PROXIES=10.0.0.0/8,proxy.example"}, `server.trusted_proxies: "proxy.example"`},
 		{"max delay below delay", "auth:\n  login_delay: 2s\n  login_max_delay: 1s\n", nil, "auth.login_max_delay: must be at least auth.login_delay"},
 		{"zero account ceiling", "", []string{"TOXGATE_AUTH_LOGIN_ACCOUNT_MAX_FAILS=0"}, "auth.login_account_max_fails: must be positive"},
+		{"negative catalog memory limit", "", []string{"TOXGATE_CATALOG_MEMORY_LIMIT=-1"}, "catalog.memory_limit: must not be negative"},
 		{"zero throttle entries", "", []string{"TOXGATE_AUTH_LOGIN_THROTTLE_ENTRIES=0"}, "auth.login_throttle_entries: must be positive"},
 	}
 	for _, tc := range cases {
@@ -145,5 +146,19 @@ func TestPublicURLAndTrustedProxies(t *testing.T) {
 	}
 	if got := cfg.Server.TrustedProxies; len(got) != 3 || got[1] != "192.168.1.7" {
 		t.Fatalf("trusted proxies %q", got)
+	}
+}
+
+// catalog.memory_limit reaches the catalog plugin's settings.
+func TestCatalogMemoryLimitReachesPlugin(t *testing.T) {
+	cfg, err := Load("", []string{"TOXGATE_CATALOG_MEMORY_LIMIT=1073741824"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.PluginSettings().Catalog.MemoryLimit; got != 1<<30 {
+		t.Fatalf("plugin memory limit %d, want %d", got, 1<<30)
+	}
+	if got := Default().PluginSettings().Catalog.MemoryLimit; got != 0 {
+		t.Fatalf("default plugin memory limit %d, want 0 (none)", got)
 	}
 }

@@ -332,6 +332,9 @@ func (c Config) Validate() error {
 			bad(k, "must be positive, got %s", positive[k])
 		}
 	}
+	if c.Catalog.MemoryLimit < 0 {
+		bad("catalog.memory_limit", "must not be negative, got %d", c.Catalog.MemoryLimit)
+	}
 	if c.Catalog.IndexSnapshotEvery < 0 {
 		bad("catalog.index_snapshot_every", "must not be negative, got %s", c.Catalog.IndexSnapshotEvery)
 	}

@@ -26,7 +26,7 @@ func (c Config) PluginSettings() contract.Settings {
 			ActivityListLimit: cat.ActivityListLimit, ActivityListLimitMax: cat.ActivityListLimitMax,
 			MaxVersionsPerDataset: cat.MaxVersionsPerDataset,
 			IndexSnapshot:         c.indexSnapshotPath(), IndexSnapshotEvery: cat.IndexSnapshotEvery,
-			ReplyCacheEntries: cat.ReplyCacheEntries,
+			ReplyCacheEntries: cat.ReplyCacheEntries, MemoryLimit: int64(cat.MemoryLimit),
 			Auth: contract.CatalogAuthSettings{
 				UserCreateOrganizations: a.UserCreateOrganizations, UserCreateGroups: a.UserCreateGroups,
 				CreateUnownedDataset: a.CreateUnownedDataset, AnonCreateDataset: a.AnonCreateDataset,

@@ -102,6 +102,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		return nil, nil, fmt.Errorf("%s and %s must be set", contract.EnvMongoURI, contract.EnvMongoDatabase)
 	}
 	cs := set.Catalog
+	applyMemoryLimit(log, cs.MemoryLimit)
 	log.Info("catalog plugin settings", "concurrent_writes", cs.ConcurrentWrites,
 		"transport", cmp.Or(os.Getenv(contract.EnvTransport), contract.TransportNetRPC))
 	// opening the store and loading the catalog come before the handshake

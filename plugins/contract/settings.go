@@ -58,6 +58,9 @@ type CatalogSettings struct {
 	// IndexSnapshotEvery how often it is written (0: once, after loading).
 	IndexSnapshot      string        `json:"index_snapshot,omitempty"`
 	IndexSnapshotEvery time.Duration `json:"index_snapshot_every,omitempty"`
+	// MemoryLimit is the plugin process's soft memory limit in bytes
+	// (runtime/debug.SetMemoryLimit; catalog.memory_limit); 0: none.
+	MemoryLimit int64 `json:"memory_limit,omitempty"`
 }
 
 // CatalogAuthSettings are CKAN's ckan.auth.* switches (catalog.auth.*).
