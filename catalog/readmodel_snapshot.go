@@ -1,7 +1,7 @@
 package catalog
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -150,11 +150,24 @@ func (st *readModel) indexAll() {
 
 // writeSnapshot writes the index with what it reflects to path (through
 // a file beside it, renamed into place once synced). It holds the read
-// lock while it encodes the index in memory, so writes of the catalog (and
-// the reads behind them) wait that long; the file is written after.
-func (st *readModel) writeSnapshot(path string) error {
-	var buf bytes.Buffer
-	err := func() error {
+// lock while it encodes the index into the file through a 1 MiB buffer
+// (writes of the catalog, and the reads behind them, wait that long; the
+// bytes go to the page cache, so that is about the encoding's time), and
+// syncs the file after: the snapshot is never whole in memory.
+func (st *readModel) writeSnapshot(path string) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("index snapshot: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+			err = fmt.Errorf("index snapshot: %w", err)
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	err = func() error {
 		st.mu.RLock()
 		defer st.mu.RUnlock()
 		m := snapshotMeta{Doc: docVersion, Seq: st.applied, Context: st.contextPrints(), Revs: make([]snapRev, 0, len(st.datasets))}
@@ -165,28 +178,19 @@ func (st *readModel) writeSnapshot(path string) error {
 		if err != nil {
 			return err
 		}
-		return st.index.WriteSnapshot(&buf, raw)
+		return st.index.WriteSnapshot(w, raw)
 	}()
 	if err != nil {
-		return fmt.Errorf("index snapshot: %w", err)
+		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("index snapshot: %w", err)
+	if err = w.Flush(); err != nil {
+		return err
 	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	_, err = tmp.Write(buf.Bytes())
-	if err == nil {
-		err = tmp.Sync()
+	if err = tmp.Sync(); err != nil {
+		return err
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err = tmp.Close(); err != nil {
+		return err
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("index snapshot: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
