@@ -1,16 +1,12 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"sync"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // fetched is the stored state of the records catch-up reads.
@@ -242,132 +238,48 @@ func (s *Service) reloadAll(ctx context.Context, seq int64, readAt time.Time) er
 // long as the batch took (see Options.GentleLoad).
 func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle bool) error {
 	start := time.Now()
-	fresh, err := s.readAll(ctx, gentle)
-	if err != nil {
-		return err
-	}
-	read := time.Since(start)
-	s.indexLoaded(fresh, seq)
-	fresh.applied = seq
-	s.st.replaceWith(fresh, seq, readAt)
-	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq,
-		"took", time.Since(start), "read", read, "gentle", gentle)
-	return nil
-}
-
-// readAll reads every record into a fresh read model without its search
-// index (indexLoaded builds it). The store sends the datasets in batches
-// of loadBatch while loadDecoders goroutines decode the batches already
-// received, so that the store's work on the next batch and the decoding
-// of the last ones overlap (see RATIONALE.md, "Why a handshake before the
-// load?").
-func (s *Service) readAll(ctx context.Context, gentle bool) (*readModel, error) {
 	fresh := newReadModel()
 	fresh.deferIndex = true
 	orgs, err := s.c.allOrgs(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, o := range orgs {
 		fresh.putOrg(o)
 	}
 	if err := s.c.loadVocabs(ctx, fresh); err != nil {
-		return nil, err
+		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	raws := make(chan [][]byte, loadDecoders)
-	decoded := make(chan []*Dataset, loadDecoders)
-	var decoders sync.WaitGroup
-	for range loadDecoders {
-		decoders.Go(func() {
-			for batch := range raws {
-				ds := make([]*Dataset, len(batch))
-				for i, raw := range batch {
-					ds[i] = new(Dataset)
-					if err := bson.Unmarshal(raw, ds[i]); err != nil {
-						cancel(fmt.Errorf("decode dataset: %w", err))
-						return
-					}
-				}
-				select {
-				case decoded <- ds:
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
-	}
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(raws)
-		readErr <- s.readDatasets(ctx, gentle, raws)
-	}()
-	go func() {
-		decoders.Wait()
-		close(decoded)
-	}()
-	for ds := range decoded {
-		for _, d := range ds {
-			fresh.putDataset(d)
-		}
-	}
-	if err := <-readErr; err != nil {
-		return nil, err
-	}
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	fresh.deferIndex = false
-	return fresh, nil
-}
-
-// loadDecoders is how many goroutines decode the datasets of a full load.
-var loadDecoders = max(2, runtime.GOMAXPROCS(0))
-
-// readDatasets sends every stored dataset, encoded, to out in batches of
-// loadBatch; gentle pauses after each batch for as long as it took.
-func (s *Service) readDatasets(ctx context.Context, gentle bool, out chan<- [][]byte) error {
 	cur, err := s.c.allDatasets(ctx, loadBatch)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
-	batch := make([][]byte, 0, loadBatch)
+	defer func() { _ = cur.Close(ctx) }()
 	batchStart := time.Now()
-	send := func() error {
-		select {
-		case out <- batch:
-		case <-ctx.Done():
-			return fmt.Errorf("load datasets: %w", context.Cause(ctx))
-		}
-		batch = make([][]byte, 0, loadBatch)
-		if gentle {
+	for n := 1; cur.Next(ctx); n++ {
+		if gentle && n%loadBatch == 0 {
 			took := time.Since(batchStart)
 			select {
 			case <-time.After(took):
 			case <-ctx.Done():
-				return fmt.Errorf("load datasets: %w", context.Cause(ctx))
+				return fmt.Errorf("load datasets: %w", ctx.Err())
 			}
 			batchStart = time.Now()
 		}
-		return nil
-	}
-	for cur.Next(ctx) {
-		// Current is valid until the next call of Next: keep a copy
-		batch = append(batch, bytes.Clone(cur.Current))
-		if len(batch) == loadBatch {
-			if err := send(); err != nil {
-				return err
-			}
+		d := new(Dataset)
+		if err := cur.Decode(d); err != nil {
+			return fmt.Errorf("decode dataset: %w", err)
 		}
+		fresh.putDataset(d)
 	}
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("load datasets: %w", err)
 	}
-	if len(batch) > 0 {
-		return send()
-	}
+	fresh.deferIndex = false
+	s.indexLoaded(fresh, seq)
+	fresh.applied = seq
+	s.st.replaceWith(fresh, seq, readAt)
+	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)
 	return nil
 }
 

@@ -525,8 +525,11 @@ func (m *managed) reload(ctx context.Context) error {
 	st, _ := statBinary(m.cfg.Path)
 	inst, manifest, err := m.launch(ctx, m.cur.Load() != nil)
 	if err == nil && !inst.isReady() {
-		// the old process serves until the new one has loaded
-		lctx, cancel := context.WithTimeout(ctx, m.h.cfg.LoadTimeout)
+		// the old process serves until the new one has loaded; the wait
+		// is bounded by LoadTimeout and the host's life, not by the
+		// caller's deadline (as the start of the process before it)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.h.cfg.LoadTimeout)
+		stop := context.AfterFunc(m.h.ctx, cancel)
 		start := time.Now()
 		if err = m.awaitLoad(lctx, inst); err != nil {
 			inst.retire(context.Background())
@@ -534,6 +537,7 @@ func (m *managed) reload(ctx context.Context) error {
 		} else {
 			m.log.Info("plugin loaded", "pid", inst.pid, "took", time.Since(start))
 		}
+		stop()
 		cancel()
 	}
 	if err != nil {
