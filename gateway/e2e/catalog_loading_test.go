@@ -139,6 +139,11 @@ func TestCatalogLoadsAfterTheHandshake(t *testing.T) {
 		}
 	}
 
+	// the catalog's web pages say so too (a 503, not an empty list or a 500)
+	if a := gwCall(t, g, http.MethodGet, "/dataset", "", nil); a.status != http.StatusServiceUnavailable || !strings.Contains(a.raw, "catalog is loading") {
+		t.Fatalf("/dataset while loading: %d %.300s", a.status, a.raw)
+	}
+
 	gate.open(t)
 	// until /readyz is 200 an answer is the loading 503 or the right one
 	waitUntil(t, 2*time.Minute, "/readyz 200 after the load", func() bool {
