@@ -139,6 +139,9 @@ func TestCatalogLoadsAfterTheHandshake(t *testing.T) {
 		}
 	}
 
+	if a := gwCall(t, g, http.MethodGet, "/metrics", "", nil); !strings.Contains(a.raw, `toxgate_plugin_loading{plugin="catalog"} 1`) {
+		t.Fatalf("/metrics while loading: no toxgate_plugin_loading 1")
+	}
 	// the catalog's web pages say so too (a 503, not an empty list or a 500)
 	if a := gwCall(t, g, http.MethodGet, "/dataset", "", nil); a.status != http.StatusServiceUnavailable || !strings.Contains(a.raw, "catalog is loading") {
 		t.Fatalf("/dataset while loading: %d %.300s", a.status, a.raw)
@@ -156,6 +159,10 @@ func TestCatalogLoadsAfterTheHandshake(t *testing.T) {
 		}
 		return gwCall(t, g, http.MethodGet, "/readyz", "", nil).status == 200
 	})
+	if a := gwCall(t, g, http.MethodGet, "/metrics", "", nil); !strings.Contains(a.raw, `toxgate_plugin_loading{plugin="catalog"} 0`) ||
+		!strings.Contains(a.raw, `toxgate_plugin_load_seconds{plugin="catalog"}`) {
+		t.Fatalf("/metrics once loaded: no toxgate_plugin_loading 0 or toxgate_plugin_load_seconds")
+	}
 	if code, out := ckan(t, g, "package_search", "", map[string]any{"q": "assay"}); code != 200 || out["result"].(map[string]any)["count"] != 3.0 {
 		t.Fatalf("package_search once loaded: %d %v", code, out)
 	}

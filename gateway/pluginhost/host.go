@@ -500,6 +500,7 @@ func (m *managed) start(ctx context.Context) error {
 	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions), "socket_dir", inst.sockDir,
 		"loading", !inst.isReady())
 	if !inst.isReady() {
+		m.h.metrics.loading.WithLabelValues(m.cfg.Name).Set(1)
 		go m.watchLoad(inst)
 	}
 	return nil
@@ -511,13 +512,21 @@ func (m *managed) watchLoad(inst *instance) {
 	ctx, cancel := context.WithTimeout(m.h.ctx, m.h.cfg.LoadTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := m.awaitLoad(ctx, inst); err != nil {
+	err := m.awaitLoad(ctx, inst)
+	m.h.metrics.loading.WithLabelValues(m.cfg.Name).Set(0)
+	if err != nil {
 		if m.h.ctx.Err() == nil {
 			m.crashed(inst, fmt.Errorf("not loaded: %w", err))
 		}
 		return
 	}
-	m.log.Info("plugin loaded", "pid", inst.pid, "took", time.Since(start))
+	m.loaded(inst, time.Since(start))
+}
+
+// loaded records that inst has loaded, took after its handshake.
+func (m *managed) loaded(inst *instance, took time.Duration) {
+	m.h.metrics.loadSeconds.WithLabelValues(m.cfg.Name).Set(took.Seconds())
+	m.log.Info("plugin loaded", "pid", inst.pid, "took", took)
 }
 
 func (m *managed) reload(ctx context.Context) error {
@@ -535,7 +544,7 @@ func (m *managed) reload(ctx context.Context) error {
 			inst.retire(context.Background())
 			err = fmt.Errorf("plugin %s: not loaded: %w", m.cfg.Name, err)
 		} else {
-			m.log.Info("plugin loaded", "pid", inst.pid, "took", time.Since(start))
+			m.loaded(inst, time.Since(start))
 		}
 		stop()
 		cancel()
