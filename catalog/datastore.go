@@ -40,7 +40,6 @@ func registerDS(name string, get bool, desc string, run handler) {
 
 // startDataStore starts the loader when there is a DataStore.
 func (s *Service) startDataStore() {
-	s.ds = s.opts.DataStore
 	if s.ds == nil {
 		return
 	}

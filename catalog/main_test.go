@@ -24,9 +24,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "catalog-test-*")
-	if err != nil {
-		panic(err)
+	// TOXGATE_CATALOG_TEST_STORE names an embedded store's data directory
+	// to run on instead of a new one, kept afterwards (BenchmarkLoadFromStore
+	// loads the catalog "toxgate catalog generate" wrote there).
+	dir, keep := os.Getenv("TOXGATE_CATALOG_TEST_STORE"), true
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "catalog-test-*"); err != nil {
+			panic(err)
+		}
+		keep = false
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e, err := store.StartEmbedded(context.Background(), dir, quiet)
@@ -36,7 +43,9 @@ func TestMain(m *testing.M) {
 	testURI = e.URI()
 	code := m.Run()
 	_ = e.Close(context.Background())
-	_ = os.RemoveAll(dir)
+	if !keep {
+		_ = os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 

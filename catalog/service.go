@@ -119,6 +119,10 @@ type Service struct {
 	chem *chemState
 	// snapFirst is closed once the first index snapshot was attempted.
 	snapFirst chan struct{}
+	// loaded is closed once the catalog is in memory (Load); until then
+	// every action answers errLoading. isLoaded is the same, for Do.
+	loaded   chan struct{}
+	isLoaded atomic.Bool
 }
 
 // Request is one action call.
@@ -174,9 +178,23 @@ func registerInternal(name string, desc string, run handler) {
 // takesUpload lists the actions that accept a file.
 var takesUpload = map[string]bool{"resource_create": true, "resource_update": true, "resource_patch": true}
 
-// New opens the catalog on db: it makes the indexes and loads the catalog
-// into memory.
+// New opens the catalog on db (Open) and loads it into memory (Load).
 func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error) {
+	s, err := Open(ctx, db, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Open opens the catalog on db: it makes the indexes, but loads nothing;
+// until Load has finished, every action answers 503 "the catalog is
+// loading" (see Loaded). The catalog plugin opens, completes its handshake
+// and then loads, so that the gateway serves everything else meanwhile.
+func Open(ctx context.Context, db *mongo.Database, opts Options) (*Service, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -184,7 +202,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 		opts.SiteTitle = "toxgate"
 	}
 	s := &Service{c: newRecordStore(db, opts.Users), st: newReadModel(), log: opts.Logger, opts: opts, locks: map[string]*keyLock{},
-		files: opts.Files, vs: newVersionStore(db)}
+		files: opts.Files, vs: newVersionStore(db), ds: opts.DataStore, loaded: make(chan struct{})}
 	s.c.groups = newStoreGroups(&s.c, !opts.ConcurrentWrites)
 	s.marks = groupcommit.New(markerKeep, func(ctx context.Context, batch []changeEntry) []error {
 		ctx, cancel := context.WithTimeout(ctx, groupTimeout)
@@ -211,23 +229,39 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Service, error
 	if err := s.c.ensureClaims(ctx); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	return s, nil
+}
+
+// Load reads the whole catalog into memory (from the index snapshot when
+// usable), starts the DataStore loader, the structure index, the activity
+// index and the index snapshots, and then lets actions run. Call it once,
+// after Open; ctx bounds the load only.
+func (s *Service) Load(ctx context.Context) error {
 	readAt := time.Now()
 	m, err := s.c.readMarker(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.load(ctx, m.Seq, readAt, opts.GentleLoad); err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+	if err := s.load(ctx, m.Seq, readAt, s.opts.GentleLoad); err != nil {
+		return fmt.Errorf("catalog: %w", err)
 	}
 	s.startDataStore()
 	s.startChem()
 	go s.warmActivity()
-	if opts.IndexSnapshot != "" {
+	if s.opts.IndexSnapshot != "" {
 		s.snapFirst = make(chan struct{})
 		go s.keepSnapshots(context.WithoutCancel(ctx))
 	}
-	return s, nil
+	s.isLoaded.Store(true)
+	close(s.loaded)
+	return nil
 }
+
+// Loaded is closed once Load has finished: from then on actions run.
+func (s *Service) Loaded() <-chan struct{} { return s.loaded }
+
+// errLoading is the answer to every action while the catalog loads.
+var errLoading = ckan.Unavailable("The catalog is loading; please retry")
 
 // Actions lists the actions the catalog serves, by name.
 func (s *Service) Actions() []Action {
@@ -259,6 +293,9 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 	a, ok := actions[r.Action]
 	if !ok || (a.datastore && s.ds == nil) {
 		return nil, ckan.UnknownAction(r.Action)
+	}
+	if !s.isLoaded.Load() {
+		return nil, errLoading
 	}
 	if r.Data == nil {
 		r.Data = map[string]any{}

@@ -22,6 +22,10 @@ const (
 	TypeSearchQuery   = "Search Query Error"
 	TypeSearch        = "Search Error"
 	TypeInternal      = "Internal Server Error"
+	// TypeUnavailable is the __type of a 503: the service cannot answer
+	// now (a catalog still loading, a plugin that is down) and the client
+	// should retry.
+	TypeUnavailable = "Service Unavailable"
 )
 
 // Error is a CKAN action error: its HTTP status and the "error" object of the
@@ -122,6 +126,11 @@ func SearchError(msg string) *Error {
 // Internal is the 500 reply for any unexpected failure.
 func Internal() *Error {
 	return &Error{Status: 500, Type: TypeInternal, Message: "Internal Server Error"}
+}
+
+// Unavailable is a 503 Service Unavailable: retry later.
+func Unavailable(msg string) *Error {
+	return &Error{Status: 503, Type: TypeUnavailable, Message: msg}
 }
 
 // BadRequest is CKAN's bare-string 400 reply "Bad request - <msg>".

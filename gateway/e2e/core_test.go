@@ -288,12 +288,14 @@ func TestReadinessNamesThePartNotReady(t *testing.T) {
 	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+dir), harness.WithoutReadyWait())
 	var resp *http.Response
 	var body []byte
-	// The modules load in the background: wait until the part names the
-	// file (a 503 may first say the modules are still loading).
+	// The modules and the catalog load in the background: wait until the
+	// part names the file and the catalog has loaded (a 503 may first say
+	// the modules or the catalog are still loading).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, body = get(t, g, "/readyz", nil)
-		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "broken.wasm") || time.Now().After(deadline) {
+		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "broken.wasm") &&
+			!strings.Contains(string(body), "is loading") || time.Now().After(deadline) {
 			break
 		}
 	}

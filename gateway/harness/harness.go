@@ -144,8 +144,8 @@ func WithDataDir(dir string) Option { return func(c *startConfig) { c.dataDir = 
 func WithoutReadyWait() Option { return func(c *startConfig) { c.noReady = true } }
 
 // WithStartWithin changes how long the harness waits for the gateway to
-// listen and be ready (default 3 minutes): a large catalog loads before
-// the gateway listens.
+// listen and be ready (default 3 minutes): a large catalog takes longer
+// to load, which /readyz waits for.
 func WithStartWithin(d time.Duration) Option { return func(c *startConfig) { c.ready = d } }
 
 // Start runs a gateway for the test and stops it when the test ends.

@@ -19,7 +19,8 @@ const TypeUnavailable = "Service Unavailable"
 // HandleAction answers one CKAN action request: unknown actions get CKAN's
 // bare-string 400, a GET of a POST-only action CKAN's 400, a plugin that is
 // down a CKAN-shaped 503 at once; otherwise the request goes raw to the
-// plugin and its status, content type and body are returned as they are.
+// plugin and its status, content type and body are returned as they are
+// (with Retry-After on a 503, such as the catalog's while it loads).
 func (h *Host) HandleAction(ctx *fasthttp.RequestCtx, action string, caller Identity) {
 	h.HandleActionWith(ctx, action, caller, string(ctx.Request.Header.ContentType()), ctx.PostBody(), nil)
 }
@@ -72,6 +73,10 @@ func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller 
 		return
 	}
 	h.metrics.calls.WithLabelValues(r.m.cfg.Name, action, strconv.Itoa(resp.Status)).Inc()
+	if resp.Status == fasthttp.StatusServiceUnavailable {
+		// the plugin cannot answer yet (the catalog loads): retry soon
+		ctx.Response.Header.Set("Retry-After", "1")
+	}
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetContentType(resp.ContentType)
 	ctx.SetBody(resp.Body)

@@ -3,8 +3,11 @@
 // plugin that declared it, health-checks them, restarts a crashed plugin with
 // back-off (answering a CKAN-shaped 503 at once while it is down), and hot
 // reloads a plugin on demand or when its binary changes: the new process is
-// started and pinged, swapped in atomically, and the old one stops after
-// its in-flight calls have finished.
+// started and pinged, waited for until it has loaded (a plugin that declares
+// contract.ActionReady), swapped in atomically, and the old one stops after
+// its in-flight calls have finished. A starting plugin that loads after its
+// handshake serves at once, answering its own 503 while it loads; Ready
+// reports it as loading meanwhile.
 package pluginhost
 
 import (
@@ -67,6 +70,11 @@ type Config struct {
 	// StartTimeout bounds a plugin's start and handshake
 	// [contract.StartTimeout].
 	StartTimeout time.Duration
+	// LoadTimeout bounds a plugin's load after its handshake, until
+	// contract.ActionReady answers [contract.LoadTimeout]: a starting
+	// process still loading then is restarted, a replacing one killed
+	// (the old one keeps serving).
+	LoadTimeout time.Duration
 	// SiteURL is the public base URL (empty: CKAN's answers carry none).
 	SiteURL string
 	// LogLevel is passed to plugins (TOXGATE_LOG_LEVEL) [info].
@@ -95,6 +103,7 @@ func (c *Config) defaults() {
 	def(&c.WatchInterval, 2*time.Second)
 	def(&c.CallTimeout, 60*time.Second)
 	def(&c.StartTimeout, contract.StartTimeout)
+	def(&c.LoadTimeout, contract.LoadTimeout)
 	if c.Transport == "" {
 		c.Transport = contract.TransportNetRPC
 	}
@@ -209,10 +218,14 @@ func (h *Host) Close(ctx context.Context) error {
 	return nil
 }
 
-// Ready is nil when every plugin is running, else an error naming the
-// first plugin that is not.
+// Ready is nil when every plugin is running and loaded, else an error
+// naming the first plugin that is not ("plugin catalog is loading" while
+// it loads).
 func (h *Host) Ready() error {
 	for _, m := range h.plugins {
+		if inst := m.cur.Load(); inst != nil && !inst.isReady() {
+			return fmt.Errorf("plugin %s is loading", m.cfg.Name)
+		}
 		if m.cur.Load() == nil {
 			m.mu.Lock()
 			last := m.lastErr
@@ -221,6 +234,27 @@ func (h *Host) Ready() error {
 				return fmt.Errorf("plugin %s is not running: %w", m.cfg.Name, last)
 			}
 			return fmt.Errorf("plugin %s is not running", m.cfg.Name)
+		}
+	}
+	return nil
+}
+
+// WaitReady waits until every plugin runs and has loaded, or ctx ends.
+func (h *Host) WaitReady(ctx context.Context) error {
+	for _, m := range h.plugins {
+		for {
+			inst := m.cur.Load()
+			if inst == nil {
+				return fmt.Errorf("plugin %s is not running", m.cfg.Name)
+			}
+			select {
+			case <-inst.ready:
+			case <-inst.gone:
+				continue // crashed or replaced: wait for the next process
+			case <-ctx.Done():
+				return fmt.Errorf("plugin %s: %w", m.cfg.Name, ctx.Err())
+			}
+			break
 		}
 	}
 	return nil
@@ -300,11 +334,30 @@ type instance struct {
 	// once the process is stopped (also after a crash or kill -9).
 	sockDir string
 
+	// ready is closed once the process has loaded (at once for a plugin
+	// that does not declare contract.ActionReady); gone once it is retired.
+	ready    chan struct{}
+	gone     chan struct{}
+	loadOnce sync.Once
+
 	mu       sync.Mutex
 	inflight int
 	retired  bool
 	idle     chan struct{}
 }
+
+// isReady reports whether the process has loaded.
+func (i *instance) isReady() bool {
+	select {
+	case <-i.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// setReady records that the process has loaded.
+func (i *instance) setReady() { i.loadOnce.Do(func() { close(i.ready) }) }
 
 // acquire registers a call on the instance; false once it is retired.
 func (i *instance) acquire() bool {
@@ -331,6 +384,9 @@ func (i *instance) release() {
 // the process.
 func (i *instance) retire(ctx context.Context) {
 	i.mu.Lock()
+	if !i.retired {
+		close(i.gone)
+	}
 	i.retired = true
 	var wait chan struct{}
 	if i.inflight > 0 {
@@ -415,9 +471,12 @@ func (m *managed) launch(ctx context.Context, replacing bool) (*instance, *contr
 	if err != nil {
 		return fail(err)
 	}
-	inst := &instance{client: client, rpc: rpc, proto: proto, sockDir: sockDir}
+	inst := &instance{client: client, rpc: rpc, proto: proto, sockDir: sockDir, ready: make(chan struct{}), gone: make(chan struct{})}
 	if rc := client.ReattachConfig(); rc != nil {
 		inst.pid = rc.Pid
+	}
+	if !declaresReady(manifest) {
+		inst.setReady()
 	}
 	return inst, manifest, nil
 }
@@ -438,14 +497,58 @@ func (m *managed) start(ctx context.Context) error {
 	m.actions, m.lastErr = manifest.Actions, nil
 	m.cur.Store(inst)
 	m.h.metrics.up.WithLabelValues(m.cfg.Name).Set(1)
-	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions), "socket_dir", inst.sockDir)
+	m.log.Info("plugin started", "pid", inst.pid, "version", manifest.Version, "actions", len(manifest.Actions), "socket_dir", inst.sockDir,
+		"loading", !inst.isReady())
+	if !inst.isReady() {
+		m.h.metrics.loading.WithLabelValues(m.cfg.Name).Set(1)
+		go m.watchLoad(inst)
+	}
 	return nil
+}
+
+// watchLoad waits for a started process to load; one that fails to
+// within Config.LoadTimeout is taken out of service and restarted.
+func (m *managed) watchLoad(inst *instance) {
+	ctx, cancel := context.WithTimeout(m.h.ctx, m.h.cfg.LoadTimeout)
+	defer cancel()
+	start := time.Now()
+	err := m.awaitLoad(ctx, inst)
+	m.h.metrics.loading.WithLabelValues(m.cfg.Name).Set(0)
+	if err != nil {
+		if m.h.ctx.Err() == nil {
+			m.crashed(inst, fmt.Errorf("not loaded: %w", err))
+		}
+		return
+	}
+	m.loaded(inst, time.Since(start))
+}
+
+// loaded records that inst has loaded, took after its handshake.
+func (m *managed) loaded(inst *instance, took time.Duration) {
+	m.h.metrics.loadSeconds.WithLabelValues(m.cfg.Name).Set(took.Seconds())
+	m.log.Info("plugin loaded", "pid", inst.pid, "took", took)
 }
 
 func (m *managed) reload(ctx context.Context) error {
 	m.mu.Lock()
 	st, _ := statBinary(m.cfg.Path)
 	inst, manifest, err := m.launch(ctx, m.cur.Load() != nil)
+	if err == nil && !inst.isReady() {
+		// the old process serves until the new one has loaded; the wait
+		// is bounded by LoadTimeout and the host's life, not by the
+		// caller's deadline (as the start of the process before it)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.h.cfg.LoadTimeout)
+		stop := context.AfterFunc(m.h.ctx, cancel)
+		start := time.Now()
+		if err = m.awaitLoad(lctx, inst); err != nil {
+			inst.retire(context.Background())
+			err = fmt.Errorf("plugin %s: not loaded: %w", m.cfg.Name, err)
+		} else {
+			m.loaded(inst, time.Since(start))
+		}
+		stop()
+		cancel()
+	}
 	if err != nil {
 		m.mu.Unlock()
 		m.h.metrics.reloads.WithLabelValues(m.cfg.Name, "failed").Inc()
@@ -477,7 +580,7 @@ func (m *managed) reload(ctx context.Context) error {
 func (m *managed) warmUp(ctx context.Context, inst *instance, manifest *contract.Manifest) {
 	action := ""
 	for _, a := range manifest.Actions {
-		if a.GET && (action == "" || a.Name < action) {
+		if a.GET && a.Name != contract.ActionReady && (action == "" || a.Name < action) {
 			action = a.Name
 		}
 	}
@@ -582,6 +685,9 @@ type Status struct {
 	Name string `json:"name"`
 	// Up is true while a process is serving.
 	Up bool `json:"up"`
+	// Loading is true while the serving process loads (its actions
+	// answer 503 meanwhile).
+	Loading bool `json:"loading,omitempty"`
 	// PID is the serving process id (0 when down).
 	PID int `json:"pid"`
 	// Protocol is the RPC transport negotiated with the serving process,
@@ -597,7 +703,7 @@ func (h *Host) Status() []Status {
 	for _, m := range h.plugins {
 		s := Status{Name: m.cfg.Name}
 		if inst := m.cur.Load(); inst != nil {
-			s.Up, s.PID, s.Protocol = true, inst.pid, string(inst.client.Protocol())
+			s.Up, s.PID, s.Protocol, s.Loading = true, inst.pid, string(inst.client.Protocol()), !inst.isReady()
 		} else {
 			m.mu.Lock()
 			if m.lastErr != nil {

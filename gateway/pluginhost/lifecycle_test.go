@@ -51,6 +51,11 @@ func TestCrashAnswers503ThenRestarts(t *testing.T) {
 	if !saw503 {
 		t.Log("the restart completed before any request saw the plugin down")
 	}
+	// an action answered, so the process has loaded: the host learns it
+	// from contract.ActionReady
+	if err := e.host.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.host.Ready(); err != nil {
 		t.Fatalf("not ready after restart: %v", err)
 	}

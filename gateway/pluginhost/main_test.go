@@ -136,6 +136,9 @@ func newEnvTB(t testing.TB, tt *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.host.Close(context.Background()) })
+	if err := e.host.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	r := router.New()
 	handle := func(ctx *fasthttp.RequestCtx) {

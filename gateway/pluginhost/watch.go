@@ -52,7 +52,7 @@ func (h *Host) watch() {
 			}
 			delete(pending, m)
 			m.log.Info("plugin binary changed; reloading", "path", m.cfg.Path)
-			ctx, cancel := context.WithTimeout(h.ctx, h.cfg.StartTimeout+h.cfg.CallTimeout)
+			ctx, cancel := context.WithTimeout(h.ctx, h.cfg.StartTimeout+h.cfg.LoadTimeout+h.cfg.CallTimeout)
 			_ = m.reload(ctx)
 			cancel()
 		}

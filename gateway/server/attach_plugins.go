@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"os"
 	"sort"
 
 	"github.com/valyala/fasthttp"
@@ -11,6 +12,7 @@ import (
 	"toxgate/gateway/httpcore"
 	"toxgate/gateway/identity"
 	"toxgate/gateway/pluginhost"
+	"toxgate/plugins/contract"
 )
 
 // attachPlugins starts the plugin programs (the catalog) and routes the CKAN
@@ -38,7 +40,7 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		LogLevel:       a.cfg.Log.Level,
 		Transport:      pc.Transport,
 		Settings:       pluginSettings(a.cfg),
-		Env:            awsEnv(),
+		Env:            append(awsEnv(), a.pluginTestEnv()...),
 	}, a.log, a.metrics.Registry())
 	if err != nil {
 		return err
@@ -108,5 +110,14 @@ func (a *App) attachPlugins(ctx context.Context) error {
 		}
 		httpcore.WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"reloaded": name, "plugins": host.Status()})
 	}))
+	return nil
+}
+
+// pluginTestEnv passes the catalog's load gate (contract.EnvLoadGate) on
+// to the plugins, with the test routes on only.
+func (a *App) pluginTestEnv() []string {
+	if gate := os.Getenv(contract.EnvLoadGate); a.testRoutes && gate != "" {
+		return []string{contract.EnvLoadGate + "=" + gate}
+	}
 	return nil
 }

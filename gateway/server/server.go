@@ -42,6 +42,9 @@ type App struct {
 	accessLog *slog.Logger
 	version   string
 	started   time.Time
+	// testRoutes is Options.EnableTestRoutes (it also passes the test
+	// hooks on to the plugins, see pluginTestEnv).
+	testRoutes bool
 
 	store   *store.Store
 	metrics *httpcore.Metrics
@@ -174,6 +177,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	r.NotFound = a.notFound
 	a.router = r
+	a.testRoutes = opts.EnableTestRoutes
 	a.routes(opts.EnableTestRoutes)
 	return a, nil
 }

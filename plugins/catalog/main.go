@@ -17,6 +17,7 @@
 //	                          the settings' files section leaves them empty
 //	TOXGATE_CATALOG_CPUPROFILE  a file: SIGUSR1 starts a CPU profile, the
 //	                          next SIGUSR1 writes it there (benchmarks)
+//	TOXGATE_CATALOG_LOAD_GATE a FIFO read to its end before the load (tests)
 //
 // Logs are JSON lines on stderr, which the host forwards to its own log.
 package main
@@ -26,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -59,6 +61,9 @@ func main() {
 		os.Exit(1)
 	}
 	defer closeFn()
+	// The handshake comes first and the load after it: the host counts the
+	// plugin as loading until contract.ActionReady answers.
+	go srv.load()
 	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
 		go profileOnSignal(path, log)
 	}
@@ -91,7 +96,8 @@ func profileOnSignal(path string, log *slog.Logger) {
 	}
 }
 
-// open decodes the settings, connects to MongoDB and loads the catalog.
+// open decodes the settings, connects to MongoDB and opens the catalog
+// (server.load loads it).
 func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	set, err := contract.ReadSettings(os.Getenv)
 	if err != nil {
@@ -105,7 +111,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	applyMemoryLimit(log, cs.MemoryLimit)
 	log.Info("catalog plugin settings", "concurrent_writes", cs.ConcurrentWrites,
 		"transport", cmp.Or(os.Getenv(contract.EnvTransport), contract.TransportNetRPC))
-	// opening the store and loading the catalog come before the handshake
+	// opening the store comes before the handshake, loading the catalog after
 	ctx, cancel := context.WithTimeout(context.Background(), contract.StartTimeout)
 	defer cancel()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
@@ -133,14 +139,17 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	// The users belong to the gateway's identity store; the catalog asks
 	// the gateway for them (goplugin.HostUsers).
 	opts.Users = users
-	svc, err := catalog.New(ctx, db, opts)
+	svc, err := catalog.Open(ctx, db, opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
 		return nil, nil, err
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	go svc.RunFileSweeper(sweepCtx, cs.SweepInterval, cs.UploadGrace)
-	return &server{svc: svc, log: log}, func() {
+	srv := &server{svc: svc, log: log, afterLoad: func() {
+		// the sweeper reads which files the catalog references: only once loaded
+		go svc.RunFileSweeper(sweepCtx, cs.SweepInterval, cs.UploadGrace)
+	}}
+	return srv, func() {
 		stopSweep()
 		if ds != nil {
 			_ = ds.Close()
@@ -188,6 +197,28 @@ func openDataStore(ctx context.Context, log *slog.Logger, lim contract.DataStore
 type server struct {
 	svc *catalog.Service
 	log *slog.Logger
+	// afterLoad runs once the catalog is loaded.
+	afterLoad func()
+}
+
+// load loads the catalog within contract.LoadTimeout; a failed load ends
+// the process, which the host restarts.
+func (s *server) load() {
+	ctx, cancel := context.WithTimeout(context.Background(), contract.LoadTimeout)
+	defer cancel()
+	if gate := os.Getenv(contract.EnvLoadGate); gate != "" {
+		// a test holds the load here: opening a FIFO waits for its writer
+		s.log.Info("catalog load waits at its gate", "gate", gate)
+		if f, err := os.Open(gate); err == nil {
+			_, _ = io.Copy(io.Discard, f)
+			_ = f.Close()
+		}
+	}
+	if err := s.svc.Load(ctx); err != nil {
+		s.log.Error("catalog plugin cannot load the catalog", "err", err)
+		os.Exit(1)
+	}
+	s.afterLoad()
 }
 
 func (s *server) Describe(context.Context) (*contract.Manifest, error) {
@@ -195,10 +226,15 @@ func (s *server) Describe(context.Context) (*contract.Manifest, error) {
 	for _, a := range s.svc.Actions() {
 		m.Actions = append(m.Actions, contract.ActionSpec{Name: a.Name, GET: a.GET, Description: a.Description, Internal: a.Internal})
 	}
+	m.Actions = append(m.Actions, contract.ActionSpec{Name: contract.ActionReady, GET: true, Internal: true,
+		Description: "Waits until the catalog is loaded (the host's readiness)."})
 	return m, nil
 }
 
 func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Response, error) {
+	if req.Action == contract.ActionReady {
+		return s.ready(ctx, req), nil
+	}
 	r := ckan.Request{Action: req.Action, Method: req.Method, ContentType: req.ContentType, Query: req.Query, Body: req.Body, SiteURL: req.SiteURL}
 	get, ok := s.svc.Lookup(req.Action)
 	if !ok {
@@ -234,4 +270,24 @@ func openFiles(ctx context.Context, db *mongo.Database, raw json.RawMessage, log
 		}
 	}
 	return filestore.New(ctx, db, cfg, log.With("component", "filestore"))
+}
+
+// readyWaitMax bounds one wait of contract.ActionReady whatever the
+// request's deadline.
+const readyWaitMax = time.Minute
+
+// ready answers contract.ActionReady: 200 once the catalog is loaded,
+// waiting for it until ctx (the request's deadline) ends, then 503.
+func (s *server) ready(ctx context.Context, req *contract.Request) *contract.Response {
+	ctx, cancel := context.WithTimeout(ctx, readyWaitMax)
+	defer cancel()
+	select {
+	case <-s.svc.Loaded():
+		resp := ckan.Success(req.SiteURL, req.Action, map[string]any{"ready": true})
+		return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}
+	case <-ctx.Done():
+		e := ckan.Unavailable("The catalog is loading; please retry")
+		resp := ckan.Failure(req.SiteURL, req.Action, e)
+		return &contract.Response{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, ErrorType: e.Type}
+	}
 }

@@ -33,15 +33,35 @@ const (
 	// running one (hot reload): that one serves until this one is ready,
 	// so the plugin may start gently, leaving the machine to the requests.
 	EnvReplacing = "TOXGATE_PLUGIN_REPLACING"
+	// EnvLoadGate, for tests only, names a FIFO the catalog plugin reads
+	// to its end after its handshake and before it loads: a test holds
+	// the plugin in its loading state until it writes to the FIFO and
+	// closes it. The gateway passes it on only with its test routes on.
+	EnvLoadGate = "TOXGATE_CATALOG_LOAD_GATE"
 )
 
 // StartTimeout is how long a plugin may take from its start to its
-// handshake: opening its store and loading its data (the catalog reads
-// every record and builds or reads its search index first, which takes
-// minutes for a catalog of a few hundred thousand datasets on a busy
-// machine). The host waits this long for the handshake, and the plugin
-// gives its load as long.
-const StartTimeout = 15 * time.Minute
+// handshake: opening its store, nothing more. A plugin that keeps data in
+// memory (the catalog) loads it after the handshake and declares
+// ActionReady, so the gateway serves everything else meanwhile.
+const StartTimeout = time.Minute
+
+// LoadTimeout bounds a plugin's load after its handshake: the catalog
+// gives its load this long (reading every record and its search index
+// takes minutes for a catalog of a few hundred thousand datasets on a busy
+// machine), and the host waits this long for ActionReady before it gives
+// up on a starting or replacing process.
+const LoadTimeout = 15 * time.Minute
+
+// ActionReady is the internal action by which the host learns that a
+// plugin has loaded. A plugin that declares it in its manifest (Internal,
+// GET) is not ready after its handshake: the host counts it as loading
+// (readiness says so, and a hot reload keeps the old process serving)
+// until a call of ActionReady answers 200. The call waits until the
+// plugin is ready or the request's deadline passes, answering 503 then,
+// so the host learns it without polling. While it loads, the plugin's
+// other actions answer a CKAN-shaped 503.
+const ActionReady = "plugin_ready"
 
 // Transports.
 const (
