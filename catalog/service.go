@@ -245,6 +245,10 @@ func (s *Service) Load(ctx context.Context) error {
 	if err := s.load(ctx, m.Seq, readAt, s.opts.GentleLoad); err != nil {
 		return fmt.Errorf("catalog: %w", err)
 	}
+	// What the load left behind (the store's batches, a snapshot read
+	// whole) goes back to the system now rather than when the scavenger
+	// gets to it: the process's resident size is then about what it holds.
+	debug.FreeOSMemory()
 	s.startDataStore()
 	s.startChem()
 	go s.warmActivity()
