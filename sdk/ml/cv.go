@@ -29,17 +29,7 @@ func RandomFolds(y []bool, k int, seed int64) []int {
 // stay in one fold: scaffold groups, largest first (ties in seeded random
 // order), each go to the fold holding the fewest rows so far.
 func ScaffoldFolds(keys []string, k int, seed int64) []int {
-	groups := map[string][]int{}
-	var names []string
-	for i, s := range keys {
-		if _, ok := groups[s]; !ok {
-			names = append(names, s)
-		}
-		groups[s] = append(groups[s], i)
-	}
-	r := rand.New(rand.NewSource(seed))
-	r.Shuffle(len(names), func(a, b int) { names[a], names[b] = names[b], names[a] })
-	sort.SliceStable(names, func(a, b int) bool { return len(groups[names[a]]) > len(groups[names[b]]) })
+	groups, names := ScaffoldGroups(keys, seed)
 	size := make([]int, k)
 	fold := make([]int, len(keys))
 	for _, s := range names {
@@ -55,4 +45,22 @@ func ScaffoldFolds(keys []string, k int, seed int64) []int {
 		size[f] += len(groups[s])
 	}
 	return fold
+}
+
+// ScaffoldGroups groups the rows by scaffold key: groups maps each key to
+// its rows, and names lists the keys largest group first, groups of equal
+// size in an order shuffled by seed (not file order, which some sources
+// sort by label).
+func ScaffoldGroups(keys []string, seed int64) (groups map[string][]int, names []string) {
+	groups = map[string][]int{}
+	for i, s := range keys {
+		if _, ok := groups[s]; !ok {
+			names = append(names, s)
+		}
+		groups[s] = append(groups[s], i)
+	}
+	r := rand.New(rand.NewSource(seed))
+	r.Shuffle(len(names), func(a, b int) { names[a], names[b] = names[b], names[a] })
+	sort.SliceStable(names, func(a, b int) bool { return len(groups[names[a]]) > len(groups[names[b]]) })
+	return groups, names
 }

@@ -78,18 +78,26 @@ func (k *KNN) predict(x Sparse) float64 {
 			}
 		}
 	}
+	return k.vote(func(i int) float64 {
+		and := int(shared[i])
+		if u := nq + int(k.Pop[i]) - and; u > 0 {
+			return float64(and) / float64(u)
+		}
+		return 0
+	})
+}
+
+// vote keeps the K training structures most similar by sim (in training
+// order among equals) and answers their similarity-weighted label mean,
+// with Base as a prior of weight one.
+func (k *KNN) vote(sim func(i int) float64) float64 {
 	type nb struct {
 		s float64
 		y float32
 	}
 	top := make([]nb, 0, k.K+1)
-	for i, pop := range k.Pop {
-		and := int(shared[i])
-		u := nq + int(pop) - and
-		s := 0.0
-		if u > 0 {
-			s = float64(and) / float64(u)
-		}
+	for i := range k.Pop {
+		s := sim(i)
 		if len(top) == k.K && s <= top[k.K-1].s {
 			continue
 		}

@@ -6,47 +6,23 @@ import (
 	"testing"
 )
 
-// scanPredict is the kNN prediction by a full scan of the fingerprint
-// words, the reference the inverted index must reproduce exactly.
+// scanPredict is the kNN prediction with the shared bits counted by a full
+// scan of the fingerprint words, the reference the inverted index must
+// reproduce exactly.
 func scanPredict(k *KNN, x Sparse) float64 {
 	q := knnBits(x, k.Bits)
 	nq := popcount(q)
 	w := len(q)
-	type nb struct {
-		s float64
-		y float32
-	}
-	var top []nb
-	for i := range k.Pop {
+	return k.vote(func(i int) float64 {
 		and := 0
 		for j, v := range k.FP[i*w : (i+1)*w] {
 			and += bits.OnesCount64(v & q[j])
 		}
-		u := nq + int(k.Pop[i]) - and
-		s := 0.0
-		if u > 0 {
-			s = float64(and) / float64(u)
+		if u := nq + int(k.Pop[i]) - and; u > 0 {
+			return float64(and) / float64(u)
 		}
-		if len(top) == k.K && s <= top[k.K-1].s {
-			continue
-		}
-		j := len(top)
-		top = append(top, nb{})
-		for j > 0 && top[j-1].s < s {
-			top[j] = top[j-1]
-			j--
-		}
-		top[j] = nb{s, k.Y[i]}
-		if len(top) > k.K {
-			top = top[:k.K]
-		}
-	}
-	num, den := float64(k.Base), 1.0
-	for _, n := range top {
-		num += n.s * float64(n.y)
-		den += n.s
-	}
-	return num / den
+		return 0
+	})
 }
 
 // TestKNNIndexMatchesScan checks that the inverted-index kNN gives the

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log"
-	"math/rand"
 	"sort"
 	"strings"
 
@@ -21,17 +20,7 @@ const holdoutFraction = 0.2
 // Groups of equal size are taken in an order shuffled by seed, not in file
 // order, which some sources sort by label.
 func scaffoldHoldout(scaffolds []string, frac float64, seed int64) (train, test []int) {
-	groups := map[string][]int{}
-	var names []string
-	for i, s := range scaffolds {
-		if _, ok := groups[s]; !ok {
-			names = append(names, s)
-		}
-		groups[s] = append(groups[s], i)
-	}
-	r := rand.New(rand.NewSource(seed))
-	r.Shuffle(len(names), func(a, b int) { names[a], names[b] = names[b], names[a] })
-	sort.SliceStable(names, func(a, b int) bool { return len(groups[names[a]]) > len(groups[names[b]]) })
+	groups, names := ml.ScaffoldGroups(scaffolds, seed)
 	limit := int(float64(len(scaffolds)) * (1 - frac))
 	for _, s := range names {
 		if g := groups[s]; len(train)+len(g) <= limit {
