@@ -1,7 +1,6 @@
 package ml
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -21,18 +20,7 @@ func TestEnsembleRoundTrip(t *testing.T) {
 	if len(m.Ensemble.Members) != 3 || len(m.Ensemble.Cal) != 3 {
 		t.Fatalf("ensemble of %d members, %d calibrations", len(m.Ensemble.Members), len(m.Ensemble.Cal))
 	}
-	fp := ADFingerprint(mustMol(t, "c1ccccc1O"))
-	b := &Bundle{Name: "t", Version: "1.0.0", Featurizer: DefaultFeaturizer, Models: []*Model{m},
-		AD:    []*ADSet{NewADSet([][]uint64{fp, fp, fp}, 0.3, 3)},
-		Tasks: []Task{{Key: "k", Available: true, Threshold: 0.5, Positive: "active", Negative: "inactive"}}}
-	var buf bytes.Buffer
-	if err := b.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeBundle(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got, _ := roundTripBundle(t, m)
 	for _, x := range X[:20] {
 		var sum float64
 		for i, mm := range m.Ensemble.Members {

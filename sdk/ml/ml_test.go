@@ -238,18 +238,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := ADFingerprint(mustMol(t, "c1ccccc1O"))
-	b := &Bundle{Name: "t", Version: "1.0.0", Featurizer: DefaultFeaturizer, Models: []*Model{m},
-		AD:    []*ADSet{NewADSet([][]uint64{fp, fp, fp}, 0.3, 3)},
-		Tasks: []Task{{Key: "k", Available: true, Threshold: 0.5, Positive: "active", Negative: "inactive"}}}
-	var buf bytes.Buffer
-	if err := b.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeBundle(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, got, fp := roundTripBundle(t, m)
 	p1, p2 := b.Predict(X[0], fp, nil), got.Predict(X[0], fp, nil)
 	if p1[0].Probability != p2[0].Probability || !p2[0].Domain.InDomain || p2[0].Domain.Nearest[0] != 1 {
 		t.Fatalf("after round trip %+v, before %+v", p2[0], p1[0])
@@ -360,4 +349,23 @@ func TestFeatureDigestTracksTheFeatureCode(t *testing.T) {
 	if FeatureDigest(Featurizer{Radius: 2, Bits: 1024}) == a || FeatureDigest(Featurizer{Radius: 3, Bits: 2048}) == a {
 		t.Fatal("digest ignores the featurizer settings")
 	}
+}
+
+// roundTripBundle encodes a one-task bundle of m, with an applicability
+// domain of fp, and decodes it again.
+func roundTripBundle(t *testing.T, m *Model) (before, after *Bundle, fp []uint64) {
+	t.Helper()
+	fp = ADFingerprint(mustMol(t, "c1ccccc1O"))
+	b := &Bundle{Name: "t", Version: "1.0.0", Featurizer: DefaultFeaturizer, Models: []*Model{m},
+		AD:    []*ADSet{NewADSet([][]uint64{fp, fp, fp}, 0.3, 3)},
+		Tasks: []Task{{Key: "k", Available: true, Threshold: 0.5, Positive: "active", Negative: "inactive"}}}
+	var buf bytes.Buffer
+	if err := b.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeBundle(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, got, fp
 }
