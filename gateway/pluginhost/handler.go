@@ -40,6 +40,14 @@ func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller 
 		ok = false
 	}
 	if !ok {
+		if down := h.notRunning(); down != "" {
+			// The action may be that plugin's: it is not known until the
+			// plugin runs, so a valid call is told to retry, not refused.
+			ctx.Response.Header.Set("Retry-After", "5")
+			writeCKAN(ctx, ckan.Failure(site, action, &ckan.Error{Status: fasthttp.StatusServiceUnavailable, Type: TypeUnavailable,
+				Message: "The " + down + " service is not running; please retry"}))
+			return
+		}
 		writeCKAN(ctx, ckan.Failure(site, action, ckan.UnknownAction(action)))
 		return
 	}

@@ -239,6 +239,17 @@ func (h *Host) Ready() error {
 	return nil
 }
 
+// notRunning names a plugin that has no running process (it failed to
+// start, or waits to be restarted), or is "" when every plugin runs.
+func (h *Host) notRunning() string {
+	for _, m := range h.plugins {
+		if m.cur.Load() == nil {
+			return m.cfg.Name
+		}
+	}
+	return ""
+}
+
 // WaitReady waits until every plugin runs and has loaded, or ctx ends.
 func (h *Host) WaitReady(ctx context.Context) error {
 	for _, m := range h.plugins {
