@@ -36,3 +36,15 @@ func TestCrossValidationFigures(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBatch1000 scores a 1000-molecule request (both tasks: the
+// apical ensemble and the DICTrank trees) of drugs from the training sets'
+// chemistry.
+func BenchmarkBatch1000(b *testing.B) {
+	servetest.BenchBatch(b, Server, 1000,
+		"COc1cccc2C(=O)c3c(O)c4CC(O)(CC(OC5CC(N)C(O)C(C)O5)c4c(O)c3C(=O)c12)C(=O)CO",
+		"CCN(CC)CCNC(=O)c1c(C)[nH]c(/C=C2\\C(=O)Nc3ccc(F)cc32)c1C",
+		"CC(=O)Oc1ccccc1C(=O)O",
+		"CN(CCOc1ccc(NS(C)(=O)=O)cc1)CCc1ccc(NS(C)(=O)=O)cc1",
+		"COc1ccc(CCN2CCC(Nc3nc4ccccc4n3Cc3ccc(F)cc3)CC2)cc1")
+}

@@ -234,16 +234,4 @@ func BenchmarkOne(b *testing.B) {
 }
 
 // BenchmarkBatch1000 scores a 1000-molecule request.
-func BenchmarkBatch1000(b *testing.B) {
-	list := make([]string, 1000)
-	for i := range list {
-		list[i] = benchSMILES[i%len(benchSMILES)]
-	}
-	raw, _ := json.Marshal(list)
-	in := serve.Input{SMILES: raw}
-	for b.Loop() {
-		if _, err := Server.Evaluate(in); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkBatch1000(b *testing.B) { servetest.BenchBatch(b, Server, 1000, benchSMILES...) }

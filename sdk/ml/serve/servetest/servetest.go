@@ -233,3 +233,23 @@ func CheckJSON(t *testing.T, s *serve.Server, bodies ...string) {
 		}
 	}
 }
+
+// BenchBatch scores one request of n molecules, drawn in turn from smiles,
+// per iteration of b, and reports the time per molecule (µs/molecule).
+func BenchBatch(b *testing.B, s *serve.Server, n int, smiles ...string) {
+	list := make([]string, n)
+	for i := range list {
+		list[i] = smiles[i%len(smiles)]
+	}
+	raw, err := json.Marshal(list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := serve.Input{SMILES: raw}
+	for b.Loop() {
+		if _, err := s.Evaluate(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/molecule")
+}
