@@ -240,14 +240,7 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	start := time.Now()
 	fresh := newReadModel()
 	fresh.deferIndex = true
-	orgs, err := s.c.allOrgs(ctx)
-	if err != nil {
-		return err
-	}
-	for _, o := range orgs {
-		fresh.putOrg(o)
-	}
-	if err := s.c.loadVocabs(ctx, fresh); err != nil {
+	if err := s.loadContext(ctx, fresh); err != nil {
 		return err
 	}
 	cur, err := s.c.allDatasets(ctx, loadBatch)
@@ -283,6 +276,19 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 	return nil
 }
 
+// loadContext reads the organizations, groups and vocabularies into
+// fresh, a read model being loaded.
+func (s *Service) loadContext(ctx context.Context, fresh *readModel) error {
+	orgs, err := s.c.allOrgs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		fresh.putOrg(o)
+	}
+	return s.c.loadVocabs(ctx, fresh)
+}
+
 // indexLoaded builds the index of fresh, just loaded at marker seq: from
 // the index snapshot (Options.IndexSnapshot) when it is usable, else from
 // every dataset.
@@ -306,6 +312,7 @@ func (s *Service) indexLoaded(fresh *readModel, seq int64) {
 // ctx ends.
 func (s *Service) keepSnapshots(ctx context.Context) {
 	path, every := s.opts.IndexSnapshot, s.opts.IndexSnapshotEvery
+	removeStaleTemps(path, s.log)
 	written := int64(-1)
 	for first := true; ; first = false {
 		if applied, _ := s.st.appliedMarker(); applied != written {

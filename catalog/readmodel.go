@@ -41,6 +41,9 @@ type readModel struct {
 	allowCollaborators, allowAdminCollaborators bool
 	// auth holds Options.Auth, the ckan.auth.* switches (authz.go).
 	auth AuthOptions
+	// journal collects every dataset change for the records file this
+	// process writes (readmodel_records.go); nil when none.
+	journal *recordJournal
 }
 
 func newReadModel() *readModel {
@@ -77,6 +80,9 @@ func (st *readModel) putDataset(d *Dataset) {
 	if !st.deferIndex {
 		st.index.Put(st.docFor(d))
 	}
+	if st.journal != nil {
+		st.journal.put(d)
+	}
 }
 
 // removeDataset forgets a purged dataset. Callers hold the write lock.
@@ -87,6 +93,9 @@ func (st *readModel) removeDataset(id string) {
 		st.rendered.Delete(id)
 		delete(st.datasets, id)
 		st.index.Delete(id)
+		if st.journal != nil {
+			st.journal.del(id)
+		}
 	}
 }
 
@@ -483,6 +492,10 @@ func (st *readModel) replaceWith(fresh *readModel, seq int64, readAt time.Time) 
 	st.rendered.Clear()
 	st.applied = seq
 	st.appliedAt = readAt
+	if st.journal != nil { // the records file no longer follows the read model
+		st.journal.detach()
+		st.journal = nil
+	}
 }
 
 // publicDatasetNames is package_list's list: the names of the active

@@ -59,6 +59,12 @@ type Options struct {
 	// (catalog.index_snapshot_every; 0: once).
 	IndexSnapshot      string
 	IndexSnapshotEvery time.Duration
+	// RecordsFile is the file of the datasets' records with the journal
+	// of their changes ("" for none; the plugin keeps it beside the index
+	// snapshot, RecordsFileBeside): Load starts from it when it is usable
+	// (see loadFromRecords), and the process rewrites it once loaded and
+	// appends every change (keepRecords).
+	RecordsFile string
 	// AllowCollaborators lets dataset collaborators read (member) and edit
 	// (editor) single datasets (catalog.allow_dataset_collaborators, CKAN's
 	// ckan.auth.allow_dataset_collaborators).
@@ -119,6 +125,13 @@ type Service struct {
 	chem *chemState
 	// snapFirst is closed once the first index snapshot was attempted.
 	snapFirst chan struct{}
+	// storeID is the store's identity (recordStore.storeID), read by Load
+	// when a records file is kept.
+	storeID string
+	// recordsFirst is closed once the first records file was attempted;
+	// stopRecords ends its writing, and recordsDone is closed after.
+	recordsFirst, recordsDone chan struct{}
+	stopRecords               context.CancelFunc
 	// loaded is closed once the catalog is in memory (Load); until then
 	// every action answers errLoading. isLoaded is the same, for Do.
 	loaded   chan struct{}
@@ -242,8 +255,20 @@ func (s *Service) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("catalog: %w", err)
 	}
-	if err := s.load(ctx, m.Seq, readAt, s.opts.GentleLoad); err != nil {
-		return fmt.Errorf("catalog: %w", err)
+	records := s.opts.RecordsFile
+	restored := false
+	if records != "" {
+		if s.storeID, err = s.c.storeID(ctx); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		if restored, err = s.loadFromRecords(ctx, records, m.Seq); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+	}
+	if !restored {
+		if err := s.load(ctx, m.Seq, readAt, s.opts.GentleLoad); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
 	}
 	// What the load left behind (the store's batches, a snapshot read
 	// whole) goes back to the system now rather than when the scavenger
@@ -255,6 +280,14 @@ func (s *Service) Load(ctx context.Context) error {
 	if s.opts.IndexSnapshot != "" {
 		s.snapFirst = make(chan struct{})
 		go s.keepSnapshots(context.WithoutCancel(ctx))
+	}
+	if records != "" {
+		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopRecords, s.recordsFirst, s.recordsDone = stop, make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(s.recordsDone)
+			s.keepRecords(rctx, records)
+		}()
 	}
 	s.isLoaded.Store(true)
 	close(s.loaded)

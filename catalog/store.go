@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -22,6 +24,8 @@ const (
 	CollClaims        = "catalog_claims"
 	// CollVocabularies holds the tag vocabularies with their tags.
 	CollVocabularies = "vocabularies"
+	// CollMeta holds the catalog's identity (recordStore.storeID).
+	CollMeta = "catalog_meta"
 )
 
 // change kinds in the change marker.
@@ -57,6 +61,8 @@ type marker struct {
 type recordStore struct {
 	datasets, orgs, changes, changeSeq, claims *mongo.Collection
 	vocabs                                     *mongo.Collection
+	// meta holds the store's identity (storeID).
+	meta *mongo.Collection
 	// activity and activityDataColl are the activity stream (activity.go).
 	activity, activityDataColl *mongo.Collection
 	// users is the gateway's user directory (nil: no users are known).
@@ -75,6 +81,7 @@ func newRecordStore(db *mongo.Database, users contract.Users) recordStore {
 		changeSeq: db.Collection(CollChangeSeq),
 		claims:    db.Collection(CollClaims),
 		vocabs:    db.Collection(CollVocabularies),
+		meta:      db.Collection(CollMeta),
 
 		activity:         db.Collection(CollActivity),
 		activityDataColl: db.Collection(CollActivityData),
@@ -359,4 +366,33 @@ func (c recordStore) allDatasets(ctx context.Context, batch int32) (*mongo.Curso
 		return nil, fmt.Errorf("load datasets: %w", err)
 	}
 	return cur, nil
+}
+
+// identityID is the _id of the store's identity document.
+const identityID = "identity"
+
+// storeID is the identity of the catalog's store: a random id written
+// with the first call on a store (once, whichever process wins) and read
+// ever after. A records file names the store it was read from, so that a
+// file is never taken for another store's.
+func (c recordStore) storeID(ctx context.Context) (string, error) {
+	var doc struct {
+		ID string `bson:"id"`
+	}
+	for try := 0; try < 2; try++ {
+		err := c.meta.FindOne(ctx, bson.M{"_id": identityID}).Decode(&doc)
+		if err == nil && doc.ID != "" {
+			return doc.ID, nil
+		}
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return "", fmt.Errorf("read store identity: %w", err)
+		}
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		_, err = c.meta.InsertOne(ctx, bson.M{"_id": identityID, "id": hex.EncodeToString(b[:]), "created": time.Now().UTC()})
+		if err != nil && !isDup(err) {
+			return "", fmt.Errorf("write store identity: %w", err)
+		}
+	}
+	return "", errors.New("store identity: written but not read back")
 }

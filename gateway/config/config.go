@@ -145,7 +145,7 @@ type Catalog struct {
 	MaxVersionsPerDataset int `yaml:"max_versions_per_dataset" doc:"versions one dataset may have (deleted ones not counted); each copies the dataset's DataStore tables"`
 	// IndexSnapshot and IndexSnapshotEvery place and pace the catalog
 	// plugin's search index snapshot (catalog/README.md, "Start-up").
-	IndexSnapshot      string        `yaml:"index_snapshot" doc:"file of the catalog's search index snapshot, which a starting catalog plugin begins from; empty: catalog-index.snap beside mongodb.data_dir; off: none"`
+	IndexSnapshot      string        `yaml:"index_snapshot" doc:"file of the catalog's search index snapshot, which a starting catalog plugin begins from; empty: catalog-index.snap beside mongodb.data_dir; off: none; the datasets' records file is kept beside it, <file>.records"`
 	IndexSnapshotEvery time.Duration `yaml:"index_snapshot_every" doc:"how often the catalog plugin writes the snapshot while the catalog changes (0: once, after loading)"`
 	// MemoryLimit is the catalog plugin's soft memory limit
 	// (runtime/debug.SetMemoryLimit; catalog/README.md, "Memory per dataset").

@@ -11,8 +11,8 @@ import (
 )
 
 // A gateway restarted on its data directory starts its catalog plugin
-// from the search index snapshot the previous run wrote, and its searches
-// answer as before, with the writes made since.
+// from the search index snapshot and the records file the previous run
+// wrote, and its searches answer as before, with the writes made since.
 func TestCatalogStartsFromIndexSnapshot(t *testing.T) {
 	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
 	admin := adminToken(t, g)
@@ -34,6 +34,9 @@ func TestCatalogStartsFromIndexSnapshot(t *testing.T) {
 	g.Restart()
 	if !g.WaitLog(regexp.MustCompile(`catalog index restored from its snapshot`), 60*time.Second) {
 		t.Fatalf("the restarted catalog did not start from its snapshot:\n%s", g.Logs())
+	}
+	if !g.WaitLog(regexp.MustCompile(`catalog loaded from its records file`), 60*time.Second) {
+		t.Fatalf("the restarted catalog did not start from its records file:\n%s", g.Logs())
 	}
 	_, after := ckan(t, g, "package_search", admin, query)
 	if !reflect.DeepEqual(before["result"], after["result"]) { // the help URL names the new port

@@ -47,7 +47,9 @@ func BenchmarkCatalogScaleThroughGateway(b *testing.B) {
 	b.ReportMetric(time.Since(start).Seconds(), "generate-s")
 
 	snap := filepath.Join(dir, "catalog-index.snap")
+	records := snap + ".records" // the catalog plugin keeps it beside the index snapshot (catalog.RecordsFileBeside)
 	_ = os.Remove(snap)
+	_ = os.Remove(records)
 	launch := func(what string) (*harness.Gateway, time.Duration, time.Duration) {
 		t0 := time.Now()
 		g, err := harness.Launch(bins, harness.WithDataDir(dir), harness.WithoutReadyWait(),
@@ -65,7 +67,11 @@ func BenchmarkCatalogScaleThroughGateway(b *testing.B) {
 	g, listen, cold := launch("start without a snapshot")
 	b.ReportMetric(listen.Seconds(), "listen-no-snapshot-s")
 	b.ReportMetric(cold.Seconds(), "start-no-snapshot-s")
-	waitUntil(b, 30*time.Minute, "the index snapshot written", func() bool { _, err := os.Stat(snap); return err == nil })
+	waitUntil(b, 30*time.Minute, "the index snapshot and the records file written", func() bool {
+		_, err := os.Stat(snap)
+		_, rerr := os.Stat(records)
+		return err == nil && rerr == nil
+	})
 	if code := g.Stop(); code != 0 {
 		b.Fatalf("stop: exit %d", code)
 	}

@@ -125,7 +125,8 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 		MaxVersionsPerDataset: cs.MaxVersionsPerDataset,
 		ReplyCacheEntries:     cs.ReplyCacheEntries,
 		Auth:                  catalog.AuthOptions(cs.Auth),
-		IndexSnapshot:         cs.IndexSnapshot, IndexSnapshotEvery: cs.IndexSnapshotEvery}
+		IndexSnapshot:         cs.IndexSnapshot, IndexSnapshotEvery: cs.IndexSnapshotEvery,
+		RecordsFile: catalog.RecordsFileBeside(cs.IndexSnapshot)}
 	ds, err := openDataStore(ctx, log, set.DataStore, &opts)
 	if err != nil {
 		_ = client.Disconnect(context.Background())
@@ -151,6 +152,7 @@ func open(log *slog.Logger, users contract.Users) (*server, func(), error) {
 	}}
 	return srv, func() {
 		stopSweep()
+		svc.Close() // appends the last changes to the records file
 		if ds != nil {
 			_ = ds.Close()
 		}
