@@ -298,6 +298,7 @@ func (s *Service) indexLoaded(fresh *readModel, seq int64) {
 		n, err := fresh.restoreIndex(path, seq)
 		if err == nil {
 			s.log.Info("catalog index restored from its snapshot", "path", path, "reindexed", n, "took", time.Since(start))
+			s.snapCurrent.Store(n <= snapshotStaleness(len(fresh.datasets)))
 			return
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -307,14 +308,26 @@ func (s *Service) indexLoaded(fresh *readModel, seq int64) {
 	fresh.indexAll()
 }
 
-// keepSnapshots writes the index snapshot once the catalog is loaded and
-// then every Options.IndexSnapshotEvery while the catalog changed, until
-// ctx ends.
+// snapshotStaleness is how many documents a start may index again on top
+// of its index snapshot before the snapshot is written again: 1% of the
+// datasets, at least 100.
+func snapshotStaleness(datasets int) int { return max(100, datasets/100) }
+
+// keepSnapshots writes the index snapshot once the catalog is loaded
+// (unless the one it started from needed at most snapshotStaleness
+// documents indexed again) and then every Options.IndexSnapshotEvery while
+// the catalog changed, until ctx ends.
 func (s *Service) keepSnapshots(ctx context.Context) {
 	path, every := s.opts.IndexSnapshot, s.opts.IndexSnapshotEvery
 	removeStaleTemps(path, s.log)
 	written := int64(-1)
 	for first := true; ; first = false {
+		if first && s.snapCurrent.Load() {
+			// the snapshot this start read is close enough: writing it
+			// again would hold the index for nothing
+			written, _ = s.st.appliedMarker()
+			s.log.Info("catalog index snapshot current enough; not written again", "path", path)
+		}
 		if applied, _ := s.st.appliedMarker(); applied != written {
 			start := time.Now()
 			if err := s.st.writeSnapshot(path); err != nil {

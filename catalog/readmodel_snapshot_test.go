@@ -88,6 +88,10 @@ func TestIndexSnapshotRestoresAndCatchesUp(t *testing.T) {
 	if !strings.Contains(log.String(), "restored from its snapshot") || !strings.Contains(log.String(), "reindexed=3") {
 		t.Fatalf("snapshot not used as expected:\n%s", log)
 	}
+	// 3 documents indexed again: the snapshot is not written again
+	if !strings.Contains(log.String(), "current enough; not written again") || strings.Contains(log.String(), "index snapshot written") {
+		t.Fatalf("a nearly current snapshot written again at start:\n%s", log)
+	}
 	f.sameSearchesAs(b, f.open(Options{}))
 	// writes after the start reach the restored index as any other
 	f.ok("sysadmin", "package_patch", map[string]any{"id": "snap-07", "title": "kinetics again"})

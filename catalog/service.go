@@ -125,6 +125,9 @@ type Service struct {
 	chem *chemState
 	// snapFirst is closed once the first index snapshot was attempted.
 	snapFirst chan struct{}
+	// snapCurrent is set when the load started from an index snapshot
+	// that needed few documents indexed again (keepSnapshots).
+	snapCurrent atomic.Bool
 	// storeID is the store's identity (recordStore.storeID), read by Load
 	// when a records file is kept.
 	storeID string
