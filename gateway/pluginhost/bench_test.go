@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -165,6 +166,8 @@ func benchEnv(b *testing.B) (*env, *fasthttp.Client) {
 	e := newEnvTB(b, nil, envOpts{dbName: db, cfg: func(c *Config) {
 		c.Transport = *benchTransport
 		c.Settings.Catalog.ConcurrentWrites = *benchConcurrentWrites
+		// as a gateway's default: an index snapshot and a records file
+		c.Settings.Catalog.IndexSnapshot = filepath.Join(b.TempDir(), "catalog-index.snap")
 		if *benchCatalogEnv != "" {
 			c.Env = append(c.Env, *benchCatalogEnv)
 		}
