@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -387,10 +386,10 @@ const readBatch = 256
 // restoreRecords fills fresh (a read model being loaded, its datasets
 // empty) from the records file at path when it is usable: of this
 // version, read from the store named store, and not ahead of storeSeq
-// (the store's marker number). The datasets are decoded on all cores and
-// applied in the order of the file. An unusable file gives an error;
+// (the store's marker number). The datasets are decoded by workers
+// goroutines (at least one) and applied in the order of the file. An unusable file gives an error;
 // fresh must then be thrown away.
-func (st *readModel) restoreRecords(path, store string, storeSeq int64) (recordsRead, error) {
+func (st *readModel) restoreRecords(path, store string, storeSeq int64, workers int) (recordsRead, error) {
 	var out recordsRead
 	f, err := os.Open(path)
 	if err != nil {
@@ -422,7 +421,7 @@ func (st *readModel) restoreRecords(path, store string, storeSeq int64) (records
 	work := make(chan *frameBatch, 4)
 	ordered := make(chan *frameBatch, 16)
 	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range max(1, workers) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

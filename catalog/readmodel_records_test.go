@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -290,7 +291,7 @@ func FuzzRestoreRecords(f *testing.F) {
 		}
 		fresh := newReadModel()
 		fresh.deferIndex = true
-		got, err := fresh.restoreRecords(p, "s", 1<<40)
+		got, err := fresh.restoreRecords(p, "s", 1<<40, 2)
 		if err != nil {
 			return
 		}
@@ -356,7 +357,7 @@ func BenchmarkRecordsRestore(b *testing.B) {
 		for b.Loop() {
 			fresh := newReadModel()
 			fresh.deferIndex = true
-			if _, err := fresh.restoreRecords(path, "bench", rm.applied); err != nil || len(fresh.datasets) != n {
+			if _, err := fresh.restoreRecords(path, "bench", rm.applied, runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
 				b.Fatal(err, len(fresh.datasets))
 			}
 		}

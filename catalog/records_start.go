@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"runtime"
 	"time"
 )
 
@@ -23,7 +24,12 @@ func (s *Service) loadFromRecords(ctx context.Context, path string, seq int64) (
 	if err := s.loadContext(ctx, fresh); err != nil {
 		return false, err
 	}
-	got, err := fresh.restoreRecords(path, s.storeID, seq)
+	// a process replacing a running one leaves it a core (Options.GentleLoad)
+	workers := runtime.GOMAXPROCS(0)
+	if s.opts.GentleLoad {
+		workers = max(1, workers/2)
+	}
+	got, err := fresh.restoreRecords(path, s.storeID, seq, workers)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("catalog records file not used; reading every dataset from the store", "path", path, "err", err)
