@@ -269,7 +269,13 @@ func (s *Service) load(ctx context.Context, seq int64, readAt time.Time, gentle 
 		return fmt.Errorf("load datasets: %w", err)
 	}
 	fresh.deferIndex = false
-	s.indexLoaded(fresh, seq)
+	// the index snapshot may have been written (by a running process)
+	// after seq was read: it is checked against the marker as it is now
+	idxSeq := seq
+	if m, err := s.c.readMarker(ctx); err == nil && m.Seq > seq {
+		idxSeq = m.Seq
+	}
+	s.indexLoaded(fresh, idxSeq)
 	fresh.applied = seq
 	s.st.replaceWith(fresh, seq, readAt)
 	s.log.Info("catalog loaded", "datasets", len(fresh.datasets), "organizations", len(fresh.orgs), "seq", seq, "took", time.Since(start), "gentle", gentle)

@@ -384,12 +384,13 @@ type frameBatch struct {
 const readBatch = 256
 
 // restoreRecords fills fresh (a read model being loaded, its datasets
-// empty) from the records file at path when it is usable: of this
-// version, read from the store named store, and not ahead of storeSeq
-// (the store's marker number). The datasets are decoded by workers
-// goroutines (at least one) and applied in the order of the file. An unusable file gives an error;
-// fresh must then be thrown away.
-func (st *readModel) restoreRecords(path, store string, storeSeq int64, workers int) (recordsRead, error) {
+// empty) from the records file at path when it is usable: of this version
+// and read from the store named store. The caller checks the marker
+// number it reports against the store's (a file ahead of the store is of
+// a store restored from an older backup). The datasets are decoded by
+// workers goroutines (at least one) and applied in the order of the file.
+// An unusable file gives an error; fresh must then be thrown away.
+func (st *readModel) restoreRecords(path, store string, workers int) (recordsRead, error) {
 	var out recordsRead
 	f, err := os.Open(path)
 	if err != nil {
@@ -414,8 +415,6 @@ func (st *readModel) restoreRecords(path, store string, storeSeq int64, workers 
 		return out, fmt.Errorf("records file of version %d, want %d", h.Version, recordsVersion)
 	case h.Store != store:
 		return out, fmt.Errorf("records file of another store (%q, this one is %q)", h.Store, store)
-	case h.Seq > storeSeq:
-		return out, fmt.Errorf("records file at marker %d, ahead of the store's %d", h.Seq, storeSeq)
 	}
 
 	work := make(chan *frameBatch, 4)
@@ -506,9 +505,6 @@ func (st *readModel) restoreRecords(path, store string, storeSeq int64, workers 
 	}
 	if !baseDone {
 		return out, errors.New("records file: its base is not whole")
-	}
-	if out.seq > storeSeq {
-		return out, fmt.Errorf("records file at marker %d, ahead of the store's %d", out.seq, storeSeq)
 	}
 	out.datasets = len(st.datasets)
 	return out, nil

@@ -216,7 +216,7 @@ func TestRecordsFileTornOrUnusable(t *testing.T) {
 	damaged := bytes.Clone(base)
 	damaged[len(base)/2] ^= 1
 	otherStore := bytes.Replace(bytes.Clone(full), []byte(a.storeID), []byte(strings.Repeat("0", len(a.storeID))), 1)
-	ahead := recordsWithHeader(t, full, func(h *recordsHeader) { h.Seq += 1000 })
+	ahead := recordsWithHeader(t, base, func(h *recordsHeader) { h.Seq += 1000 })
 	version := recordsWithHeader(t, full, func(h *recordsHeader) { h.Version++ })
 	for name, p := range map[string]string{
 		"cut in the base": variant("cut", base[:len(base)-40]),
@@ -291,7 +291,7 @@ func FuzzRestoreRecords(f *testing.F) {
 		}
 		fresh := newReadModel()
 		fresh.deferIndex = true
-		got, err := fresh.restoreRecords(p, "s", 1<<40, 2)
+		got, err := fresh.restoreRecords(p, "s", 2)
 		if err != nil {
 			return
 		}
@@ -357,7 +357,7 @@ func BenchmarkRecordsRestore(b *testing.B) {
 		for b.Loop() {
 			fresh := newReadModel()
 			fresh.deferIndex = true
-			if _, err := fresh.restoreRecords(path, "bench", rm.applied, runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
+			if _, err := fresh.restoreRecords(path, "bench", runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
 				b.Fatal(err, len(fresh.datasets))
 			}
 		}

@@ -3,21 +3,21 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"runtime"
 	"time"
 )
 
 // loadFromRecords loads the catalog from the records file at path
-// (readmodel_records.go) instead of reading every dataset from the store, when
-// the file is usable; seq is the store's marker number, read before. The
-// organizations, groups and vocabularies are read from the store, the
-// index from its snapshot (indexing again what changed since), and then
-// the catalog catches up with the store from the claims made since the
-// file's last mark (catchUp; a full reload when they do not reach back
-// that far). It reports false, with nothing changed,
-// when the file is missing or unusable.
-func (s *Service) loadFromRecords(ctx context.Context, path string, seq int64) (bool, error) {
+// (readmodel_records.go) instead of reading every dataset from the store,
+// when the file is usable. The organizations, groups and vocabularies are
+// read from the store, the index from its snapshot (indexing again what
+// changed since), and then the catalog catches up from the claims made
+// since the file's last mark (catchUp; a full reload when they do not
+// reach back that far). It reports false, with nothing changed, when the
+// file is missing or unusable.
+func (s *Service) loadFromRecords(ctx context.Context, path string) (bool, error) {
 	start := time.Now()
 	fresh := newReadModel()
 	fresh.deferIndex = true
@@ -29,7 +29,7 @@ func (s *Service) loadFromRecords(ctx context.Context, path string, seq int64) (
 	if s.opts.GentleLoad {
 		workers = max(1, workers/2)
 	}
-	got, err := fresh.restoreRecords(path, s.storeID, seq, workers)
+	got, err := fresh.restoreRecords(path, s.storeID, workers)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("catalog records file not used; reading every dataset from the store", "path", path, "err", err)
@@ -37,8 +37,21 @@ func (s *Service) loadFromRecords(ctx context.Context, path string, seq int64) (
 		return false, nil
 	}
 	read := time.Since(start)
+	// The marker is read after the file: a running process (a hot
+	// reload's old one) may have appended changes past a marker read
+	// before. A file ahead of the store is of an older store.
+	readAt := time.Now()
+	m, err := s.c.readMarker(ctx)
+	if err != nil {
+		return false, err
+	}
+	if m.Seq < got.seq {
+		s.log.Warn("catalog records file not used; reading every dataset from the store", "path", path,
+			"err", fmt.Sprintf("records file at marker %d, ahead of the store's %d", got.seq, m.Seq))
+		return false, nil
+	}
 	fresh.deferIndex = false
-	s.indexLoaded(fresh, seq)
+	s.indexLoaded(fresh, m.Seq)
 	fresh.applied = got.seq
 	s.st.replaceWith(fresh, got.seq, got.at)
 	indexed := time.Since(start)
@@ -46,15 +59,6 @@ func (s *Service) loadFromRecords(ctx context.Context, path string, seq int64) (
 	// the marker says: a write whose process died between its store write
 	// and its marker raise is in the store and the claims but in no
 	// marker, and a full load would have read it.
-	readAt := time.Now()
-	m, err := s.c.readMarker(ctx)
-	if err != nil {
-		return true, err
-	}
-	if m.Seq < got.seq {
-		s.log.Info("catalog: the change marker went back since the records file; reloading", "marker_seq", m.Seq, "file_seq", got.seq)
-		return true, s.reloadAll(ctx, m.Seq, readAt)
-	}
 	if err := s.catchUp(ctx, m.Seq, readAt); err != nil {
 		return true, err
 	}

@@ -130,7 +130,7 @@ func scaleRun(b *testing.B, n int) {
 	start = time.Now()
 	fresh := newReadModel()
 	fresh.deferIndex = true
-	if _, err := fresh.restoreRecords(recPath, "bench", rm.applied, runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
+	if _, err := fresh.restoreRecords(recPath, "bench", runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
 		b.Fatalf("records file read back: %v (%d datasets)", err, len(fresh.datasets))
 	}
 	b.ReportMetric(time.Since(start).Seconds(), "records-read-s")

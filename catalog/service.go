@@ -264,7 +264,7 @@ func (s *Service) Load(ctx context.Context) error {
 		if s.storeID, err = s.c.storeID(ctx); err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
-		if restored, err = s.loadFromRecords(ctx, records, m.Seq); err != nil {
+		if restored, err = s.loadFromRecords(ctx, records); err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
 	}
