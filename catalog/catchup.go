@@ -319,40 +319,56 @@ func (s *Service) indexLoaded(fresh *readModel, seq int64) {
 // datasets, at least 100.
 func snapshotStaleness(datasets int) int { return max(100, datasets/100) }
 
-// keepSnapshots writes the index snapshot once the catalog is loaded
-// (unless the one it started from needed at most snapshotStaleness
-// documents indexed again) and then every Options.IndexSnapshotEvery while
-// the catalog changed, until ctx ends.
-func (s *Service) keepSnapshots(ctx context.Context) {
-	path, every := s.opts.IndexSnapshot, s.opts.IndexSnapshotEvery
+// firstSnapshot writes the index snapshot once the catalog is loaded,
+// before it serves (writing holds the index, which then blocks nobody; a
+// hot reload's old process serves meanwhile), unless the snapshot the load
+// started from needed at most snapshotStaleness documents indexed again.
+// It reports the marker number the snapshot on disk reflects (-1: none
+// written).
+func (s *Service) firstSnapshot() int64 {
+	path := s.opts.IndexSnapshot
+	defer close(s.snapFirst)
 	removeStaleTemps(path, s.log)
-	written := int64(-1)
-	for first := true; ; first = false {
-		if first && s.snapCurrent.Load() {
-			// the snapshot this start read is close enough: writing it
-			// again would hold the index for nothing
-			written, _ = s.st.appliedMarker()
-			s.log.Info("catalog index snapshot current enough; not written again", "path", path)
-		}
-		if applied, _ := s.st.appliedMarker(); applied != written {
-			start := time.Now()
-			if err := s.st.writeSnapshot(path); err != nil {
-				s.log.Warn("catalog index snapshot not written", "path", path, "err", err)
-			} else {
-				written = applied
-				s.log.Info("catalog index snapshot written", "path", path, "seq", applied, "took", time.Since(start))
-			}
-		}
-		if first {
-			close(s.snapFirst)
-		}
-		if every <= 0 {
-			return
-		}
+	if s.snapCurrent.Load() {
+		applied, _ := s.st.appliedMarker()
+		s.log.Info("catalog index snapshot current enough; not written again", "path", path)
+		return applied
+	}
+	return s.snapshotIfChanged(-1)
+}
+
+// snapshotIfChanged writes the index snapshot when the catalog changed
+// since written (the marker number of the last one) and reports the
+// marker number of the snapshot on disk.
+func (s *Service) snapshotIfChanged(written int64) int64 {
+	path := s.opts.IndexSnapshot
+	applied, _ := s.st.appliedMarker()
+	if applied == written {
+		return written
+	}
+	start := time.Now()
+	if err := s.st.writeSnapshot(path); err != nil {
+		s.log.Warn("catalog index snapshot not written", "path", path, "err", err)
+		return written
+	}
+	s.log.Info("catalog index snapshot written", "path", path, "seq", applied, "took", time.Since(start))
+	return applied
+}
+
+// keepSnapshots writes the index snapshot every Options.IndexSnapshotEvery
+// while the catalog changed (none when 0), until ctx ends; written is the
+// marker number of the snapshot on disk.
+func (s *Service) keepSnapshots(ctx context.Context, written int64) {
+	every := s.opts.IndexSnapshotEvery
+	if every <= 0 {
+		return
+	}
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(every):
 		}
+		written = s.snapshotIfChanged(written)
 	}
 }

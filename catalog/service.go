@@ -126,7 +126,7 @@ type Service struct {
 	// snapFirst is closed once the first index snapshot was attempted.
 	snapFirst chan struct{}
 	// snapCurrent is set when the load started from an index snapshot
-	// that needed few documents indexed again (keepSnapshots).
+	// that needed few documents indexed again (firstSnapshot).
 	snapCurrent atomic.Bool
 	// storeID is the store's identity (recordStore.storeID), read by Load
 	// when a records file is kept.
@@ -277,13 +277,14 @@ func (s *Service) Load(ctx context.Context) error {
 	// whole) goes back to the system now rather than when the scavenger
 	// gets to it: the process's resident size is then about what it holds.
 	debug.FreeOSMemory()
+	if s.opts.IndexSnapshot != "" {
+		s.snapFirst = make(chan struct{})
+		written := s.firstSnapshot() // before the catalog serves
+		go s.keepSnapshots(context.WithoutCancel(ctx), written)
+	}
 	s.startDataStore()
 	s.startChem()
 	go s.warmActivity()
-	if s.opts.IndexSnapshot != "" {
-		s.snapFirst = make(chan struct{})
-		go s.keepSnapshots(context.WithoutCancel(ctx))
-	}
 	if records != "" {
 		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		s.stopRecords, s.recordsFirst, s.recordsDone = stop, make(chan struct{}), make(chan struct{})
