@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"toxgate/gateway/identity"
 )
 
 // openWithRecords opens a catalog on f's store keeping its records file
@@ -25,16 +23,23 @@ import (
 // records file is written; the catalog is closed at the end of the test.
 func (f *fixture) openWithRecords(path string) (*Service, *lockedBuffer) {
 	f.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	log := &lockedBuffer{}
-	svc, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(log, nil)), Users: identity.NewStore(f.db), RecordsFile: path})
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	svc, log := f.openLogged(Options{RecordsFile: path})
 	f.t.Cleanup(svc.Close)
 	<-svc.recordsFirst
 	return svc, log
+}
+
+// fromRecords is openWithRecords for a catalog that must start from the
+// records file at path, its log naming each of also too.
+func (f *fixture) fromRecords(path string, also ...string) *Service {
+	f.t.Helper()
+	svc, log := f.openWithRecords(path)
+	for _, want := range append([]string{"loaded from its records file"}, also...) {
+		if !strings.Contains(log.String(), want) {
+			f.t.Fatalf("records file not used as expected (no %q):\n%s", want, log)
+		}
+	}
+	return svc
 }
 
 // sameCatalogAs fails unless got holds the datasets want holds, as
@@ -75,10 +80,7 @@ func (f *fixture) sameCatalogAs(got, want *Service) {
 // delete, a purge), and answers as a catalog that read every dataset
 // from the store; and that it catches up with what others wrote since.
 func TestRecordsFileRestartsWithTheProcessWrites(t *testing.T) {
-	f := newFixture(t)
-	for i := range 20 {
-		f.ok("sysadmin", "package_create", snapDataset(i))
-	}
+	f := snapFixture(t, 20)
 	path := filepath.Join(t.TempDir(), "catalog.records")
 	a, _ := f.openWithRecords(path)
 	as := func(action string, data map[string]any) {
@@ -93,10 +95,7 @@ func TestRecordsFileRestartsWithTheProcessWrites(t *testing.T) {
 	as("dataset_purge", map[string]any{"id": "snap-06"})
 	a.Close()
 
-	b, log := f.openWithRecords(path)
-	if !strings.Contains(log.String(), "loaded from its records file") || !strings.Contains(log.String(), "datasets=20") {
-		t.Fatalf("records file not used as expected:\n%s", log)
-	}
+	b := f.fromRecords(path, "datasets=20")
 	f.sameCatalogAs(b, f.open(Options{}))
 
 	// what another process writes while this one is down: more changes
@@ -107,11 +106,7 @@ func TestRecordsFileRestartsWithTheProcessWrites(t *testing.T) {
 	}
 	f.ok("sysadmin", "package_patch", map[string]any{"id": "snap-07", "notes": "kinetics again"})
 	f.ok("sysadmin", "dataset_purge", map[string]any{"id": "snap-08"})
-	c, log := f.openWithRecords(path)
-	if !strings.Contains(log.String(), "loaded from its records file") || !strings.Contains(log.String(), "caught up from claims") {
-		t.Fatalf("records file not used as expected:\n%s", log)
-	}
-	f.sameCatalogAs(c, f.open(Options{}))
+	f.sameCatalogAs(f.fromRecords(path, "caught up from claims"), f.open(Options{}))
 }
 
 // TestRecordsFileSeesAWriteWhoseProcessDied checks that a dataset written
@@ -119,10 +114,7 @@ func TestRecordsFileRestartsWithTheProcessWrites(t *testing.T) {
 // (so no marker names it) is read after a start from the records file,
 // as a full load reads it.
 func TestRecordsFileSeesAWriteWhoseProcessDied(t *testing.T) {
-	f := newFixture(t)
-	for i := range 5 {
-		f.ok("sysadmin", "package_create", snapDataset(i))
-	}
+	f := snapFixture(t, 5)
 	path := filepath.Join(t.TempDir(), "catalog.records")
 	a, _ := f.openWithRecords(path)
 	a.Close()
@@ -155,10 +147,7 @@ func TestRecordsFileSeesAWriteWhoseProcessDied(t *testing.T) {
 	if seq, _, _ := w.c.readSeq(ctx); seq != seqBefore {
 		t.Fatalf("the marker moved: %d → %d", seqBefore, seq)
 	}
-	b, log := f.openWithRecords(path)
-	if !strings.Contains(log.String(), "loaded from its records file") {
-		t.Fatalf("records file not used:\n%s", log)
-	}
+	b := f.fromRecords(path)
 	if _, err := callSvc(t, b, f.users["sysadmin"], "package_show", map[string]any{"id": "orphan-set"}); err != nil {
 		t.Fatalf("the orphan write is not read: %v", err)
 	}
@@ -171,10 +160,7 @@ func TestRecordsFileSeesAWriteWhoseProcessDied(t *testing.T) {
 // not used: the catalog reads every dataset from the store. Either way it
 // answers as a catalog that read every dataset from the store.
 func TestRecordsFileTornOrUnusable(t *testing.T) {
-	f := newFixture(t)
-	for i := range 12 {
-		f.ok("sysadmin", "package_create", snapDataset(i))
-	}
+	f := snapFixture(t, 12)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "catalog.records")
 	a, _ := f.openWithRecords(path)
@@ -207,11 +193,8 @@ func TestRecordsFileTornOrUnusable(t *testing.T) {
 		"torn journal":    variant("torn", full[:len(full)-5]),
 		"journal garbage": variant("garbage", append(bytes.Clone(full), 0xff, 0, 0, 0, 1, 2, 3)),
 	} {
-		svc, log := f.openWithRecords(p)
-		if !strings.Contains(log.String(), "loaded from its records file") {
-			t.Fatalf("%s: records file not used:\n%s", name, log)
-		}
-		f.sameCatalogAs(svc, want)
+		t.Log(name)
+		f.sameCatalogAs(f.fromRecords(p), want)
 	}
 	damaged := bytes.Clone(base)
 	damaged[len(base)/2] ^= 1

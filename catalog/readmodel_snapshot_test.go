@@ -16,19 +16,26 @@ import (
 	"toxgate/gateway/identity"
 )
 
-// openWithSnapshot opens a catalog on f's store with the index snapshot
-// at path and returns it with its log.
-func (f *fixture) openWithSnapshot(path string) (*Service, *lockedBuffer) {
+// openLogged opens a catalog on f's store with opts and its log.
+func (f *fixture) openLogged(opts Options) (*Service, *lockedBuffer) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	log := &lockedBuffer{}
-	svc, err := New(ctx, f.db, Options{Logger: slog.New(slog.NewTextHandler(log, nil)), Users: identity.NewStore(f.db), IndexSnapshot: path})
+	opts.Logger, opts.Users = slog.New(slog.NewTextHandler(log, nil)), identity.NewStore(f.db)
+	svc, err := New(ctx, f.db, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	// its first snapshot is written in the background; wait for it, so
-	// that no write outlives the test's directory
+	return svc, log
+}
+
+// openWithSnapshot opens a catalog on f's store with the index snapshot
+// at path and returns it with its log.
+func (f *fixture) openWithSnapshot(path string) (*Service, *lockedBuffer) {
+	f.t.Helper()
+	svc, log := f.openLogged(Options{IndexSnapshot: path})
+	// its first snapshot is written before it serves; wait for it anyway
 	<-svc.snapFirst
 	return svc, log
 }
@@ -58,6 +65,15 @@ func (f *fixture) sameSearchesAs(got, want *Service) {
 	}
 }
 
+// snapFixture is a fixture holding snapDataset(0) … snapDataset(n-1).
+func snapFixture(t *testing.T, n int) *fixture {
+	f := newFixture(t)
+	for i := range n {
+		f.ok("sysadmin", "package_create", snapDataset(i))
+	}
+	return f
+}
+
 func snapDataset(i int) map[string]any {
 	words := []string{"assay", "liver", "rat", "herg", "kinetics"}
 	return map[string]any{"name": fmt.Sprintf("snap-%02d", i), "title": fmt.Sprintf("%s study %d", words[i%5], i), "owner_org": "tox-lab",
@@ -71,10 +87,7 @@ func snapDataset(i int) map[string]any {
 // changed, one deleted, one purged) and answers every search as a catalog
 // that indexed every dataset.
 func TestIndexSnapshotRestoresAndCatchesUp(t *testing.T) {
-	f := newFixture(t)
-	for i := range 20 {
-		f.ok("sysadmin", "package_create", snapDataset(i))
-	}
+	f := snapFixture(t, 20)
 	path := filepath.Join(t.TempDir(), "index.snap")
 	a, _ := f.openWithSnapshot(path)
 	if err := a.st.writeSnapshot(path); err != nil {
@@ -104,10 +117,7 @@ func TestIndexSnapshotRestoresAndCatchesUp(t *testing.T) {
 // without a snapshot. One made before an organization changed is used,
 // with that organization's datasets indexed again.
 func TestIndexSnapshotIgnoredWhenUnusable(t *testing.T) {
-	f := newFixture(t)
-	for i := range 12 {
-		f.ok("sysadmin", "package_create", snapDataset(i))
-	}
+	f := snapFixture(t, 12)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.snap")
 	a, _ := f.openWithSnapshot(good)
