@@ -194,36 +194,46 @@ type changeRef struct {
 	rev      int64
 }
 
+// claimsOrderSlack is how far out of time order claims may be inserted
+// (a claim waits in a group's queue, at most groupTimeout, before its
+// insert): changesSince reads the claims newest first and stops that far
+// past since.
+const claimsOrderSlack = time.Minute
+
 // changesSince lists the records claimed at or after since, for a process
-// that was current at current (since is current less claimMargin).
-// complete is false when the claims do not reach back that far: the oldest
-// is younger than since, unless it is the genesis claim made before current
-// (then no claim has been dropped, and none is missing).
+// that was current at current (since is current less claimMargin). It
+// reads the claims newest first (the capped collection's natural order,
+// reversed; the embedded store pushes that order down to SQL), so its cost
+// follows the claims made since, not all those kept. complete is false
+// when the claims do not reach back that far: the oldest is younger than
+// since, unless it is the genesis claim made before current (then no claim
+// has been dropped, and none is missing).
 func (c recordStore) changesSince(ctx context.Context, since, current time.Time) (refs []changeRef, complete bool, err error) {
 	type claim struct {
 		ID string    `bson:"_id"`
 		At time.Time `bson:"at"`
 	}
-	var oldest claim
-	err = c.claims.FindOne(ctx, bson.M{}).Decode(&oldest) // capped: the oldest first
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, false, nil
-	}
+	cur, err := c.claims.Find(ctx, bson.M{}, options.Find().SetSort(bson.D{{Key: "$natural", Value: -1}}).SetBatchSize(512))
 	if err != nil {
 		return nil, false, fmt.Errorf("read claims: %w", err)
 	}
-	if oldest.At.After(since) && (oldest.ID != genesisClaim || oldest.At.After(current)) {
-		return nil, false, nil
-	}
-	cur, err := c.claims.Find(ctx, bson.M{"at": bson.M{"$gte": since}})
-	if err != nil {
-		return nil, false, fmt.Errorf("read claims: %w", err)
-	}
-	var claims []claim
-	if err := cur.All(ctx, &claims); err != nil {
-		return nil, false, fmt.Errorf("read claims: %w", err)
-	}
-	for _, cl := range claims {
+	defer func() { _ = cur.Close(ctx) }()
+	var (
+		oldest claim
+		seen   bool
+	)
+	for cur.Next(ctx) {
+		var cl claim
+		if err := cur.Decode(&cl); err != nil {
+			return nil, false, fmt.Errorf("read claims: %w", err)
+		}
+		if cl.At.Before(since.Add(-claimsOrderSlack)) {
+			return refs, true, nil // every claim at or after since is read
+		}
+		oldest, seen = cl, true
+		if cl.At.Before(since) {
+			continue
+		}
 		kind, rest, ok := strings.Cut(cl.ID, ":")
 		at := strings.LastIndexByte(rest, '@')
 		if !ok || at < 0 {
@@ -231,6 +241,13 @@ func (c recordStore) changesSince(ctx context.Context, since, current time.Time)
 		}
 		rev, _ := strconv.ParseInt(rest[at+1:], 10, 64) // 0 for notes
 		refs = append(refs, changeRef{kind: kind, id: rest[:at], rev: rev})
+	}
+	if err := cur.Err(); err != nil {
+		return nil, false, fmt.Errorf("read claims: %w", err)
+	}
+	// every claim kept was read: complete when the oldest reaches back
+	if !seen || (oldest.At.After(since) && (oldest.ID != genesisClaim || oldest.At.After(current))) {
+		return nil, false, nil
 	}
 	return refs, true, nil
 }

@@ -300,7 +300,15 @@ func (h *Handler) makeFindIter(iter types.DocumentsIterator, closer *iterator.Mu
 
 	iter = common.FilterIterator(iter, closer, params.Filter)
 
-	iter, err := common.SortIterator(iter, closer, params.Sort)
+	// toxgate: a $natural sort (capped collections only) is pushed down to
+	// the backend, which returns the documents in that order; sorting them
+	// again in memory would read every document before returning the first.
+	sort := params.Sort
+	if !h.DisablePushdown && sort.Len() == 1 && sort.Keys()[0] == "$natural" {
+		sort = must.NotFail(types.NewDocument())
+	}
+
+	iter, err := common.SortIterator(iter, closer, sort)
 	if err != nil {
 		closer.Close()
 
