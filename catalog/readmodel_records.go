@@ -375,13 +375,19 @@ type recordsRead struct {
 type frameBatch struct {
 	kinds  []byte
 	bodies [][]byte
+	bytes  int
 	ds     []*Dataset
 	err    error
 	done   chan struct{}
 }
 
-// readBatch is how many frames one decoding batch holds.
-const readBatch = 256
+// readBatch and readBatchBytes bound one decoding batch: so many frames
+// or so many bytes, whichever comes first (the batches in flight, about
+// 20, bound what a read holds besides the records).
+const (
+	readBatch      = 256
+	readBatchBytes = 4 << 20
+)
 
 // restoreRecords fills fresh (a read model being loaded, its datasets
 // empty) from the records file at path when it is usable: of this version
@@ -455,7 +461,8 @@ func (st *readModel) restoreRecords(path, store string, workers int) (recordsRea
 			}
 			cur.kinds = append(cur.kinds, kind)
 			cur.bodies = append(cur.bodies, body[1:])
-			if len(cur.kinds) == readBatch {
+			cur.bytes += len(body)
+			if len(cur.kinds) == readBatch || cur.bytes >= readBatchBytes {
 				send()
 			}
 		}
@@ -479,6 +486,10 @@ func (st *readModel) restoreRecords(path, store string, workers int) (recordsRea
 			case frameDel:
 				st.removeDataset(string(b.bodies[i]))
 			case frameBaseEnd:
+				if baseDone {
+					applyErr = errors.New("records file: a second end of the base")
+					break
+				}
 				baseDone = true
 				out.seq, out.at = h.Seq, time.Unix(0, h.At)
 			case frameMark:
