@@ -64,7 +64,7 @@ func main() {
 	// The handshake comes first and the load after it: the host counts the
 	// plugin as loading until contract.ActionReady answers.
 	go srv.load()
-	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
+	if path := os.Getenv(contract.EnvCPUProfile); path != "" {
 		go profileOnSignal(path, log)
 	}
 	goplugin.Serve(srv, users)

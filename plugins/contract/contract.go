@@ -38,6 +38,10 @@ const (
 	// the plugin in its loading state until it writes to the FIFO and
 	// closes it. The gateway passes it on only with its test routes on.
 	EnvLoadGate = "TOXGATE_CATALOG_LOAD_GATE"
+	// EnvCPUProfile, for benchmarks only, names a file: the catalog plugin
+	// starts a CPU profile on SIGUSR1 and writes it there on the next one.
+	// The gateway passes it on only with its test routes on.
+	EnvCPUProfile = "TOXGATE_CATALOG_CPUPROFILE"
 )
 
 // StartTimeout is how long a plugin may take from its start to its
