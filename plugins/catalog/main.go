@@ -247,7 +247,7 @@ func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Res
 		if anonymous {
 			caller = catalog.Caller{}
 		}
-		cr := catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL}
+		cr := catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL, Arrived: req.Arrived}
 		if u := req.Upload; u != nil {
 			cr.Upload = &catalog.FileRef{FileID: u.FileID, Filename: u.Filename, Mimetype: u.Mimetype, SHA256: u.SHA256, Size: u.Size}
 		}

@@ -159,6 +159,13 @@ type Request struct {
 	// "upload" field (nil: none). Only the gateway sets it, so a plugin can
 	// trust that the file exists, is complete and has this hash.
 	Upload *Upload
+	// Arrived is when the gateway took the request, on the machine's
+	// monotonic clock (Monotonic), which every process of the machine
+	// shares; 0: not known. A plugin that checks its data against the
+	// store before each call (the catalog's freshness check) may answer
+	// from a check that started after this instant, even one that started
+	// before the call reached the plugin.
+	Arrived int64
 }
 
 // Upload describes a file the gateway has stored (see catalog/filestore).
