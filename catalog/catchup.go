@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"sync"
 	"time"
+
+	"toxgate/plugins/contract"
 )
 
 // fetched is the stored state of the records catch-up reads.
@@ -129,24 +131,49 @@ func (s *Service) catchUp(ctx context.Context, seq int64, readAt time.Time) erro
 
 // syncer batches freshness checks: every request waits for one check of the
 // change marker that started after it arrived; requests arriving while a
-// check runs share the next one.
+// check runs share the next one. A request whose arrival the gateway
+// stamped (Request.Arrived) is also served by a check that started after
+// that instant: the one running when the request reaches the plugin, or
+// the last one done.
 type syncer struct {
 	mu      sync.Mutex
 	waiting []chan error
 	running bool
+	// current are the requests served by the check running now, which
+	// started at currentStart (contract.Monotonic; 0: none runs).
+	current      []chan error
+	currentStart int64
+	// doneStart is when the last check that succeeded started: the
+	// catalog holds every change committed before that instant.
+	doneStart int64
 }
 
 // Sync brings the in-memory catalog up to date with every change committed
 // to the store before the call, by whichever process. Actions call it
 // first, so a dataset created or changed anywhere is found by the very next
 // request.
-func (s *Service) Sync(ctx context.Context) error {
-	ch := make(chan error, 1)
+func (s *Service) Sync(ctx context.Context) error { return s.SyncSince(ctx, 0) }
+
+// SyncSince is Sync for a request that arrived at arrived (on the
+// machine's monotonic clock, contract.Monotonic; 0: unknown, as Sync): it
+// brings the catalog up to date with every change committed to the store
+// before that instant, sharing a check of the change marker that started
+// after it when there is one.
+func (s *Service) SyncSince(ctx context.Context, arrived int64) error {
 	s.sy.mu.Lock()
-	s.sy.waiting = append(s.sy.waiting, ch)
-	if !s.sy.running {
-		s.sy.running = true
-		go s.syncLoop()
+	if arrived > 0 && s.sy.doneStart >= arrived {
+		s.sy.mu.Unlock()
+		return nil
+	}
+	ch := make(chan error, 1)
+	if arrived > 0 && s.sy.currentStart >= arrived {
+		s.sy.current = append(s.sy.current, ch)
+	} else {
+		s.sy.waiting = append(s.sy.waiting, ch)
+		if !s.sy.running {
+			s.sy.running = true
+			go s.syncLoop()
+		}
 	}
 	s.sy.mu.Unlock()
 	select {
@@ -160,17 +187,26 @@ func (s *Service) Sync(ctx context.Context) error {
 func (s *Service) syncLoop() {
 	for {
 		s.sy.mu.Lock()
-		batch := s.sy.waiting
-		s.sy.waiting = nil
-		if len(batch) == 0 {
+		if len(s.sy.waiting) == 0 {
 			s.sy.running = false
 			s.sy.mu.Unlock()
 			return
 		}
+		// the check starts after every request in the batch arrived
+		start := contract.Monotonic()
+		s.sy.current, s.sy.waiting = s.sy.waiting, nil
+		s.sy.currentStart = start
 		s.sy.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := s.pull(ctx)
 		cancel()
+		s.sy.mu.Lock()
+		batch := s.sy.current
+		s.sy.current, s.sy.currentStart = nil, 0
+		if err == nil && start > s.sy.doneStart {
+			s.sy.doneStart = start
+		}
+		s.sy.mu.Unlock()
 		for _, ch := range batch {
 			ch <- err
 		}

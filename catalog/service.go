@@ -154,6 +154,11 @@ type Request struct {
 	// Upload is the file the gateway stored from the request's "upload"
 	// field (resource_create, resource_update, resource_patch); nil: none.
 	Upload *FileRef
+	// Arrived is when the gateway took the request, on the machine's
+	// monotonic clock (contract.Monotonic); 0: not known. The freshness
+	// check (SyncSince) may then answer from a read of the change marker
+	// that started after this instant.
+	Arrived int64
 	// version is the dataset version the request names ("version"),
 	// found before its auth function ran; nil: none.
 	version *Version
@@ -353,7 +358,7 @@ func (s *Service) Do(ctx context.Context, r Request) (result any, err error) {
 			result, err = nil, ckan.Internal()
 		}
 	}()
-	if err := s.Sync(ctx); err != nil {
+	if err := s.SyncSince(ctx, r.Arrived); err != nil {
 		s.log.Error("catalog sync failed", "action", r.Action, "err", err)
 		return nil, ckan.Internal()
 	}

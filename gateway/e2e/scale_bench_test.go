@@ -10,11 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"toxgate/gateway/harness"
 	"toxgate/gateway/loadgen"
+	"toxgate/plugins/contract"
 )
 
 // BenchmarkCatalogScaleThroughGateway measures the catalog at the size
@@ -75,6 +77,12 @@ func BenchmarkCatalogScaleThroughGateway(b *testing.B) {
 	if code := g.Stop(); code != 0 {
 		b.Fatalf("stop: exit %d", code)
 	}
+	// TOXGATE_SCALE_PROFILE names a directory for CPU profiles of the
+	// package_show run, of the gateway and of the catalog plugin
+	profileDir := os.Getenv("TOXGATE_SCALE_PROFILE")
+	if profileDir != "" {
+		b.Setenv(contract.EnvCPUProfile, filepath.Join(profileDir, "plugin-show.pprof"))
+	}
 	g, listen, warm := launch("start from the snapshot")
 	defer g.Stop()
 	b.ReportMetric(listen.Seconds(), "listen-snapshot-s")
@@ -101,7 +109,23 @@ func BenchmarkCatalogScaleThroughGateway(b *testing.B) {
 		shows = append(shows, g.URL+"/api/3/action/package_show?id=gen-"+leftPad(i*max(n/500, 1)))
 	}
 	// as a sysadmin: one in ten generated datasets is private
-	b.ReportMetric(run("package_show", 32, shows, map[string]string{"Authorization": admin}).RPS, "show-req/s@32")
+	showTarget := loadgen.Target{Method: http.MethodGet, URLs: shows, Header: map[string]string{"Authorization": admin}}
+	if _, err := loadgen.Run(context.Background(), showTarget, loadgen.Options{Conns: 32, Duration: time.Second, Warmup: -1}); err != nil {
+		b.Fatalf("package_show warm-up: %v", err)
+	}
+	pluginPID := catalogPID(b, g.PID())
+	stopProfiles := startProfiles(b, g, pluginPID, profileDir, "show")
+	gw0, pl0 := procCPU(g.PID()), procCPU(pluginPID)
+	show, err := loadgen.Run(context.Background(), showTarget, loadgen.Options{Conns: 32, Duration: 10 * time.Second, Warmup: -1})
+	gwCPU, plCPU := procCPU(g.PID())-gw0, procCPU(pluginPID)-pl0
+	stopProfiles()
+	if err != nil || show.Errors > 0 {
+		b.Fatalf("package_show: %v, %d errors, first %s", err, show.Errors, show.FirstErr)
+	}
+	b.ReportMetric(show.RPS, "show-req/s@32")
+	// CPU per call in each process; /proc counts in 10 ms ticks
+	b.ReportMetric(float64(gwCPU.Microseconds())/float64(show.Requests), "show-gateway-cpu-us/call")
+	b.ReportMetric(float64(plCPU.Microseconds())/float64(show.Requests), "show-plugin-cpu-us/call")
 	var searches []string
 	for _, q := range []string{"hepatotoxicity", "herg assay", "doxorubicin kinetics", "human liver", "toxicology", "plasma clearance"} {
 		searches = append(searches, g.URL+"/api/3/action/package_search?"+url.Values{"q": {q}, "facet.field": {`["tags","organization"]`}}.Encode())
@@ -124,21 +148,78 @@ var vmRSS = regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB`)
 // process's child.
 func pluginRSS(tb testing.TB, gatewayPID int) int64 {
 	tb.Helper()
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(catalogPID(tb, gatewayPID)) + "/status")
+	if m := vmRSS.FindSubmatch(status); err == nil && m != nil {
+		kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+		return kb << 10
+	}
+	tb.Fatal("no resident memory of the catalog plugin")
+	return 0
+}
+
+// catalogPID is the process id of the catalog plugin, the gateway
+// process's child.
+func catalogPID(tb testing.TB, gatewayPID int) int {
+	tb.Helper()
 	children, _ := filepath.Glob("/proc/" + strconv.Itoa(gatewayPID) + "/task/*/children")
 	for _, c := range children {
 		b, _ := os.ReadFile(c)
 		for _, pid := range strings.Fields(string(b)) {
 			comm, _ := os.ReadFile("/proc/" + pid + "/comm")
-			if strings.TrimSpace(string(comm)) != "toxgate-catalog" {
-				continue
-			}
-			status, err := os.ReadFile("/proc/" + pid + "/status")
-			if m := vmRSS.FindSubmatch(status); err == nil && m != nil {
-				kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
-				return kb << 10
+			if strings.TrimSpace(string(comm)) == "toxgate-catalog" {
+				n, _ := strconv.Atoi(pid)
+				return n
 			}
 		}
 	}
 	tb.Fatal("no catalog plugin process under the gateway")
 	return 0
+}
+
+// procCPU is the user and system CPU time process pid has used, from
+// /proc (in ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// the fields after the command name: utime and stime are the 12th and 13th
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// startProfiles, when dir is set, starts CPU profiles of the gateway (its
+// /debug/pprof route, for 9 s) and of the catalog plugin (SIGUSR1, see
+// contract.EnvCPUProfile) and returns what ends them and writes
+// dir/gateway-<name>.pprof; the plugin writes its own file.
+func startProfiles(tb testing.TB, g *harness.Gateway, pluginPID int, dir, name string) func() {
+	tb.Helper()
+	if dir == "" {
+		return func() {}
+	}
+	if err := syscall.Kill(pluginPID, syscall.SIGUSR1); err != nil {
+		tb.Fatalf("start the plugin's profile: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, body, err := g.Do(context.Background(), http.MethodGet, "/debug/pprof/profile?seconds=9", nil, nil)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "gateway-"+name+".pprof"), body, 0o644)
+		}
+		done <- err
+	}()
+	return func() {
+		if err := syscall.Kill(pluginPID, syscall.SIGUSR1); err != nil {
+			tb.Errorf("stop the plugin's profile: %v", err)
+		}
+		if err := <-done; err != nil {
+			tb.Errorf("gateway profile: %v", err)
+		}
+	}
 }

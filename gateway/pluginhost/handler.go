@@ -34,6 +34,7 @@ func (h *Host) SiteURL(*fasthttp.RequestCtx) string {
 // HandleActionWith is HandleAction with the body given (a streamed upload's
 // form fields) and the file the gateway stored from it.
 func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller Identity, contentType string, body []byte, upload *contract.Upload) {
+	arrived := contract.Monotonic()
 	site := h.SiteURL(ctx)
 	r, ok := (*h.routes.Load())[action]
 	if ok && r.spec.Internal {
@@ -65,6 +66,7 @@ func (h *Host) HandleActionWith(ctx *fasthttp.RequestCtx, action string, caller 
 		SiteURL:     site,
 		Caller:      caller,
 		Upload:      upload,
+		Arrived:     arrived,
 	}
 	start := time.Now()
 	resp, err := h.call(context.WithoutCancel(ctx), r.m, req)

@@ -113,11 +113,18 @@ func (a *App) attachPlugins(ctx context.Context) error {
 	return nil
 }
 
-// pluginTestEnv passes the catalog's load gate (contract.EnvLoadGate) on
-// to the plugins, with the test routes on only.
+// pluginTestEnv passes the catalog's load gate (contract.EnvLoadGate) and
+// its CPU profile file (contract.EnvCPUProfile) on to the plugins, with the
+// test routes on only.
 func (a *App) pluginTestEnv() []string {
-	if gate := os.Getenv(contract.EnvLoadGate); a.testRoutes && gate != "" {
-		return []string{contract.EnvLoadGate + "=" + gate}
+	if !a.testRoutes {
+		return nil
 	}
-	return nil
+	var env []string
+	for _, k := range []string{contract.EnvLoadGate, contract.EnvCPUProfile} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

@@ -64,7 +64,7 @@ func main() {
 	// The handshake comes first and the load after it: the host counts the
 	// plugin as loading until contract.ActionReady answers.
 	go srv.load()
-	if path := os.Getenv("TOXGATE_CATALOG_CPUPROFILE"); path != "" {
+	if path := os.Getenv(contract.EnvCPUProfile); path != "" {
 		go profileOnSignal(path, log)
 	}
 	goplugin.Serve(srv, users)
@@ -249,7 +249,7 @@ func (s *server) Call(ctx context.Context, req *contract.Request) (*contract.Res
 		if anonymous {
 			caller = catalog.Caller{}
 		}
-		cr := catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL}
+		cr := catalog.Request{Action: req.Action, Caller: caller, Data: data, SiteURL: req.SiteURL, Arrived: req.Arrived}
 		if u := req.Upload; u != nil {
 			cr.Upload = &catalog.FileRef{FileID: u.FileID, Filename: u.Filename, Mimetype: u.Mimetype, SHA256: u.SHA256, Size: u.Size}
 		}

@@ -117,6 +117,8 @@ func (r *Request) MarshalBinary() ([]byte, error) {
 		e.int(u.Size)
 		e.string(u.SHA256)
 	}
+	// last, so that a message without it (from an older gateway) decodes
+	e.int(r.Arrived)
 	return e.b, nil
 }
 
@@ -140,6 +142,10 @@ func (r *Request) UnmarshalBinary(b []byte) error {
 	r.Upload = nil
 	if d.bool() {
 		r.Upload = &Upload{FileID: d.string(), Filename: d.string(), Mimetype: d.string(), Size: d.int(), SHA256: d.string()}
+	}
+	r.Arrived = 0
+	if d.err == nil && len(d.b) > 0 {
+		r.Arrived = d.int()
 	}
 	if d.err != nil {
 		return fmt.Errorf("decode request: %w", d.err)

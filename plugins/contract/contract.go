@@ -38,6 +38,10 @@ const (
 	// the plugin in its loading state until it writes to the FIFO and
 	// closes it. The gateway passes it on only with its test routes on.
 	EnvLoadGate = "TOXGATE_CATALOG_LOAD_GATE"
+	// EnvCPUProfile, for benchmarks only, names a file: the catalog plugin
+	// starts a CPU profile on SIGUSR1 and writes it there on the next one.
+	// The gateway passes it on only with its test routes on.
+	EnvCPUProfile = "TOXGATE_CATALOG_CPUPROFILE"
 )
 
 // StartTimeout is how long a plugin may take from its start to its
@@ -155,6 +159,13 @@ type Request struct {
 	// "upload" field (nil: none). Only the gateway sets it, so a plugin can
 	// trust that the file exists, is complete and has this hash.
 	Upload *Upload
+	// Arrived is when the gateway took the request, on the machine's
+	// monotonic clock (Monotonic), which every process of the machine
+	// shares; 0: not known. A plugin that checks its data against the
+	// store before each call (the catalog's freshness check) may answer
+	// from a check that started after this instant, even one that started
+	// before the call reached the plugin.
+	Arrived int64
 }
 
 // Upload describes a file the gateway has stored (see catalog/filestore).

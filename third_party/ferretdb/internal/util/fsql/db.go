@@ -75,16 +75,24 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // QueryContext calls [*sql.DB.QueryContext].
+//
+// toxgate: the debug lines are built only when debug logging is on.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*Rows, error) {
+	debug := db.l.Enabled(ctx, slog.LevelDebug)
 	start := time.Now()
 
-	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	var fields []any
+	if debug {
+		fields = []any{slog.Any("args", args)}
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	rows, err := db.sqlDB.QueryContext(ctx, query, args...)
 
-	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if debug {
+		fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return wrapRows(rows), err
 }
