@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"sync"
 )
 
 // Forest is a random forest: classification trees grown on bootstrap
@@ -14,6 +15,19 @@ import (
 type Forest struct {
 	Roots []int32
 	Nodes []Node
+
+	once sync.Once
+	flat []flatNode // the trees laid out for prediction (layout)
+	ends []int32    // flat[ends[t-1]:ends[t]] is tree t
+}
+
+// flatNode is a node laid out for prediction in 12 bytes: an inner node
+// sends x[Feature] ≤ Thr to Left and the others to Left+1; a leaf
+// (Feature < 0) holds its value in Thr.
+type flatNode struct {
+	Thr     float32
+	Feature int32
+	Left    int32
 }
 
 // Bounds of a forest, whatever its Spec asks: the trees, and the depth of
@@ -59,21 +73,71 @@ func (s Spec) forestString() string {
 		s.forestTrees(), depth, s.minLeaf(), feats, s.Balanced)
 }
 
+// layout copies the trees into flat, each tree breadth-first with the two
+// children of a node side by side: the levels every prediction visits
+// share cache lines, and a node takes 12 bytes instead of 20.
+func (f *Forest) layout() {
+	f.flat = make([]flatNode, 0, len(f.Nodes))
+	var queue []int32
+	var at []int32 // at[k]: flat index of queue[k]
+	for _, r := range f.Roots {
+		base := int32(len(f.flat))
+		queue, at = append(queue[:0], r), append(at[:0], base)
+		f.flat = append(f.flat, flatNode{})
+		for k := 0; k < len(queue); k++ {
+			n := f.Nodes[queue[k]]
+			if n.Left < 0 {
+				f.flat[at[k]] = flatNode{Thr: n.Value, Feature: -1}
+				continue
+			}
+			l := int32(len(f.flat))
+			f.flat = append(f.flat, flatNode{}, flatNode{})
+			f.flat[at[k]] = flatNode{Thr: n.Thr, Feature: n.Feature, Left: l}
+			queue, at = append(queue, n.Left, n.Right), append(at, l, l+1)
+		}
+		f.ends = append(f.ends, int32(len(f.flat)))
+	}
+}
+
+// forestLanes is how many trees predict walks at once: their node loads
+// are independent, so the processor overlaps their cache misses.
+const forestLanes = 8
+
+// predict is the mean over the trees of the leaf dense reaches. The trees
+// are walked forestLanes at a time, in lockstep, and their leaves summed in
+// tree order.
 func (f *Forest) predict(dense []float32) float64 {
 	if len(f.Roots) == 0 {
 		return 0.5
 	}
+	f.once.Do(f.layout)
 	var sum float64
-	for _, r := range f.Roots {
-		n := &f.Nodes[r]
-		for n.Left >= 0 {
-			if dense[n.Feature] <= n.Thr {
-				n = &f.Nodes[n.Left]
+	var cur [forestLanes]int32
+	for g := 0; g < len(f.ends); g += forestLanes {
+		m := min(forestLanes, len(f.ends)-g)
+		for k := 0; k < m; k++ {
+			if t := g + k; t > 0 {
+				cur[k] = f.ends[t-1]
 			} else {
-				n = &f.Nodes[n.Right]
+				cur[k] = 0
 			}
 		}
-		sum += float64(n.Value)
+		for moved := true; moved; {
+			moved = false
+			for k := 0; k < m; k++ {
+				n := &f.flat[cur[k]]
+				if n.Feature >= 0 {
+					next := n.Left
+					if dense[n.Feature] > n.Thr {
+						next++
+					}
+					cur[k], moved = next, true
+				}
+			}
+		}
+		for k := 0; k < m; k++ {
+			sum += float64(f.flat[cur[k]].Thr)
+		}
 	}
 	return sum / float64(len(f.Roots))
 }
