@@ -17,8 +17,8 @@ func TestForestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Forest.Roots) != 40 {
-		t.Fatalf("%d trees, want 40", len(m.Forest.Roots))
+	if len(m.GBT.Roots) != 40 {
+		t.Fatalf("%d trees, want 40", len(m.GBT.Roots))
 	}
 	_, got, _ := roundTripBundle(t, m)
 	dense := make([]float32, nf)
@@ -29,8 +29,8 @@ func TestForestRoundTrip(t *testing.T) {
 		}
 		x.Dense(dense)
 		var sum float64
-		for _, r := range m.Forest.Roots {
-			sum += walk(m.Forest.Nodes, r, dense)
+		for _, r := range m.GBT.Roots {
+			sum += walk(m.GBT.Nodes, r, dense)
 		}
 		if mean := sum / 40; p1 != mean || p1 < 0 || p1 > 1 {
 			t.Fatalf("forest %v, mean of its trees' leaves %v", p1, mean)
@@ -43,12 +43,12 @@ func TestForestRoundTrip(t *testing.T) {
 func TestForestIsDeterministic(t *testing.T) {
 	X, Y, _ := synthetic(150, 8)
 	nf := DefaultFeaturizer.NumFeatures()
-	fit := func(seed int64) *Forest {
+	fit := func(seed int64) *GBT {
 		m, err := Fit(Spec{Kind: KindRF, Trees: 15, Seed: seed}, X, Y, nf)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m.Forest
+		return m.GBT
 	}
 	a, b, c := fit(1), fit(1), fit(2)
 	if !reflect.DeepEqual(a, b) {
@@ -68,8 +68,8 @@ func TestForestBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range m.Forest.Roots {
-		if d := treeDepth(m.Forest.Nodes, r); d > 3 {
+	for _, r := range m.GBT.Roots {
+		if d := treeDepth(m.GBT.Nodes, r); d > 3 {
 			t.Fatalf("tree of depth %d, limit 3", d)
 		}
 	}
@@ -78,8 +78,8 @@ func TestForestBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Forest.Nodes) != 5 {
-		t.Fatalf("%d nodes in 5 trees of one leaf each", len(m.Forest.Nodes))
+	if len(m.GBT.Nodes) != 5 {
+		t.Fatalf("%d nodes in 5 trees of one leaf each", len(m.GBT.Nodes))
 	}
 	if n := (Spec{Kind: KindRF, Trees: maxForestTrees * 10}).forestTrees(); n != maxForestTrees {
 		t.Fatalf("%d trees allowed, cap %d", n, maxForestTrees)
@@ -92,8 +92,8 @@ func TestForestBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Forest.Nodes) > 3*(2*len(X)-1) {
-		t.Fatalf("%d nodes in 3 trees of %d rows", len(m.Forest.Nodes), len(X))
+	if len(m.GBT.Nodes) > 3*(2*len(X)-1) {
+		t.Fatalf("%d nodes in 3 trees of %d rows", len(m.GBT.Nodes), len(X))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Learner kinds.
@@ -118,6 +119,9 @@ func orI(v, d int) int {
 }
 
 // Model is a trained classifier with one or more probability outputs.
+// A random forest (KindRF) keeps its trees in GBT, in the same flat node
+// format (Base unused, a leaf's Value is its fraction of positives), so
+// that the bundle's encoded types are those of every other learner.
 type Model struct {
 	Kind        string
 	NumFeatures int
@@ -127,8 +131,10 @@ type Model struct {
 	GBT         *GBT
 	MLP         *MLP
 	KNN         *KNN
-	Forest      *Forest
 	Ensemble    *Ensemble
+
+	forestOnce sync.Once
+	forest     *Forest // KindRF: GBT's trees laid out for prediction
 }
 
 // Fit trains a model of spec's kind on rows X with labels Y (Y[i][t] is 1, 0
@@ -160,7 +166,8 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 		case KindGBT:
 			m.GBT = fitGBT(spec, xs, ys, w, numFeatures)
 		case KindRF:
-			m.Forest = fitForest(spec, xs, ys, w, numFeatures)
+			f := fitForest(spec, xs, ys, w, numFeatures)
+			m.GBT = &GBT{Roots: f.Roots, Nodes: f.Nodes}
 		case KindEnsemble:
 			e, err := fitEnsemble(spec, xs, ys, numFeatures)
 			if err != nil {
@@ -199,7 +206,8 @@ func (m *Model) Predict(x Sparse, dense []float32) []float64 {
 			dense = make([]float32, m.NumFeatures)
 		}
 		x.Dense(dense)
-		return []float64{m.Forest.predict(dense)}
+		m.forestOnce.Do(func() { m.forest = &Forest{Roots: m.GBT.Roots, Nodes: m.GBT.Nodes} })
+		return []float64{m.forest.predict(dense)}
 	case KindMLP:
 		return m.MLP.predict(x)
 	case KindKNN:
