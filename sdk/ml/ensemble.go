@@ -46,7 +46,7 @@ func fitEnsemble(spec Spec, xs []Sparse, ys []float32, nf int) (*Ensemble, error
 	e := &Ensemble{}
 	for k, ms := range spec.Members {
 		switch ms.Kind {
-		case KindLogReg, KindGBT, KindKNN:
+		case KindLogReg, KindGBT, KindKNN, KindRF:
 		default:
 			return nil, fmt.Errorf("ml: ensemble member %d: kind %q is not a single-output learner", k, ms.Kind)
 		}

@@ -212,7 +212,9 @@ func TestLearnersFitAPattern(t *testing.T) {
 		{Kind: KindGBT, Trees: 50, Depth: 3, Seed: 1},
 		{Kind: KindMLP, Hidden: []int{16}, Epochs: 40, Rate: 3e-3, Seed: 1},
 		{Kind: KindKNN, Trees: 5},
+		{Kind: KindRF, Trees: 100, Seed: 1},
 		{Kind: KindEnsemble, Seed: 1, Members: []Spec{{Kind: KindKNN, Trees: 5}, {Kind: KindGBT, Trees: 50, Depth: 3}}},
+		{Kind: KindEnsemble, Seed: 1, Members: []Spec{{Kind: KindRF, Trees: 50}, {Kind: KindLogReg, Balanced: true}}},
 	} {
 		m, err := Fit(spec, X, Y, nf)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Learner kinds.
@@ -12,6 +13,10 @@ const (
 	KindGBT    = "gbt"
 	KindMLP    = "mlp"
 	KindKNN    = "knn"
+	// KindRF is a random forest (Forest): Trees bagged trees (default 500),
+	// Depth-limited or grown until pure (Depth 0), MinLeaf, ColSample of
+	// the features tried per split (default √features), Balanced.
+	KindRF = "rf"
 	// KindEnsemble averages the calibrated probabilities of Spec.Members
 	// (Ensemble).
 	KindEnsemble = "ensemble"
@@ -20,7 +25,8 @@ const (
 // Spec configures a learner: its kind and hyper-parameters. Zero values take
 // the defaults documented per field.
 type Spec struct {
-	// Kind is KindLogReg, KindGBT, KindMLP or KindKNN (k = Trees, default 7).
+	// Kind is KindLogReg, KindGBT, KindMLP, KindKNN (k = Trees, default 7),
+	// KindRF or KindEnsemble.
 	Kind string
 	// L2 is the weight penalty (logreg: λ/2·|w|² per sample, default 1e-3;
 	// GBT: leaf-value λ, default 1; MLP: decoupled weight decay, default 1e-4).
@@ -33,13 +39,17 @@ type Spec struct {
 	// Trees and Depth size the gradient-boosted ensemble (default 300, 6).
 	Trees, Depth int
 	// Subsample is the fraction of rows per tree, ColSample the fraction of
-	// features per tree (defaults 0.8 and 0.5).
+	// features per tree (defaults 0.8 and 0.5; a random forest draws
+	// bootstrap rows and tries ColSample of the features per split).
 	Subsample, ColSample float64
 	// Hidden are the MLP hidden layer widths (default 256, 64); Dropout the
 	// dropout rate on hidden units (default 0.2); Batch the minibatch size (64).
 	Hidden  []int
 	Dropout float64
 	Batch   int
+	// MinLeaf is the fewest bootstrap draws a random forest's leaf holds
+	// (default 1).
+	MinLeaf int
 	// Balanced weights the classes inversely to their frequency.
 	Balanced bool
 	// ScaleFrom is the first feature index standardised for logistic
@@ -49,7 +59,7 @@ type Spec struct {
 	// Seed makes the training deterministic.
 	Seed int64
 	// Members are the single-output learners (logistic regression, GBT,
-	// kNN) of a KindEnsemble, at most 8.
+	// kNN, random forest) of a KindEnsemble, at most 8.
 	Members []Spec
 }
 
@@ -63,6 +73,8 @@ func (s Spec) String() string {
 	case KindGBT:
 		return fmt.Sprintf("gradient-boosted trees (%d trees, depth %d, rate %g, λ %g, subsample %g, colsample %g, balanced %v)",
 			s.trees(), s.depth(), s.rate(0.1), s.l2(1), s.sub(), s.col(), s.Balanced)
+	case KindRF:
+		return s.forestString()
 	case KindKNN:
 		return fmt.Sprintf("k-nearest neighbours (k %d, Tanimoto on Morgan bits)", orI(s.Trees, 7))
 	case KindEnsemble:
@@ -107,6 +119,9 @@ func orI(v, d int) int {
 }
 
 // Model is a trained classifier with one or more probability outputs.
+// A random forest (KindRF) keeps its trees in GBT, in the same flat node
+// format (Base unused, a leaf's Value is its fraction of positives), so
+// that the bundle's encoded types are those of every other learner.
 type Model struct {
 	Kind        string
 	NumFeatures int
@@ -117,11 +132,14 @@ type Model struct {
 	MLP         *MLP
 	KNN         *KNN
 	Ensemble    *Ensemble
+
+	forestOnce sync.Once
+	forest     *Forest // KindRF: GBT's trees laid out for prediction
 }
 
 // Fit trains a model of spec's kind on rows X with labels Y (Y[i][t] is 1, 0
-// or NaN when row i has no label for output t). Logistic regression and GBT
-// take a single output.
+// or NaN when row i has no label for output t). Every kind but the MLP takes
+// a single output.
 func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) {
 	if len(X) != len(Y) || len(X) == 0 {
 		return nil, fmt.Errorf("ml: fit: %d rows and %d labels", len(X), len(Y))
@@ -129,7 +147,7 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 	outs := len(Y[0])
 	m := &Model{Kind: spec.Kind, NumFeatures: numFeatures, Outputs: outs}
 	switch spec.Kind {
-	case KindLogReg, KindGBT, KindKNN, KindEnsemble:
+	case KindLogReg, KindGBT, KindKNN, KindRF, KindEnsemble:
 		if outs != 1 {
 			return nil, fmt.Errorf("ml: fit: %s takes one output, got %d", spec.Kind, outs)
 		}
@@ -147,6 +165,9 @@ func Fit(spec Spec, X []Sparse, Y [][]float32, numFeatures int) (*Model, error) 
 			m.LR = fitLogReg(spec, m.Scaler.ApplyAll(xs), ys, w, numFeatures)
 		case KindGBT:
 			m.GBT = fitGBT(spec, xs, ys, w, numFeatures)
+		case KindRF:
+			f := fitForest(spec, xs, ys, w, numFeatures)
+			m.GBT = &GBT{Roots: f.Roots, Nodes: f.Nodes}
 		case KindEnsemble:
 			e, err := fitEnsemble(spec, xs, ys, numFeatures)
 			if err != nil {
@@ -180,6 +201,13 @@ func (m *Model) Predict(x Sparse, dense []float32) []float64 {
 		}
 		x.Dense(dense)
 		return []float64{m.GBT.predict(dense)}
+	case KindRF:
+		if len(dense) < m.NumFeatures {
+			dense = make([]float32, m.NumFeatures)
+		}
+		x.Dense(dense)
+		m.forestOnce.Do(func() { m.forest = &Forest{Roots: m.GBT.Roots, Nodes: m.GBT.Nodes} })
+		return []float64{m.forest.predict(dense)}
 	case KindMLP:
 		return m.MLP.predict(x)
 	case KindKNN:

@@ -56,16 +56,18 @@ func classicBalanced(ds *ml.Dataset) []ml.Spec {
 
 // newStructureSpecs are the candidates of the endpoints judged on
 // structures unlike their training set (apical, DICTrank, CT_TOX):
-// classicBalanced, a deeper, more regularised GBT, and ensembles that
-// average the calibrated probabilities of a Tanimoto kNN, that GBT and a
-// logistic regression.
+// classicBalanced, a deeper, more regularised GBT, ensembles that average
+// the calibrated probabilities of a Tanimoto kNN, that GBT and a logistic
+// regression, and a class-balanced random forest of fully grown trees (the
+// published DICTrank baseline's learner).
 func newStructureSpecs(ds *ml.Dataset) []ml.Spec {
 	gbt8 := ml.Spec{Kind: ml.KindGBT, Trees: 300, Depth: 8, Rate: 0.05, Subsample: 0.6, ColSample: 0.3, L2: 3, Balanced: true, Seed: *seed}
 	lr := ml.Spec{Kind: ml.KindLogReg, L2: 1e-2, Balanced: true, Seed: *seed}
 	knn5 := ml.Spec{Kind: ml.KindKNN, Trees: 5, Seed: *seed}
 	return append(classicBalanced(ds), gbt8,
 		ensembleSpec(knn5, gbt8, lr),
-		ensembleSpec(knn5, gbt8))
+		ensembleSpec(knn5, gbt8),
+		ml.Spec{Kind: ml.KindRF, Trees: 300, Balanced: true, Seed: *seed})
 }
 
 // ensembleSpec averages the calibrated probabilities of members.
