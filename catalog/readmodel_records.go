@@ -529,8 +529,8 @@ func (b *frameBatch) decode() {
 		if kind != framePut {
 			continue
 		}
-		d := new(Dataset)
-		if err := bson.Unmarshal(b.bodies[i], d); err != nil {
+		d, err := decodeDataset(b.bodies[i])
+		if err != nil {
 			b.err = fmt.Errorf("records file: decode dataset: %w", err)
 			return
 		}

@@ -316,7 +316,9 @@ func TestStaleTempsRemoved(t *testing.T) {
 
 // BenchmarkRecordsRestore reads a records file of 20,000 generated
 // datasets into a fresh read model (the records part of a start from
-// it), beside decoding the same records' BSON alone in the same run.
+// it), beside decoding the same records alone on one core, with the
+// records file's decoder and with the driver's bson.Unmarshal, in the same
+// run.
 //
 //	go test -run '^$' -bench RecordsRestore -benchtime 5x ./catalog/
 func BenchmarkRecordsRestore(b *testing.B) {
@@ -342,6 +344,16 @@ func BenchmarkRecordsRestore(b *testing.B) {
 			fresh.deferIndex = true
 			if _, err := fresh.restoreRecords(path, "bench", runtime.GOMAXPROCS(0)); err != nil || len(fresh.datasets) != n {
 				b.Fatal(err, len(fresh.datasets))
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/dataset")
+	})
+	b.Run("decode-one-core", func(b *testing.B) {
+		for b.Loop() {
+			for _, raw := range raws {
+				if _, err := decodeDataset(raw); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/dataset")
