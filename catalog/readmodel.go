@@ -63,6 +63,14 @@ func newReadModel() *readModel {
 // putDataset stores d unless the cached copy is as new or newer. Callers hold
 // the write lock.
 func (st *readModel) putDataset(d *Dataset) {
+	internDataset(d)
+	st.putInterned(d)
+}
+
+// putInterned is putDataset for a dataset whose values are interned
+// already (internDataset; a records file's readers intern on the cores
+// that decode). Callers hold the write lock.
+func (st *readModel) putInterned(d *Dataset) {
 	st.publicNames.Store(nil)
 	if old := st.datasets[d.ID]; old != nil {
 		if old.Rev >= d.Rev {
@@ -71,7 +79,6 @@ func (st *readModel) putDataset(d *Dataset) {
 		st.unlinkDataset(old)
 		st.rendered.Delete(d.ID)
 	}
-	internDataset(d)
 	st.datasets[d.ID] = d
 	st.byName[d.Name] = d.ID
 	for _, r := range d.Resources {

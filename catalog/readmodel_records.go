@@ -79,6 +79,9 @@ type recordsHeader struct {
 	Store   string `json:"store"`
 	Seq     int64  `json:"seq"`
 	At      int64  `json:"at"`
+	// Datasets is how many datasets the base holds at most (the maps
+	// of a reader are sized by it).
+	Datasets int `json:"datasets"`
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -238,7 +241,7 @@ func (st *readModel) startRecords(path, store string) (rf *recordsFile, err erro
 	for id := range st.datasets {
 		ids = append(ids, id)
 	}
-	h := recordsHeader{Version: recordsVersion, Store: store, Seq: st.applied, At: st.appliedAt.UnixNano()}
+	h := recordsHeader{Version: recordsVersion, Store: store, Seq: st.applied, At: st.appliedAt.UnixNano(), Datasets: len(ids)}
 	st.mu.Unlock()
 
 	w := bufio.NewWriterSize(tmp, 1<<20)
@@ -381,6 +384,11 @@ type frameBatch struct {
 	done   chan struct{}
 }
 
+// minRecordFrame is less than any dataset's frame takes in a records
+// file (its id, name and dates alone take more): the most datasets a file
+// can hold is its size over this.
+const minRecordFrame = 64
+
 // readBatch and readBatchBytes bound one decoding batch: so many frames
 // or so many bytes, whichever comes first (the batches in flight, about
 // 20, bound what a read holds besides the records).
@@ -421,6 +429,12 @@ func (st *readModel) restoreRecords(path, store string, workers int) (recordsRea
 		return out, fmt.Errorf("records file of version %d, want %d", h.Version, recordsVersion)
 	case h.Store != store:
 		return out, fmt.Errorf("records file of another store (%q, this one is %q)", h.Store, store)
+	}
+	if info, err := f.Stat(); err == nil && len(st.datasets) == 0 && h.Datasets > 0 {
+		// sized once rather than grown by doubling; a count larger than
+		// the file could hold sizes them by the file
+		n := int(min(int64(h.Datasets), info.Size()/minRecordFrame))
+		st.datasets, st.byName, st.resources = make(map[string]*Dataset, n), make(map[string]string, n), make(map[string]string, 2*n)
 	}
 
 	work := make(chan *frameBatch, 4)
@@ -482,7 +496,7 @@ func (st *readModel) restoreRecords(path, store string, workers int) (recordsRea
 			out.frames++
 			switch kind {
 			case framePut:
-				st.putDataset(b.ds[i])
+				st.putInterned(b.ds[i])
 			case frameDel:
 				st.removeDataset(string(b.bodies[i]))
 			case frameBaseEnd:
@@ -534,6 +548,7 @@ func (b *frameBatch) decode() {
 			b.err = fmt.Errorf("records file: decode dataset: %w", err)
 			return
 		}
+		internDataset(d) // here, on the decoding cores, not in the applier
 		if d.ID == "" {
 			b.err = errors.New("records file: a dataset without an id")
 			return
