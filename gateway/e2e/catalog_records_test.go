@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"toxgate/gateway/harness"
 )
 
 // A catalog plugin killed with SIGKILL while 8 clients create datasets is
@@ -19,11 +17,7 @@ import (
 // served, and the catalog holds what a start that reads every dataset from
 // the store holds.
 func TestCatalogRecordsFileSurvivesPluginKill(t *testing.T) {
-	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
-	admin := adminToken(t, g)
-	if code, out := ckan(t, g, "organization_create", admin, map[string]any{"name": "kill-lab"}); code != 200 {
-		t.Fatalf("organization_create: %d %v", code, out)
-	}
+	g, admin := catalogGateway(t, "kill-lab")
 	if !g.WaitLog(regexp.MustCompile(`catalog records file written`), 60*time.Second) {
 		t.Fatalf("no records file written:\n%s", g.Logs())
 	}

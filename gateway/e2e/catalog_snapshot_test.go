@@ -14,11 +14,7 @@ import (
 // from the search index snapshot and the records file the previous run
 // wrote, and its searches answer as before, with the writes made since.
 func TestCatalogStartsFromIndexSnapshot(t *testing.T) {
-	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
-	admin := adminToken(t, g)
-	if code, out := ckan(t, g, "organization_create", admin, map[string]any{"name": "tox-lab"}); code != 200 {
-		t.Fatalf("organization_create: %d %v", code, out)
-	}
+	g, admin := catalogGateway(t, "tox-lab")
 	for i := range 6 {
 		data := map[string]any{"name": fmt.Sprintf("snap-%d", i), "owner_org": "tox-lab", "title": fmt.Sprintf("hERG assay %d", i),
 			"tags": []any{map[string]any{"name": []string{"herg", "liver"}[i%2]}}}
@@ -49,4 +45,16 @@ func TestCatalogStartsFromIndexSnapshot(t *testing.T) {
 	if n, _ := res["result"].(map[string]any)["count"].(float64); n != 7 {
 		t.Fatalf("count after a new dataset: %v", res["result"])
 	}
+}
+
+// catalogGateway starts a gateway with no model modules and an
+// organization named org, and returns it with a sysadmin's token.
+func catalogGateway(t *testing.T, org string) (*harness.Gateway, string) {
+	t.Helper()
+	g := harness.Start(t, harness.WithEnv("TOXGATE_MODULES_DIR="+t.TempDir()))
+	admin := adminToken(t, g)
+	if code, out := ckan(t, g, "organization_create", admin, map[string]any{"name": org}); code != 200 {
+		t.Fatalf("organization_create: %d %v", code, out)
+	}
+	return g, admin
 }
