@@ -199,18 +199,29 @@ func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, err
 	// raises it to, so that every writer starting from old claims the
 	// same key and only one of them wins
 	key := claimKey(kindMarker, markerID, old.Seq+1)
+	claimed := time.Now()
 	if err := c.insertClaim(ctx, key); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, c.settleMarkerClaim(ctx, key, old.Seq+1)
 		}
 		return false, fmt.Errorf("claim %s: %w", key, err)
 	}
-	r, err := c.changes.ReplaceOne(ctx, bson.M{"_id": markerID, "seq": old.Seq}, doc)
+	// fenced: the write is given up unless done well before another
+	// writer may take the claim as stale (see claimFence)
+	wctx, cancel := context.WithDeadline(ctx, claimed.Add(claimFence(markerClaimStale)))
+	r, err := c.changes.ReplaceOne(wctx, bson.M{"_id": markerID, "seq": old.Seq}, doc)
+	cancel()
 	if err == nil && r.MatchedCount == 1 {
 		return true, nil
 	}
 	if _, derr := c.claims.DeleteOne(ctx, bson.M{"_id": key}); derr != nil {
 		return false, fmt.Errorf("give back claim %s: %w (after: %v)", key, derr, err)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		// fenced off: try again from the marker as it is now (when the
+		// write landed after all, the changes are listed twice, which
+		// readers take as once)
+		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("write change marker: %w", err)
@@ -220,8 +231,11 @@ func (c recordStore) casMarker(ctx context.Context, old, next marker) (bool, err
 
 // markerClaimStale is how old the claim of a marker number must be before
 // another writer may take the number (its writer died between the claim
-// and the marker write, which are milliseconds apart).
-const markerClaimStale = 2 * time.Second
+// and the marker write, which are milliseconds apart on a quiet machine
+// and seconds apart on a loaded one: a claim taken from a writer still at
+// work would let two writers replace the marker from the same number, and
+// one change would be lost to every other process).
+const markerClaimStale = 10 * time.Second
 
 // settleMarkerClaim runs after losing the claim of marker number seq: it
 // waits a little while the number is claimed but not written, and removes

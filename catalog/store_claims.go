@@ -18,6 +18,12 @@ import (
 // the claim and the write).
 const claimStale = 30 * time.Second
 
+// claimFence is how long a writer holding a claim that others take as
+// stale after stale may take to write: half of it. Its write runs under
+// that deadline, so that it fails rather than lands after another writer
+// took the claim (the two writes would both succeed, and one be lost).
+func claimFence(stale time.Duration) time.Duration { return stale / 2 }
+
 // claimKey is the _id of the claim of revision rev of record id.
 func claimKey(kind, id string, rev int64) string {
 	return kind + ":" + id + "@" + strconv.FormatInt(rev, 10)
@@ -40,6 +46,7 @@ func (c recordStore) replace(ctx context.Context, coll *mongo.Collection, kind, 
 // claim back and fails the write. The activity hook runs there.
 func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, kind, id string, rev int64, doc any, before func() error) (bool, error) {
 	key := claimKey(kind, id, rev)
+	claimed := time.Now()
 	if err := c.insertClaim(ctx, key); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, c.settleClaim(ctx, coll, key, id, rev)
@@ -52,7 +59,9 @@ func (c recordStore) replaceThen(ctx context.Context, coll *mongo.Collection, ki
 		err = before()
 	}
 	if err == nil {
-		r, err = coll.ReplaceOne(ctx, bson.M{"_id": id}, doc)
+		wctx, cancel := context.WithDeadline(ctx, claimed.Add(claimFence(claimStale)))
+		r, err = coll.ReplaceOne(wctx, bson.M{"_id": id}, doc)
+		cancel()
 	}
 	if err == nil && r.MatchedCount == 1 {
 		return true, nil

@@ -230,7 +230,8 @@ func (s *Service) record(ctx context.Context, kind, id string) error {
 // sequence number and needs no reload. Only the marks queue calls it, one
 // call at a time.
 func (s *Service) recordAll(ctx context.Context, changes []changeEntry) error {
-	give := time.Now().Add(10 * time.Second)
+	// longer than a dead writer's claim of the next number blocks it
+	give := time.Now().Add(markerClaimStale + 10*time.Second)
 	for attempt := 0; attempt < 50 || time.Now().Before(give); attempt++ {
 		// the marker this process wrote last is still the stored one
 		// unless another process wrote since: then the CAS fails and the

@@ -262,7 +262,10 @@ func (s *Service) CreateVersion(ctx context.Context, c Caller, ref, name, desc, 
 			v.Resources = append(v.Resources, vr)
 			v.ResourceIDs = append(v.ResourceIDs, res.ID)
 		}
-		// pending: from here on nothing frees the files it names
+		// pending: from here on nothing frees the files it names; touched
+		// now, not when the call began, so that the sweep's grace counts
+		// from the insert
+		v.Touched = now()
 		return s.vs.insert(ctx, v)
 	})
 	if err != nil {

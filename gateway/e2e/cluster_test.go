@@ -309,6 +309,11 @@ func TestClusterSurvivesKillAndRollingRestart(t *testing.T) {
 	if n := l.failures("rolling"); n != 0 {
 		t.Errorf("%d requests failed in the rolling restart:\n%s", n, strings.Join(l.fails, "\n"))
 	}
+	if t.Failed() {
+		for i, g := range c.gws {
+			t.Logf("gateway %d (%s), catalog log:\n%s", i, c.addrs[i], catalogLog(g))
+		}
+	}
 
 	// no acknowledged write or upload lost: each is read back through
 	// the balancer (so from every gateway in turn)

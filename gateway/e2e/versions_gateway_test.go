@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -236,12 +237,14 @@ func TestDatasetVersionSurvivesPluginKill(t *testing.T) {
 		t.Fatalf("versions after the kill: %v", list)
 	}
 	// a version made now is whole
-	if code, out := ckan(t, g, "dataset_version_create", f.editor, map[string]any{"dataset": f.public, "name": "after"}); code != 200 {
-		t.Fatalf("dataset_version_create after the kill: %d %v", code, out)
+	code, made := ckan(t, g, "dataset_version_create", f.editor, map[string]any{"dataset": f.public, "name": "after"})
+	if code != 200 {
+		t.Fatalf("dataset_version_create after the kill: %d %v", code, made)
 	}
 	code, out = ckan(t, g, "datastore_search", f.member, map[string]any{"resource_id": rid, "version": "after", "limit": 1})
 	if code != 200 || out["result"].(map[string]any)["total"] != float64(batches*per) {
-		t.Fatalf("version after: %d %v", code, out)
+		_, pkg := ckan(t, g, "package_show", f.member, map[string]any{"id": f.public})
+		t.Fatalf("version after: %d %v\nthe version made: %v\nthe dataset now: %v\ncatalog log:\n%s", code, out, made, pkg, catalogLog(g))
 	}
 }
 
@@ -290,4 +293,16 @@ func TestScoringJobVersionAndRerun(t *testing.T) {
 	if code, out := jobCall(t, g, http.MethodPost, "/jobs/"+first["id"].(string)+"/rerun", f.outsider, nil); code != http.StatusNotFound {
 		t.Fatalf("another user's rerun: %d %v", code, out)
 	}
+}
+
+// catalogLog is the catalog's lines of the gateway's log.
+func catalogLog(g *harness.Gateway) string {
+	var b strings.Builder
+	for _, l := range strings.Split(g.Logs(), "\n") {
+		if strings.Contains(l, "catalog") && !strings.Contains(l, "access") {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
