@@ -310,6 +310,8 @@ func (s *Service) loadable(r *Resource) bool {
 		if i := strings.IndexAny(u, "?#"); i >= 0 {
 			u = u[:i]
 		}
+		// a compressed file goes by the format inside: x.csv.gz is CSV
+		u = strings.TrimSuffix(strings.TrimSuffix(u, ".gz"), ".GZ")
 		format = strings.ToUpper(strings.TrimPrefix(path.Ext(u), "."))
 	}
 	for _, f := range s.opts.Loader.Formats {

@@ -619,6 +619,9 @@ func guessFormat(url string) string {
 		url = url[:i]
 	}
 	ext := strings.ToLower(path.Ext(url))
+	if ext == ".gz" { // a compressed file goes by the format inside, as CKAN's guess: x.csv.gz is CSV
+		ext = strings.ToLower(path.Ext(strings.TrimSuffix(url, url[len(url)-3:])))
+	}
 	if ext == "" || mime.TypeByExtension(ext) == "" {
 		return ""
 	}

@@ -406,9 +406,17 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 	}
 	defer os.Remove(spool.Name())
 	defer spool.Close()
-	limited := &io.LimitedReader{R: src, N: l.cfg.MaxBytes + 1}
+	raw := &io.LimitedReader{R: src, N: l.cfg.MaxBytes + 1}
+	limited := raw // what the text is read through: the file, or what it expands to
 	var in io.Reader = limited
-	if br := bufio.NewReaderSize(limited, 4096); isZip(br) {
+	br := bufio.NewReaderSize(limited, 4096)
+	if isGzip(br) {
+		// a gzip-compressed file (.csv.gz): its text
+		if br, limited, err = gunzip(br, l.cfg.MaxBytes); err != nil {
+			return 0, err
+		}
+	}
+	if isZip(br) {
 		// an XLSX workbook: its first sheet, as CSV
 		sheet, err := xlsxToCSV(br, l.cfg.MaxBytes)
 		if err != nil {
@@ -417,7 +425,7 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 		defer os.Remove(sheet.Name())
 		defer sheet.Close()
 		// the sheet as CSV may be larger than the workbook (it is compressed)
-		limited = &io.LimitedReader{R: sheet, N: 8*l.cfg.MaxBytes + 1}
+		limited = &io.LimitedReader{R: sheet, N: maxInflate*l.cfg.MaxBytes + 1}
 		in = limited
 	} else {
 		in = br
@@ -447,6 +455,9 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 			break
 		}
 		if err != nil {
+			if raw.N <= 0 { // cut at the limit, inside a compressed stream
+				return 0, fmt.Errorf("the file is larger than %d bytes", l.cfg.MaxBytes)
+			}
 			return 0, fmt.Errorf("cannot parse the file as CSV: %w", err)
 		}
 		if isBlank(row) {
@@ -463,8 +474,11 @@ func (l *Loader) load(ctx context.Context, job Job, progress func(int64)) (int64
 		g.add(row)
 		total++
 	}
-	if limited.N <= 0 {
+	if raw.N <= 0 {
 		return 0, fmt.Errorf("the file is larger than %d bytes", l.cfg.MaxBytes)
+	}
+	if limited.N <= 0 {
+		return 0, fmt.Errorf("the file expands to more than %d bytes", maxInflate*l.cfg.MaxBytes)
 	}
 	types := g.types()
 	fields := make([]Field, len(names))

@@ -1,6 +1,8 @@
 package datastore_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -155,6 +157,20 @@ func TestLoaderFromLinks(t *testing.T) {
 		}
 		if r := s.search("", map[string]any{"resource_id": sid, "fields": "a,b"}); jsonText(r["records"]) != `[{"a":1,"b":"x"},{"a":2,"b":"y"}]` {
 			t.Errorf("semicolon CSV: %s", jsonText(r["records"]))
+		}
+
+		// a gzip-compressed CSV with no format: the name tells, the bytes
+		// are read through gzip
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write([]byte("compound,ic50\naspirin,1.5\ncaffeine,40\n"))
+		_ = zw.Close()
+		gid := s.dataset("gzipped", false, map[string]any{"url": f.put("/chem.csv.gz", gz.Bytes())})
+		if st := s.waitLoad(gid, time.Minute); st["status"] != "complete" {
+			t.Fatalf(".csv.gz load: %v", st)
+		}
+		if r := s.search("", map[string]any{"resource_id": gid, "fields": "compound,ic50", "sort": "_id"}); jsonText(r["records"]) != `[{"compound":"aspirin","ic50":1.5},{"compound":"caffeine","ic50":40}]` {
+			t.Errorf(".csv.gz table: %s", jsonText(r["records"]))
 		}
 
 		// an XLSX workbook: the first sheet, numbers stay numbers
