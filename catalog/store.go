@@ -34,6 +34,9 @@ const (
 	kindOrg     = "o" // organizations and groups
 	kindVocab   = "v"
 	kindMarker  = "m" // claims of marker numbers only
+	// kindVersionEnd names the claims that settle how a pending dataset
+	// version ends (decideVersion).
+	kindVersionEnd = "ve"
 )
 
 // markerID is the _id of the one change marker document, alone in its

@@ -277,3 +277,35 @@ func (s *Service) pruneClaims() {
 		}
 	}()
 }
+
+// decide settles, once across processes, how the thing named key ends:
+// the first writer to insert the claim key with its outcome to wins (an
+// insert with a unique _id is the store's one atomic step, see
+// insertClaim). won reports whether the caller's claim is the one; the
+// winning outcome and when it was claimed are reported either way.
+func (c recordStore) decide(ctx context.Context, key, to string) (won bool, winner string, at time.Time, err error) {
+	for try := 0; try < phantomTries; try++ {
+		at = time.Now().UTC()
+		err = c.insertOne(ctx, c.claims, bson.M{"_id": key, "at": at, "to": to})
+		if err == nil {
+			return true, to, at, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return false, "", time.Time{}, fmt.Errorf("claim %s: %w", key, err)
+		}
+		var held struct {
+			At time.Time `bson:"at"`
+			To string    `bson:"to"`
+		}
+		ferr := c.claims.FindOne(ctx, bson.M{"_id": key}).Decode(&held)
+		if ferr == nil {
+			return false, held.To, held.At, nil
+		}
+		if !errors.Is(ferr, mongo.ErrNoDocuments) {
+			return false, "", time.Time{}, fmt.Errorf("claim %s: %w (after: %v)", key, ferr, err)
+		}
+		// refused with no such claim: PostgreSQL's phantom duplicate
+		// (see insertClaim); the next try is numbered anew
+	}
+	return false, "", time.Time{}, fmt.Errorf("claim %s: refused %d times with no such claim: %w", key, phantomTries, err)
+}

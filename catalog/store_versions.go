@@ -153,27 +153,29 @@ func (v versionStore) setFields(ctx context.Context, id string, set bson.D) erro
 	return nil
 }
 
-// activate marks pending version id active with its resources; false
-// when it is no longer pending (the sweep took it).
-func (v versionStore) activate(ctx context.Context, id string, res []VersionResource) (bool, error) {
-	r, err := v.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "state", Value: VersionPending}},
+// activate marks pending version id active with its resources, once its
+// maker won the version's end (decideVersion). The write is fenced like a
+// record's (claimFence).
+func (v versionStore) activate(ctx context.Context, id string, res []VersionResource) error {
+	wctx, cancel := context.WithTimeout(ctx, claimFence(claimStale))
+	defer cancel()
+	_, err := v.coll.UpdateOne(wctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: VersionActive}, {Key: "resources", Value: res}}}})
 	if err != nil {
-		return false, fmt.Errorf("versions: activate %s: %w", id, err)
+		return fmt.Errorf("versions: activate %s: %w", id, err)
 	}
-	return r.MatchedCount == 1, nil
+	return nil
 }
 
-// abandon marks pending version id abandoned when it was not touched
-// since cutoff; false when it is no longer pending or was touched (its
-// maker is at work). Its maker's activate then fails.
-func (v versionStore) abandon(ctx context.Context, id string, cutoff time.Time) (bool, error) {
-	r, err := v.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "state", Value: VersionPending}, {Key: "touched", Value: bson.D{{Key: "$lt", Value: cutoff}}}},
+// abandon marks pending version id abandoned, once a sweep won the
+// version's end (decideVersion).
+func (v versionStore) abandon(ctx context.Context, id string) error {
+	_, err := v.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "state", Value: VersionPending}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: versionAbandoned}}}})
 	if err != nil {
-		return false, fmt.Errorf("versions: abandon %s: %w", id, err)
+		return fmt.Errorf("versions: abandon %s: %w", id, err)
 	}
-	return r.MatchedCount == 1, nil
+	return nil
 }
 
 // touch records that pending version id's maker is at work.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -271,9 +272,15 @@ func (s *Service) CreateVersion(ctx context.Context, c Caller, ref, name, desc, 
 	if err != nil {
 		return nil, err
 	}
+	// the heartbeat stops before the version is marked active: the store
+	// applies an update as a read and a write of the whole record, so a
+	// touch running beside the activation could write "pending" back
 	stop := s.heartbeat(context.WithoutCancel(ctx), v.ID)
 	err = s.fillVersion(ctx, v, hashes)
 	stop()
+	if err == nil {
+		err = s.activateVersion(ctx, v)
+	}
 	if err != nil {
 		s.dropVersionData(context.WithoutCancel(ctx), v, false)
 		return nil, err
@@ -281,8 +288,8 @@ func (s *Service) CreateVersion(ctx context.Context, c Caller, ref, name, desc, 
 	return v, nil
 }
 
-// fillVersion copies the tables of pending version v, checks that its
-// files are there, and marks it active.
+// fillVersion copies the tables of pending version v and checks that its
+// files are there.
 func (s *Service) fillVersion(ctx context.Context, v *Version, hashes map[string]string) error {
 	for i := range v.Resources {
 		r := &v.Resources[i]
@@ -306,15 +313,32 @@ func (s *Service) fillVersion(ctx context.Context, v *Version, hashes map[string
 			return ckan.ValidationMessage("The dataset's files changed while the version was made; try again")
 		}
 	}
-	ok, err := s.vs.activate(ctx, v.ID, v.Resources)
+	return nil
+}
+
+// activateVersion marks filled version v active, unless a sweep took it
+// first: the maker and the sweeps of every process settle the version's
+// end with one claim (decideVersion), so that it is never both.
+func (s *Service) activateVersion(ctx context.Context, v *Version) error {
+	won, _, _, err := s.decideVersion(ctx, v.ID, VersionActive)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if !won {
 		return ckan.ValidationMessage("The version took longer than the sweep allows; try again")
+	}
+	if err := s.vs.activate(ctx, v.ID, v.Resources); err != nil {
+		return err
 	}
 	v.State = VersionActive
 	return nil
+}
+
+// decideVersion claims the end of pending version id (VersionActive by
+// its maker, versionAbandoned by a sweep) once across processes; see
+// recordStore.decide.
+func (s *Service) decideVersion(ctx context.Context, id, to string) (won bool, winner string, at time.Time, err error) {
+	return s.c.decide(ctx, claimKey(kindVersionEnd, id, 1), to)
 }
 
 // dropVersionData removes version v's snapshot tables and, with files,

@@ -28,13 +28,11 @@ func (s *Service) sweepVersions(ctx context.Context, grace time.Duration) error 
 	removed := 0
 	for _, v := range pending {
 		if v.State == VersionPending {
-			// taken only if still pending and untouched: a version made
-			// meanwhile is never dropped
-			ok, err := s.vs.abandon(ctx, v.ID, cutoff)
+			take, err := s.abandonVersion(ctx, v.ID, cutoff)
 			if err != nil {
 				return fmt.Errorf("versions: sweep: %w", err)
 			}
-			if !ok {
+			if !take {
 				continue
 			}
 		}
@@ -55,6 +53,39 @@ func (s *Service) sweepVersions(ctx context.Context, grace time.Duration) error 
 		s.log.Info("version sweep removed leftovers", "abandoned_versions", removed, "orphan_snapshots", orphans)
 	}
 	return nil
+}
+
+// abandonVersion takes pending version id for the sweep when it was not
+// touched since cutoff and its maker has not marked it active: true when
+// its tables and record are to be dropped. A version made meanwhile is
+// never dropped: its maker and the sweeps settle its end with one claim
+// (decideVersion).
+func (s *Service) abandonVersion(ctx context.Context, id string, cutoff time.Time) (bool, error) {
+	cur, err := s.vs.get(ctx, id)
+	if err != nil || cur == nil {
+		return false, err
+	}
+	if cur.State == versionAbandoned {
+		return true, nil
+	}
+	if cur.State != VersionPending || !cur.Touched.Before(cutoff) {
+		return false, nil
+	}
+	won, winner, at, err := s.decideVersion(ctx, id, versionAbandoned)
+	switch {
+	case err != nil:
+		return false, err
+	case won || winner == versionAbandoned: // this sweep's, or another's
+	case time.Since(at) > claimStale:
+		// its maker claimed it active and died before writing so
+		// (its write is fenced well within claimStale)
+	default:
+		return false, nil // its maker is marking it active
+	}
+	if err := s.vs.abandon(ctx, id); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // touchVersion records that pending version id's maker is still at work.

@@ -328,3 +328,66 @@ func TestVersionDOISet(t *testing.T) {
 		t.Fatalf("version_show: %v", shown)
 	}
 }
+
+// A version made while the sweep runs often, with a grace short enough
+// that the heartbeat ticks during the table copy, is either refused (the
+// sweep took it) or active and found: never acknowledged and then lost.
+// The store applies an update as a read and a write of the whole record,
+// so a heartbeat running beside the activation wrote "pending" back, and
+// the sweep then removed an acknowledged version.
+func TestVersionMadeWhileTheSweepRuns(t *testing.T) {
+	f := newVersionFixture(t)
+	f.ok("editor", "package_create", map[string]any{"name": "busy", "owner_org": "tox-lab",
+		"resources": []any{map[string]any{"url": "http://example.org/a.csv"}}})
+	resID := f.ok("member", "package_show", map[string]any{"id": "busy"})["resources"].([]any)[0].(map[string]any)["id"].(string)
+	recs := make([]any, 20000)
+	for i := range recs {
+		recs[i] = map[string]any{"id": i, "tox": float64(i) / 7}
+	}
+	f.ok("editor", "datastore_create", map[string]any{"resource_id": resID, "records": recs})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const grace = 150 * time.Millisecond // the heartbeat ticks every 37.5 ms
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		for ctx.Err() == nil {
+			if _, err := f.svc.SweepFiles(ctx, grace); err != nil && ctx.Err() == nil {
+				t.Errorf("sweep: %v", err)
+				return
+			}
+		}
+	}()
+	made := 0
+	for i := 0; i < 12; i++ {
+		name := "v" + strings.Repeat("i", i+1)
+		got, cerr := f.call("editor", "dataset_version_create", map[string]any{"dataset": "busy", "name": name})
+		if cerr != nil {
+			if !strings.Contains(cerr.Message, "longer than the sweep allows") {
+				t.Fatalf("dataset_version_create: %v", cerr)
+			}
+			continue
+		}
+		made++
+		id := got.(map[string]any)["id"].(string)
+		v, err := f.svc.vs.get(ctx, id)
+		if err != nil || v == nil || v.State != VersionActive {
+			t.Fatalf("version %s acknowledged, then: %+v %v", name, v, err)
+		}
+		if shown := f.ok("member", "dataset_version_show", map[string]any{"dataset": "busy", "version": name}); shown["id"] != id {
+			t.Fatalf("dataset_version_show %s: %v", name, shown)
+		}
+	}
+	cancel()
+	<-swept
+	// a few sweeps more find every acknowledged version still there
+	for i := 0; i < 3; i++ {
+		if _, err := f.svc.SweepFiles(context.Background(), grace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := f.list("member", "dataset_version_list", map[string]any{"dataset": "busy"}); len(l) != made {
+		t.Fatalf("%d versions acknowledged, %d listed", made, len(l))
+	}
+	t.Logf("%d of 12 versions made, the others refused as taken by the sweep", made)
+}
