@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
@@ -313,5 +315,60 @@ func TestSharedStoreAndKeyRotation(t *testing.T) {
 	}
 	if _, err := r.conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); err == nil {
 		t.Fatal("a disabled user's refresh token worked")
+	}
+}
+
+// A code and a refresh token work once even when a client (or whoever
+// stole them) redeems them many times at the same moment: exactly one of
+// the concurrent exchanges gets tokens.
+func TestCodeAndRefreshTokenWorkOnceAtOnce(t *testing.T) {
+	g := harness.Start(t)
+	adm := adminToken(t, g)
+	provision(t, g, adm, "alice", "alice-password", "notebooks")
+	secret := registerClient(t, g, adm, map[string]any{"name": "hub", "redirect_uris": []string{hubRedirect}})
+	r := newRP(t, g.URL+"/oidc", "hub", secret, hubRedirect)
+	const n = 8
+	race := func(what string, try func() error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		var ok atomic.Int32
+		start := make(chan struct{})
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if try() == nil {
+					ok.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if ok.Load() != 1 {
+			t.Fatalf("%s redeemed %d times by %d exchanges at once, want once", what, ok.Load(), n)
+		}
+	}
+	for round := 0; round < 3; round++ {
+		verifier := oauth2.GenerateVerifier()
+		q, p := newBrowser(t).authorize(g, r.conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)), "alice", "alice-password", hubRedirect)
+		if q == nil || q.Get("code") == "" {
+			t.Fatalf("sign-in: %d %.300s", p.status, p.body)
+		}
+		var tok *oauth2.Token
+		var mu sync.Mutex
+		race("a code", func() error {
+			got, err := r.conf.Exchange(context.Background(), q.Get("code"), oauth2.VerifierOption(verifier))
+			if err == nil {
+				mu.Lock()
+				tok = got
+				mu.Unlock()
+			}
+			return err
+		})
+		race("a refresh token", func() error {
+			_, err := r.conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			return err
+		})
 	}
 }

@@ -19,6 +19,8 @@ const (
 	CollAccessTokens  = "oidc_access_tokens"
 	CollRefreshTokens = "oidc_refresh_tokens"
 	CollKeys          = "oidc_keys"
+	// CollUsed records the codes and refresh tokens used up (useOnce).
+	CollUsed = "oidc_used"
 )
 
 // errNotFound is a record that does not exist (or no longer does).
@@ -86,12 +88,30 @@ type refreshToken struct {
 
 // records is the provider's collections.
 type records struct {
-	clients, authReqs, access, refresh, keys *mongo.Collection
+	clients, authReqs, access, refresh, keys, used *mongo.Collection
 }
 
 func newRecords(db *mongo.Database) *records {
 	return &records{clients: db.Collection(CollClients), authReqs: db.Collection(CollAuthRequests),
-		access: db.Collection(CollAccessTokens), refresh: db.Collection(CollRefreshTokens), keys: db.Collection(CollKeys)}
+		access: db.Collection(CollAccessTokens), refresh: db.Collection(CollRefreshTokens), keys: db.Collection(CollKeys),
+		used: db.Collection(CollUsed)}
+}
+
+// useOnce records that the secret named key (a code's or a refresh
+// token's hash, with its kind) is used up, kept until expires: true the
+// first time, false ever after. An insert with a unique _id is atomic on
+// every store, where an update with a filter ("still unused") is a read
+// and a write on the embedded one, so two redemptions at once could both
+// pass it.
+func (r *records) useOnce(ctx context.Context, key string, expires time.Time) (bool, error) {
+	_, err := r.used.InsertOne(ctx, bson.M{"_id": key, "expires": expires})
+	if mongo.IsDuplicateKeyError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("use %s: %w", key, err)
+	}
+	return true, nil
 }
 
 func notFound(err error) error {
@@ -132,7 +152,7 @@ func update(ctx context.Context, c *mongo.Collection, filter, set bson.M) error 
 // prune deletes the expired sign-ins and tokens (run now and then).
 func (r *records) prune(ctx context.Context, t time.Time) error {
 	var errs []error
-	for _, c := range []*mongo.Collection{r.authReqs, r.access, r.refresh} {
+	for _, c := range []*mongo.Collection{r.authReqs, r.access, r.refresh, r.used} {
 		if _, err := c.DeleteMany(ctx, bson.M{"expires": bson.M{"$lt": t}}); err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", c.Name(), err))
 		}

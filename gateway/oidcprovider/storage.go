@@ -139,19 +139,29 @@ func (s *storage) AuthRequestByID(ctx context.Context, id string) (op.AuthReques
 	return opAuthRequest{a}, nil
 }
 
-// AuthRequestByCode redeems a code: it works once (the hash is removed as
-// it is read).
+// AuthRequestByCode redeems a code: it works once, whatever number of
+// redemptions run at once (useOnce).
 func (s *storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
 	if code == "" || len(code) > 1024 {
 		return nil, notFoundError{"code"}
 	}
 	var a authRequest
-	err := s.rec.authReqs.FindOneAndUpdate(ctx, bson.M{"code_hash": hashHex(code), "done": true, "expires": bson.M{"$gt": now()}},
-		bson.M{"$set": bson.M{"code_hash": "redeemed"}}).Decode(&a)
+	h := hashHex(code)
+	err := s.rec.authReqs.FindOne(ctx, bson.M{"code_hash": h, "done": true, "expires": bson.M{"$gt": now()}}).Decode(&a)
 	if err != nil {
 		if errors.Is(notFound(err), errNotFound) {
 			return nil, notFoundError{"code"}
 		}
+		return nil, fmt.Errorf("redeem code: %w", err)
+	}
+	first, err := s.rec.useOnce(ctx, "code:"+h, a.Expires)
+	if err != nil {
+		return nil, fmt.Errorf("redeem code: %w", err)
+	}
+	if !first {
+		return nil, notFoundError{"code"}
+	}
+	if err := update(ctx, s.rec.authReqs, bson.M{"_id": a.ID}, bson.M{"code_hash": "redeemed"}); err != nil && !errors.Is(err, errNotFound) {
 		return nil, fmt.Errorf("redeem code: %w", err)
 	}
 	return opAuthRequest{&a}, nil
@@ -215,7 +225,8 @@ func (s *storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 
 // CreateAccessAndRefreshTokens issues an access token and a refresh token;
 // with currentRefreshToken (a refresh grant) that token is used up at once
-// (rotation), so a second use of it fails.
+// (rotation, useOnce), so a second use of it fails, even one at the same
+// moment.
 func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
 	amr, authTime := []string{"pwd"}, now()
 	switch r := req.(type) {
@@ -225,6 +236,13 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 		amr, authTime = r.AMR, r.AuthTime
 	}
 	if current != "" {
+		first, err := s.rec.useOnce(ctx, "refresh:"+hashHex(current), now().Add(s.cfg.RefreshTokenTTL))
+		if err != nil {
+			return "", "", time.Time{}, fmt.Errorf("use refresh token: %w", err)
+		}
+		if !first {
+			return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("the refresh token is unknown, used, revoked or expired")
+		}
 		res, err := s.rec.refresh.UpdateOne(ctx, bson.M{"_id": hashHex(current), "revoked_at": nil, "expires": bson.M{"$gt": now()}},
 			bson.M{"$set": bson.M{"revoked_at": now()}})
 		if err != nil {
