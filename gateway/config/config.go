@@ -322,8 +322,8 @@ type Auth struct {
 	LoginMaxFails        int           `yaml:"login_max_fails" doc:"login attempts of one account from one address that go through at once; then each further one waits"`
 	LoginDelay           time.Duration `yaml:"login_delay" doc:"wait after login_max_fails attempts of one account from one address; doubles with each further attempt"`
 	LoginMaxDelay        time.Duration `yaml:"login_max_delay" doc:"longest wait between two login attempts of one account from one address"`
-	LoginAccountMaxFails int           `yaml:"login_account_max_fails" doc:"failed logins of one account from all addresses within login_account_window after which its logins are refused until the window ends"`
-	LoginAccountWindow   time.Duration `yaml:"login_account_window" doc:"window of login_account_max_fails; also how long an idle address's count is kept"`
+	LoginAccountMaxFails int           `yaml:"login_account_max_fails" doc:"failed logins of one account from all addresses within a window of login_account_window and the one before it, after which its logins are refused until the window ends"`
+	LoginAccountWindow   time.Duration `yaml:"login_account_window" doc:"the fixed windows of login_account_max_fails; also how long an idle address's count is kept"`
 	LoginThrottleEntries int           `yaml:"login_throttle_entries" doc:"(account, address) pairs the login throttle keeps in memory; the least recently used go first"`
 	SecureCookies        bool          `yaml:"secure_cookies" doc:"mark cookies Secure (set behind TLS)"`
 	TokenMaxTTL          time.Duration `yaml:"token_max_ttl" doc:"longest API token lifetime (0: no limit)"`

@@ -231,6 +231,21 @@ func (s *Service) RenewToken(ctx context.Context, c Caller, tokenID string, ttl 
 	if err := s.store.UpdateToken(ctx, t.ID, bson.M{"expires_at": exp}); err != nil {
 		return nil, err
 	}
+	// The store writes the whole record back: a revocation that landed
+	// between this update's read and write was undone by it. A revocation
+	// is recorded before it is written (RevokeToken), so it is seen here
+	// and written again.
+	revoked, err := s.store.happened(ctx, revokedKey(t.ID))
+	if err != nil {
+		return nil, err
+	}
+	if revoked {
+		if err := s.store.SetTokenRevoked(ctx, t.ID, now()); err != nil {
+			return nil, err
+		}
+		s.forget()
+		return nil, ErrNotFound
+	}
 	t.ExpiresAt = exp
 	s.forget()
 	return t, nil
@@ -258,6 +273,9 @@ func (s *Service) RotateToken(ctx context.Context, c Caller, tokenID string, ttl
 func (s *Service) RevokeToken(ctx context.Context, c Caller, tokenID string) error {
 	t, err := s.TokenFor(ctx, c, tokenID)
 	if err != nil {
+		return err
+	}
+	if _, err := s.store.once(ctx, revokedKey(t.ID), time.Time{}); err != nil {
 		return err
 	}
 	if err := s.store.UpdateToken(ctx, t.ID, bson.M{"revoked_at": now()}); err != nil {
@@ -288,3 +306,8 @@ func (l *touchLimiter) due(id string, t time.Time) bool {
 	l.last[id] = t
 	return true
 }
+
+// revokedKey records (Store.once) that token id is revoked, before its
+// record says so: a renewal writing the record back over the revocation
+// finds it there and revokes the token again.
+func revokedKey(id string) string { return "token-revoked:" + id }

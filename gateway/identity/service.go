@@ -364,9 +364,10 @@ func (s *Service) EnsureSysadmin(ctx context.Context, name, email, password stri
 //     further one waits auth.login_delay, doubling up to
 //     auth.login_max_delay, until a successful login from that address;
 //   - per account from every address, in the store (all gateways share
-//     it): after auth.login_account_max_fails failures within
-//     auth.login_account_window, logins are refused until that window
-//     ends, even with the right password.
+//     it): after auth.login_account_max_fails failures within a window of
+//     auth.login_account_window and the one before it (fixed windows,
+//     counted by unique inserts, so concurrent guesses all count), logins
+//     are refused until the window ends, even with the right password.
 //
 // So an attacker at one address cannot lock the owner, who logs in from
 // another, out; only many addresses together reach the account's ceiling,
@@ -398,11 +399,11 @@ func (s *Service) Login(ctx context.Context, name, password, clientAddr string) 
 		return nil, &ThrottledError{RetryAfter: wait}
 	}
 	if max := s.cfg.LoginAccountMaxFails; max > 0 {
-		f, err := s.store.failuresOf(ctx, key)
+		over, end, err := s.store.atCeiling(ctx, key, t, s.cfg.LoginAccountWindow, max)
 		if err != nil {
 			return nil, err
 		}
-		if end := f.First.Add(s.cfg.LoginAccountWindow); f.Count >= max && t.Before(end) {
+		if over {
 			s.log.Warn("login refused: account failure ceiling", "user", name, "addr", clientAddr, "until", end)
 			return nil, &ThrottledError{RetryAfter: end.Sub(t)}
 		}
@@ -418,7 +419,7 @@ func (s *Service) Login(ctx context.Context, name, password, clientAddr string) 
 	}
 	if !ok {
 		if s.cfg.LoginAccountMaxFails > 0 {
-			if _, err := s.store.countFailure(ctx, key, t, s.cfg.LoginAccountWindow); err != nil {
+			if err := s.store.countFailure(ctx, key, t, s.cfg.LoginAccountWindow, s.cfg.LoginAccountMaxFails); err != nil {
 				return nil, err
 			}
 			s.pruneFailures(t)
@@ -445,7 +446,7 @@ func (s *Service) pruneFailures(t time.Time) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := s.store.pruneFailures(ctx, t.Add(-window)); err != nil {
+		if err := s.store.pruneFailures(ctx, t, window); err != nil {
 			s.log.Warn("prune login failure counters", "err", err)
 		}
 	}()

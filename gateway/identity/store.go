@@ -19,6 +19,9 @@ const (
 	CollTokenUsage    = "api_token_usage"
 	CollVerifications = "email_verifications"
 	CollLoginFailures = "login_failures"
+	// CollUsed records what may happen once (a verification link used, a
+	// token revoked): see Store.once.
+	CollUsed = "identity_used"
 )
 
 // ErrNotFound is returned when a record does not exist.
@@ -30,7 +33,7 @@ var ErrDuplicate = errors.New("duplicate")
 // Store is the identity store in MongoDB. Every hot lookup (token, session,
 // user by id) is by _id, which the embedded store serves fast.
 type Store struct {
-	users, sessions, tokens, usage, verifications, failures *mongo.Collection
+	users, sessions, tokens, usage, verifications, failures, used *mongo.Collection
 }
 
 // NewStore opens the identity collections of db.
@@ -42,7 +45,37 @@ func NewStore(db *mongo.Database) *Store {
 		usage:         db.Collection(CollTokenUsage),
 		verifications: db.Collection(CollVerifications),
 		failures:      db.Collection(CollLoginFailures),
+		used:          db.Collection(CollUsed),
 	}
+}
+
+// once records that what key names happened (kept until expires; zero:
+// for good): true the first time, false ever after. An insert with a
+// unique _id is atomic on MongoDB and on the embedded store alike; an
+// update filtered on "not yet" is a read and then a write on the embedded
+// store, which two requests at once can both pass.
+func (s *Store) once(ctx context.Context, key string, expires time.Time) (bool, error) {
+	doc := bson.M{"_id": key}
+	if !expires.IsZero() {
+		doc["expires"] = expires
+	}
+	_, err := s.used.InsertOne(ctx, doc)
+	if mongo.IsDuplicateKeyError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// happened reports whether once recorded key.
+func (s *Store) happened(ctx context.Context, key string) (bool, error) {
+	n, err := s.used.CountDocuments(ctx, bson.M{"_id": key})
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", key, err)
+	}
+	return n > 0, nil
 }
 
 // EnsureIndexes creates the unique indexes on user name and e-mail
@@ -299,6 +332,14 @@ func (s *Store) TouchToken(ctx context.Context, id string, t time.Time) error {
 	return nil
 }
 
+// SetTokenRevoked marks token id revoked at t (whatever it says now).
+func (s *Store) SetTokenRevoked(ctx context.Context, id string, t time.Time) error {
+	if _, err := s.tokens.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"revoked_at": t}}); err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
 // UpdateToken sets fields of a token that is not revoked.
 func (s *Store) UpdateToken(ctx context.Context, id string, set bson.M) error {
 	res, err := s.tokens.UpdateOne(ctx, bson.M{"_id": id, "revoked_at": nil}, bson.M{"$set": set})
@@ -330,16 +371,25 @@ func (s *Store) InsertVerification(ctx context.Context, v *Verification) error {
 	return nil
 }
 
-// UseVerification marks the link used, atomically, if it is unused and not
-// expired at now, and returns it.
+// UseVerification marks the link used if it is unused and not expired at
+// now, and returns it; of any number of uses at once, one succeeds (once).
 func (s *Store) UseVerification(ctx context.Context, id string, now time.Time) (*Verification, error) {
 	var v Verification
-	err := s.verifications.FindOneAndUpdate(ctx,
-		bson.M{"_id": id, "used_at": nil, "expires": bson.M{"$gt": now}},
-		bson.M{"$set": bson.M{"used_at": now}}).Decode(&v)
+	err := s.verifications.FindOne(ctx, bson.M{"_id": id, "used_at": nil, "expires": bson.M{"$gt": now}}).Decode(&v)
 	if err != nil {
 		return nil, fmt.Errorf("use verification: %w", notFound(err))
 	}
+	first, err := s.once(ctx, "verification:"+id, v.Expires)
+	if err != nil {
+		return nil, fmt.Errorf("use verification: %w", err)
+	}
+	if !first {
+		return nil, fmt.Errorf("use verification: %w", ErrNotFound)
+	}
+	if _, err := s.verifications.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"used_at": now}}); err != nil {
+		return nil, fmt.Errorf("use verification: %w", err)
+	}
+	v.UsedAt = &now
 	return &v, nil
 }
 
@@ -352,51 +402,86 @@ func (s *Store) VerificationByID(ctx context.Context, id string) (*Verification,
 	return &v, nil
 }
 
-// loginFailures counts the failed logins of one key (an account, or a
-// name that names none) within a window that starts at First.
-type loginFailures struct {
-	ID    string    `bson:"_id"`
-	Count int       `bson:"count"`
-	First time.Time `bson:"first"`
+// Failed logins of one key (an account, or a name that names none) are
+// counted in fixed windows of auth.login_account_window: the n-th failure
+// of window w inserts the slot "<key>@<w>#<n>", taking the next n when n
+// is taken, so a window's slots are 1..count. An insert with a unique _id
+// is the one step the embedded store applies atomically (an $inc is a
+// read and then a write there, and concurrent guesses from many addresses
+// were under-counted), and every read is by _id. A failure counts in its
+// window and the next, so the ceiling holds across a window's end.
+
+// failureSlot is the _id of the n-th failure of key in window w.
+func failureSlot(key string, w int64, n int) string { return fmt.Sprintf("%s@%d#%d", key, w, n) }
+
+// failureWindow is the window t falls in, and when it ends.
+func failureWindow(t time.Time, window time.Duration) (int64, time.Time) {
+	w := t.UnixNano() / int64(window)
+	return w, time.Unix(0, (w+1)*int64(window))
 }
 
-// failuresOf loads the failure counter of key (zero value if none).
-func (s *Store) failuresOf(ctx context.Context, key string) (loginFailures, error) {
-	var f loginFailures
-	err := s.failures.FindOne(ctx, bson.M{"_id": key}).Decode(&f)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return loginFailures{ID: key}, nil
+// failureCount is how many failures key has in window w, up to max: the
+// largest n whose slot exists, found by bisection (about log2(max) reads).
+func (s *Store) failureCount(ctx context.Context, key string, w int64, max int) (int, error) {
+	lo, hi := 0, max
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		n, err := s.failures.CountDocuments(ctx, bson.M{"_id": failureSlot(key, w, mid)})
+		if err != nil {
+			return 0, fmt.Errorf("load login failures: %w", err)
+		}
+		if n > 0 {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
 	}
+	return lo, nil
+}
+
+// atCeiling reports whether key has max failures in the window of t and
+// the one before it together, and when the window of t ends.
+func (s *Store) atCeiling(ctx context.Context, key string, t time.Time, window time.Duration, max int) (bool, time.Time, error) {
+	w, end := failureWindow(t, window)
+	now, err := s.failureCount(ctx, key, w, max)
+	if err != nil || now >= max {
+		return now >= max, end, err
+	}
+	before, err := s.failureCount(ctx, key, w-1, max-now)
+	return now+before >= max, end, err
+}
+
+// countFailure adds a failure at t to key's count in its window (no
+// further than max: the ceiling is reached then).
+func (s *Store) countFailure(ctx context.Context, key string, t time.Time, window time.Duration, max int) error {
+	w, _ := failureWindow(t, window)
+	c, err := s.failureCount(ctx, key, w, max)
 	if err != nil {
-		return f, fmt.Errorf("load login failures: %w", err)
+		return err
 	}
-	return f, nil
+	for n := c + 1; n <= max; n++ {
+		_, err := s.failures.InsertOne(ctx, bson.M{"_id": failureSlot(key, w, n), "at": t})
+		if err == nil {
+			return nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return fmt.Errorf("count login failure: %w", err)
+		}
+	}
+	return nil
 }
 
-// countFailure adds a failure at t to key's counter (an atomic increment
-// while its window, started at First, is open; a new window otherwise) and
-// returns the counter.
-func (s *Store) countFailure(ctx context.Context, key string, t time.Time, window time.Duration) (loginFailures, error) {
-	var f loginFailures
-	err := s.failures.FindOneAndUpdate(ctx, bson.M{"_id": key, "first": bson.M{"$gt": t.Add(-window)}},
-		bson.M{"$inc": bson.M{"count": 1}}, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&f)
-	if err == nil {
-		return f, nil
-	}
-	if !errors.Is(err, mongo.ErrNoDocuments) {
-		return f, fmt.Errorf("count login failure: %w", err)
-	}
-	f = loginFailures{ID: key, Count: 1, First: t}
-	if _, err := s.failures.ReplaceOne(ctx, bson.M{"_id": key}, f, options.Replace().SetUpsert(true)); err != nil {
-		return f, fmt.Errorf("count login failure: %w", err)
-	}
-	return f, nil
-}
-
-// pruneFailures deletes the counters whose window started before cutoff.
-func (s *Store) pruneFailures(ctx context.Context, cutoff time.Time) error {
-	if _, err := s.failures.DeleteMany(ctx, bson.M{"first": bson.M{"$lt": cutoff}}); err != nil {
+// pruneFailures deletes the failures of the windows before the one
+// before t's (whole windows, so that a window's slots stay 1..count), and
+// the records of once that expired by t.
+func (s *Store) pruneFailures(ctx context.Context, t time.Time, window time.Duration) error {
+	w, _ := failureWindow(t, window)
+	cutoff := time.Unix(0, (w-1)*int64(window))
+	if _, err := s.failures.DeleteMany(ctx, bson.M{"$or": bson.A{bson.M{"at": bson.M{"$lt": cutoff}}, bson.M{"first": bson.M{"$lt": cutoff}}}}); err != nil {
 		return fmt.Errorf("prune login failures: %w", err)
+	}
+	if _, err := s.used.DeleteMany(ctx, bson.M{"expires": bson.M{"$lt": t}}); err != nil {
+		return fmt.Errorf("prune used records: %w", err)
 	}
 	return nil
 }
