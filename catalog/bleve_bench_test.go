@@ -39,7 +39,8 @@ var bleveQueries = []string{"hepatotoxicity", "herg assay", "doxorubicin kinetic
 // with the other index not alive), the time to index every dataset, and a
 // package_search-like query (one or two words, facets on tags and
 // organization, 10 rows, an anonymous caller: public datasets only):
-// CPU per query and p50/p99 at 16 callers. It also reports how far
+// CPU per query and p50/p99 at 16 callers, and bleve's CPU per query
+// sorted by score alone and without facets. It also reports how far
 // bleve's answer agrees with ours: the hit count, the facet counts and
 // how many of the top 10 ids are the same (mean over bleveQueries).
 //
@@ -119,6 +120,22 @@ func bleveRun(b *testing.B, n int) {
 		}
 	}
 	b.ReportMetric(cpuPer(200, bleveOne)*1000, "bleve-search-cpu-µs")
+	// where bleve's time goes: the same request sorted by score alone, and
+	// without the facets
+	b.ReportMetric(cpuPer(50, func(i int) {
+		req := bleveRequest(bleveQueries[i%len(bleveQueries)])
+		req.SortBy([]string{"-_score"})
+		if _, err := bx.Search(req); err != nil {
+			b.Fatal(err)
+		}
+	})*1000, "bleve-score-sort-cpu-µs")
+	b.ReportMetric(cpuPer(50, func(i int) {
+		req := bleveRequest(bleveQueries[i%len(bleveQueries)])
+		req.Facets = nil
+		if _, err := bx.Search(req); err != nil {
+			b.Fatal(err)
+		}
+	})*1000, "bleve-no-facets-cpu-µs")
 	p50, p99, _ = loadRun(16, 2*time.Second, bleveOne)
 	b.ReportMetric(float64(p50.Microseconds())/1000, "bleve-p50-ms@16")
 	b.ReportMetric(float64(p99.Microseconds())/1000, "bleve-p99-ms@16")
