@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"toxgate/gateway/config"
 	"toxgate/gateway/store"
 )
@@ -63,6 +65,17 @@ func TestConcurrentGuessesReachTheAccountCeiling(t *testing.T) {
 	wg.Wait()
 	if _, err := s.Login(ctx, "olga", "olga-password", "10.0.1.1"); !errors.Is(err, ErrThrottled) {
 		t.Fatalf("the right password after 12 concurrent guesses (ceiling 6): %v, want throttled", err)
+	}
+	// two windows on, the failures are pruned and the owner logs in
+	later := time.Now().Add(2 * s.cfg.LoginAccountWindow)
+	if err := s.store.pruneFailures(ctx, later, s.cfg.LoginAccountWindow); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.store.failures.CountDocuments(ctx, bson.M{}); err != nil || n != 0 {
+		t.Fatalf("failures left after pruning: %d %v", n, err)
+	}
+	if _, err := s.Login(ctx, "olga", "olga-password", "10.0.1.1"); err != nil {
+		t.Fatalf("the right password once the failures are pruned: %v", err)
 	}
 }
 

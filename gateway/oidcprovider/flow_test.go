@@ -8,15 +8,20 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/oauth2"
 
 	"toxgate/gateway/harness"
+	"toxgate/gateway/oidcprovider"
 )
 
 const hubRedirect = "http://127.0.0.1:9/hub/oauth_callback"
@@ -370,5 +375,20 @@ func TestCodeAndRefreshTokenWorkOnceAtOnce(t *testing.T) {
 			_, err := r.conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
 			return err
 		})
+	}
+	// made-up refresh tokens are refused and leave nothing in the store
+	// (three codes and three refresh tokens used: six records)
+	for i := range 5 {
+		if _, err := r.conf.TokenSource(context.Background(), &oauth2.Token{RefreshToken: "tgr_guess" + strconv.Itoa(i)}).Token(); err == nil {
+			t.Fatal("a made-up refresh token worked")
+		}
+	}
+	c, err := mongo.Connect(options.Client().ApplyURI(g.StoreURI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Disconnect(context.Background()) }()
+	if n, err := c.Database("toxgate").Collection(oidcprovider.CollUsed).CountDocuments(context.Background(), bson.M{}); err != nil || n != 6 {
+		t.Fatalf("records of used secrets: %d %v, want 6", n, err)
 	}
 }

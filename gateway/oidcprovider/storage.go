@@ -236,20 +236,27 @@ func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 		amr, authTime = r.AMR, r.AuthTime
 	}
 	if current != "" {
-		first, err := s.rec.useOnce(ctx, "refresh:"+hashHex(current), now().Add(s.cfg.RefreshTokenTTL))
+		// only a live token is used up: an unknown one records nothing,
+		// so that guesses add nothing to the store
+		invalid := oidc.ErrInvalidGrant().WithDescription("the refresh token is unknown, used, revoked or expired")
+		id := hashHex(current)
+		var live refreshToken
+		err := s.rec.refresh.FindOne(ctx, bson.M{"_id": id, "revoked_at": nil, "expires": bson.M{"$gt": now()}}).Decode(&live)
+		if errors.Is(notFound(err), errNotFound) {
+			return "", "", time.Time{}, invalid
+		}
+		if err != nil {
+			return "", "", time.Time{}, fmt.Errorf("use refresh token: %w", err)
+		}
+		first, err := s.rec.useOnce(ctx, "refresh:"+id, live.Expires)
 		if err != nil {
 			return "", "", time.Time{}, fmt.Errorf("use refresh token: %w", err)
 		}
 		if !first {
-			return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("the refresh token is unknown, used, revoked or expired")
+			return "", "", time.Time{}, invalid
 		}
-		res, err := s.rec.refresh.UpdateOne(ctx, bson.M{"_id": hashHex(current), "revoked_at": nil, "expires": bson.M{"$gt": now()}},
-			bson.M{"$set": bson.M{"revoked_at": now()}})
-		if err != nil {
+		if _, err := s.rec.refresh.UpdateOne(ctx, bson.M{"_id": id}, bson.M{"$set": bson.M{"revoked_at": now()}}); err != nil {
 			return "", "", time.Time{}, fmt.Errorf("use refresh token: %w", err)
-		}
-		if res.MatchedCount == 0 {
-			return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("the refresh token is unknown, used, revoked or expired")
 		}
 	}
 	secret := make([]byte, 32)
