@@ -154,17 +154,18 @@ func (v versionStore) setFields(ctx context.Context, id string, set bson.D) erro
 }
 
 // activate marks pending version id active with its resources, once its
-// maker won the version's end (decideVersion). The write is fenced like a
+// maker won the version's end (decideVersion); false when its record is
+// gone (its dataset was purged meanwhile). The write is fenced like a
 // record's (claimFence).
-func (v versionStore) activate(ctx context.Context, id string, res []VersionResource) error {
+func (v versionStore) activate(ctx context.Context, id string, res []VersionResource) (bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, claimFence(claimStale))
 	defer cancel()
-	_, err := v.coll.UpdateOne(wctx, bson.D{{Key: "_id", Value: id}},
+	r, err := v.coll.UpdateOne(wctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: VersionActive}, {Key: "resources", Value: res}}}})
 	if err != nil {
-		return fmt.Errorf("versions: activate %s: %w", id, err)
+		return false, fmt.Errorf("versions: activate %s: %w", id, err)
 	}
-	return nil
+	return r.MatchedCount == 1, nil
 }
 
 // abandon marks pending version id abandoned, once a sweep won the

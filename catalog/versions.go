@@ -327,8 +327,12 @@ func (s *Service) activateVersion(ctx context.Context, v *Version) error {
 	if !won {
 		return ckan.ValidationMessage("The version took longer than the sweep allows; try again")
 	}
-	if err := s.vs.activate(ctx, v.ID, v.Resources); err != nil {
+	ok, err := s.vs.activate(ctx, v.ID, v.Resources)
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return ckan.NotFound("Package was not found.")
 	}
 	v.State = VersionActive
 	return nil
